@@ -1,0 +1,1 @@
+"""Hardware abstraction: reader, display and controls, each with real and mock backends."""

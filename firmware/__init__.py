@@ -1,0 +1,1 @@
+"""The programs: station, hub, protocol, table bindings, store, simulator, CLI."""

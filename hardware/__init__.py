@@ -1,0 +1,1 @@
+"""Pin maps, key sets and other hardware data, shipped as TOML files."""

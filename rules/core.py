@@ -1,0 +1,214 @@
+"""The shared core every game engine stands on.
+
+An engine is pure: no I/O, no clock, no threads, no global random state. Its
+state is a frozen ``msgspec.Struct`` (tuples, not lists) that carries its own
+version counter and its own random-number state, so ``setup(seed)`` followed by
+the same actions gives byte-identical serialised states.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+import msgspec
+
+JSON = dict[str, Any]
+T = TypeVar("T")
+
+#: What fits on one line of a 128x64 OLED in the station's small font.
+SCREEN_LINE = 21
+#: A player-facing message is at most this long (three screen lines).
+MESSAGE_MAX = 3 * SCREEN_LINE
+
+
+class RulesError(Exception):
+    """Root of every error the rules package raises."""
+
+
+class IllegalAction(RulesError, ValueError):
+    """An action the rules refuse; ``message`` is readable on a 128x64 screen."""
+
+    def __init__(self, message: str) -> None:
+        if len(message) > MESSAGE_MAX:
+            raise ValueError(f"message too long for the screen: {message!r}")
+        super().__init__(message)
+        self.message = message
+
+
+class BadOptions(RulesError, ValueError):
+    """Options or a player count that the game cannot be set up with."""
+
+
+class Rng(msgspec.Struct, frozen=True):
+    """A seeded random stream whose whole state is two integers.
+
+    Each draw builds a ``random.Random`` from ``(seed, n)`` and bumps ``n``: the
+    state stays tiny, serialisable and independent of Python's global RNG.
+    """
+
+    seed: int
+    n: int = 0
+
+    def _next(self) -> tuple[random.Random, Rng]:
+        return random.Random(f"{self.seed}:{self.n}"), Rng(self.seed, self.n + 1)
+
+    def shuffle(self, items: Iterable[T]) -> tuple[tuple[T, ...], Rng]:
+        """Return the items in a random order and the advanced stream."""
+        r, nxt = self._next()
+        out = list(items)
+        r.shuffle(out)
+        return tuple(out), nxt
+
+    def randrange(self, stop: int) -> tuple[int, Rng]:
+        """Return an integer in ``[0, stop)`` and the advanced stream."""
+        if stop <= 0:
+            raise ValueError("randrange needs a positive bound")
+        r, nxt = self._next()
+        return r.randrange(stop), nxt
+
+    def choice(self, items: Sequence[T]) -> tuple[T, Rng]:
+        """Return one item picked at random and the advanced stream."""
+        i, nxt = self.randrange(len(items))
+        return items[i], nxt
+
+    def sample(self, items: Sequence[T], k: int) -> tuple[tuple[T, ...], Rng]:
+        """Return ``k`` distinct items picked at random and the advanced stream."""
+        r, nxt = self._next()
+        return tuple(r.sample(list(items), k)), nxt
+
+
+class Event(msgspec.Struct, frozen=True):
+    """Something that happened, and who may learn of it.
+
+    ``to`` is ``None`` for a public event, or the seats that may see it.
+    """
+
+    kind: str
+    data: JSON = msgspec.field(default_factory=dict)
+    to: tuple[int, ...] | None = None
+
+    def visible_to(self, seat: int | None) -> bool:
+        """Whether ``seat`` (``None``: the public table) may see this event."""
+        return self.to is None or (seat is not None and seat in self.to)
+
+
+class Action(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True):
+    """Base of every action; subclasses set ``tag=`` to their JSON ``type``."""
+
+
+S = TypeVar("S", bound="GameState")
+
+
+class GameState(msgspec.Struct, frozen=True):
+    """Fields every game state has; games subclass it and add their own."""
+
+    players: int
+    seed: int
+    rng: Rng
+    version: int = 0
+
+
+class Game(Protocol, Generic[S]):
+    """The interface of a game engine (one module per game exposes ``GAME``)."""
+
+    id: str
+    name: str
+    min_players: int
+    max_players: int
+    state_type: type[S]
+    action_type: Any  # a Union of Action subclasses, for decoding
+
+    def setup(self, players: int, options: Mapping[str, Any], seed: int) -> S: ...
+
+    def legal_actions(self, state: S, seat: int | None) -> list[Action]: ...
+
+    def apply(self, state: S, action: Action) -> tuple[S, list[Event]]: ...
+
+    def view(self, state: S, seat: int | None) -> JSON: ...
+
+    def is_over(self, state: S) -> bool: ...
+
+    def scores(self, state: S) -> list[int]: ...
+
+    def ranking(self, state: S) -> list[list[int]]: ...
+
+
+class BaseGame(Generic[S]):
+    """Convenience base: JSON helpers shared by every engine.
+
+    Subclasses define ``id``, ``name``, the player range, ``state_type``,
+    ``action_type`` and the game methods.
+    """
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    state_type: type[S]
+    action_type: Any
+
+    def check_players(self, players: int) -> None:
+        """Refuse a player count outside the game's range."""
+        if not self.min_players <= players <= self.max_players:
+            raise BadOptions(
+                f"{self.name} is for {self.min_players}-{self.max_players} players"
+            )
+
+
+def encode(obj: Any) -> bytes:
+    """Serialise a state, action or event to canonical JSON bytes."""
+    return msgspec.json.encode(obj, order="deterministic")
+
+
+def decode_state(game: Game[S], data: bytes | str) -> S:
+    """Rebuild a state from :func:`encode` output."""
+    return msgspec.json.decode(data, type=game.state_type)
+
+
+def decode_action(game: Game[Any], data: bytes | str | JSON) -> Action:
+    """Parse one action in the game's JSON notation, or raise IllegalAction."""
+    try:
+        if isinstance(data, dict):
+            action: Action = msgspec.convert(data, type=game.action_type)
+        else:
+            action = msgspec.json.decode(data, type=game.action_type)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise IllegalAction(_short(f"Bad action: {exc}")) from exc
+    return action
+
+
+def action_to_json(action: Action) -> JSON:
+    """The JSON notation of an action, as a dict."""
+    out: JSON = msgspec.to_builtins(action)
+    return out
+
+
+def replay(
+    game: Game[S],
+    players: int,
+    options: Mapping[str, Any],
+    seed: int,
+    actions: Iterable[Action],
+) -> S:
+    """Rebuild a game from its setup and its accepted actions."""
+    state = game.setup(players, options, seed)
+    for action in actions:
+        state, _ = game.apply(state, action)
+    return state
+
+
+def shared_ranking(scores: Sequence[int], tiebreak: Sequence[int] | None = None) -> list[list[int]]:
+    """Group seats by (score, tiebreak), best first; equal groups share a place."""
+    keys = [
+        (scores[s], tiebreak[s] if tiebreak is not None else 0) for s in range(len(scores))
+    ]
+    groups: dict[tuple[int, int], list[int]] = {}
+    for seat, key in enumerate(keys):
+        groups.setdefault(key, []).append(seat)
+    return [groups[k] for k in sorted(groups, reverse=True)]
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
