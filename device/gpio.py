@@ -1,0 +1,284 @@
+"""Real controls over gpiozero: the station's knob, flap, peek button, RGB LED and buzzer,
+and the hub panel's buttons.
+
+gpiozero imports fine off a Pi (it picks its pin backend only when a device opens), so it
+is imported at top level; pass ``pin_factory`` (e.g. ``MockFactory(pin_class=MockPWMPin)``)
+to run on other pins than the Pi's. gpiozero calls the callbacks from its own threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gpiozero import RGBLED, Button, Buzzer, RotaryEncoder, TonalBuzzer
+from gpiozero.tones import Tone
+
+from device.base import Beep, Colour, Controls, Display
+from device.mock import BEEPS, check_colour
+from device.panel import BUTTONS, Panel
+from hardware.pins import HubPins, StationPins
+
+# A beep pattern: (frequency in Hz, or None for silence; seconds) steps.
+Step = tuple[float | None, float]
+PATTERNS: dict[Beep, tuple[Step, ...]] = {
+    "ok": ((2093.0, 0.06),),
+    "error": ((880.0, 0.15), (None, 0.08), (880.0, 0.15)),
+    "tick": ((3136.0, 0.012),),
+    "alert": ((1760.0, 0.1), (None, 0.1), (1760.0, 0.1), (None, 0.1), (1760.0, 0.1)),
+}
+# A passive buzzer's range (TonalBuzzer: one octave either side of A6), piezo-friendly.
+TONE_MID = "A6"
+TONE_OCTAVES = 1
+
+
+def _seconds(ms: int | None) -> float | None:
+    return None if ms is None else ms / 1000
+
+
+class BeepPlayer:
+    """Plays one pattern at a time on a daemon thread; a new pattern cuts the old one."""
+
+    def __init__(self, sound: Callable[[float], None], silence: Callable[[], None]) -> None:
+        self._sound = sound
+        self._silence = silence
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def play(self, pattern: Sequence[Step]) -> None:
+        """Start ``pattern`` and return at once."""
+        with self._lock:
+            self._cancel_locked()
+            stop = threading.Event()
+            thread = threading.Thread(
+                target=self._run, args=(tuple(pattern), stop), name="coffre-beep", daemon=True
+            )
+            self._stop, self._thread = stop, thread
+            thread.start()
+
+    @property
+    def playing(self) -> bool:
+        """Whether a pattern is still sounding."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the current pattern ends; False if ``timeout`` ran out first."""
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    def cancel(self) -> None:
+        """Cut the current pattern (the buzzer ends silent)."""
+        with self._lock:
+            self._cancel_locked()
+
+    def _cancel_locked(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _run(self, pattern: tuple[Step, ...], stop: threading.Event) -> None:
+        try:
+            for frequency, seconds in pattern:
+                if frequency is None:
+                    self._silence()
+                else:
+                    self._sound(frequency)
+                if stop.wait(seconds):
+                    break
+        finally:
+            self._silence()
+
+
+class GpioControls(Controls):
+    """KY-040 knob, flap sensor, peek button, RGB LED and buzzer on gpiozero devices."""
+
+    def __init__(self, pins: StationPins, *, pin_factory: Any = None) -> None:
+        self.pins = pins
+        self._devices: list[Any] = []
+        self._flap_lock = threading.Lock()
+        self._flap_reported: bool | None = None
+        try:
+            self._open(pins, pin_factory)
+        except BaseException:
+            self._close_devices()
+            raise
+        self._flap_reported = self.flap_open
+
+    def _add(self, device: Any) -> Any:
+        self._devices.append(device)
+        return device
+
+    def _open(self, pins: StationPins, pf: Any) -> None:
+        knob, flap, peek = pins.knob, pins.flap, pins.peek
+        # max_steps=0: count without bound; only the direction of each detent matters.
+        self._knob = self._add(
+            RotaryEncoder(
+                knob.a, knob.b, bounce_time=_seconds(knob.bounce_ms), max_steps=0, pin_factory=pf
+            )
+        )
+        self._knob.when_rotated_clockwise = self._turned_cw
+        self._knob.when_rotated_counter_clockwise = self._turned_ccw
+        self._push = self._add(
+            Button(knob.push, pull_up=True, bounce_time=_seconds(knob.push_bounce_ms),
+                   pin_factory=pf)
+        )
+        self._push.when_released = self._pushed
+        self._flap = self._add(
+            Button(flap.pin, pull_up=flap.pull_up, bounce_time=_seconds(flap.bounce_ms),
+                   pin_factory=pf)
+        )
+        self._flap.when_pressed = self._flap_changed
+        self._flap.when_released = self._flap_changed
+        self._peek = self._add(
+            Button(peek.pin, pull_up=peek.pull_up, bounce_time=_seconds(peek.bounce_ms),
+                   pin_factory=pf)
+        )
+        self._peek.when_pressed = self._peek_pressed
+        self._peek.when_released = self._peek_released
+        led = pins.led
+        self._led = self._add(
+            RGBLED(led.red, led.green, led.blue, active_high=not led.common_anode, pwm=True,
+                   pin_factory=pf)
+        )
+        buzzer = pins.buzzer
+        if buzzer.kind == "passive":
+            tonal = self._add(
+                TonalBuzzer(buzzer.pin, mid_tone=Tone(TONE_MID), octaves=TONE_OCTAVES,
+                            pin_factory=pf)
+            )
+            self._beeper = BeepPlayer(
+                lambda hz: tonal.play(Tone.from_frequency(_clamp_tone(tonal, hz))), tonal.stop
+            )
+        else:
+            plain = self._add(Buzzer(buzzer.pin, active_high=buzzer.active_high, pin_factory=pf))
+            self._beeper = BeepPlayer(lambda _hz: plain.on(), plain.off)
+
+    # --- gpiozero callbacks (gpiozero's threads) ---
+
+    def _turned_cw(self) -> None:
+        callback = self.on_turn
+        if callback is not None:
+            callback(1)
+
+    def _turned_ccw(self) -> None:
+        callback = self.on_turn
+        if callback is not None:
+            callback(-1)
+
+    def _pushed(self) -> None:
+        callback = self.on_press
+        if callback is not None:
+            callback()
+
+    def _flap_changed(self) -> None:
+        # Re-read the pin rather than trust the edge: a bouncing reed can drop edges.
+        with self._flap_lock:
+            now = self.flap_open
+            if now == self._flap_reported:
+                return
+            self._flap_reported = now
+        callback = self.on_flap
+        if callback is not None:
+            callback(now)
+
+    def _peek_pressed(self) -> None:
+        callback = self.on_peek
+        if callback is not None:
+            callback(True)
+
+    def _peek_released(self) -> None:
+        callback = self.on_peek
+        if callback is not None:
+            callback(False)
+
+    # --- Controls ---
+
+    @property
+    def flap_open(self) -> bool:
+        pressed = bool(self._flap.is_pressed)
+        return pressed if self.pins.flap.open_when_pressed else not pressed
+
+    @property
+    def peek_held(self) -> bool:
+        return bool(self._peek.is_pressed)
+
+    def led(self, colour: Colour) -> None:
+        check_colour(colour)
+        self._led.color = tuple(float(c) for c in colour)
+
+    def beep(self, kind: Beep) -> None:
+        if kind not in BEEPS:
+            raise ValueError(f"unknown beep {kind!r}")
+        self._beeper.play(PATTERNS[kind])
+
+    @property
+    def beeping(self) -> bool:
+        """Whether a beep pattern is still sounding."""
+        return self._beeper.playing
+
+    def wait_beep(self, timeout: float | None = None) -> bool:
+        """Block until the current beep ends (tests, shutdown); False on timeout."""
+        return self._beeper.wait(timeout)
+
+    def close(self) -> None:
+        beeper = getattr(self, "_beeper", None)
+        if beeper is not None:
+            beeper.cancel()
+        self._close_devices()
+
+    def _close_devices(self) -> None:
+        while self._devices:
+            self._devices.pop().close()
+
+
+def _clamp_tone(tonal: Any, hz: float) -> float:
+    low = float(tonal.min_tone.frequency)
+    high = float(tonal.max_tone.frequency)
+    return min(max(hz, low), high)
+
+
+class GpioPanel(Panel):
+    """The hub's five panel buttons on gpiozero Buttons (fire on press), and its display."""
+
+    def __init__(self, pins: HubPins, display: Display, *, pin_factory: Any = None) -> None:
+        self.pins = pins
+        self.display = display
+        self.pin_factory = pin_factory
+        self._buttons: dict[str, Any] = {}
+        b = pins.buttons
+        try:
+            for name in BUTTONS:
+                button = Button(b.pin(name), pull_up=b.pull_up, bounce_time=_seconds(b.bounce_ms),
+                                pin_factory=pin_factory)
+                self._buttons[name] = button
+                button.when_pressed = self._handler(name)
+        except BaseException:
+            self._close_buttons()
+            raise
+
+    def _handler(self, name: str) -> Callable[[], None]:
+        def pressed() -> None:
+            callback = self.on_button
+            if callback is not None:
+                callback(name)
+
+        return pressed
+
+    def is_pressed(self, name: str) -> bool:
+        """Whether the button ``name`` is down now."""
+        return bool(self._buttons[name].is_pressed)
+
+    def close(self) -> None:
+        self._close_buttons()
+        self.display.close()
+
+    def _close_buttons(self) -> None:
+        for button in self._buttons.values():
+            button.close()
+        self._buttons.clear()
