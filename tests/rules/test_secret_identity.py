@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -458,3 +459,42 @@ def test_legal_actions_are_all_accepted() -> None:
     for seat in [None, 0, 1, 2, 3]:
         for action in GAME.legal_actions(state, seat):
             GAME.apply(state, action)
+
+
+# --- random play (shared with the playout, view and golden tests) ----------------
+
+
+def random_action(state: State, rnd: random.Random) -> Action:
+    """A random legal action, biased so games move on (votes fill empty slots)."""
+    n = state.players
+    if state.phase == "vote" and rnd.random() < 0.9:
+        empty = [(s, t) for s in range(n) for t in range(n) if s != t and not state.votes[s][t]]
+        if empty:
+            s, t = rnd.choice(empty)
+            free = [k for k in range(1, 9) if k not in state.votes[s]]
+            return Vote(s, t, rnd.choice(free))
+    actors: list[int | None] = list(range(n))
+    rnd.shuffle(actors)
+    if rnd.random() < 0.1:
+        actors.insert(0, None)
+    else:
+        actors.append(None)
+    for actor in actors:
+        actions = GAME.legal_actions(state, actor)
+        if actions:
+            return rnd.choice(actions)
+    raise AssertionError(f"nobody can act in phase {state.phase}")
+
+
+def random_game(
+    players: int, options: dict[str, str], seed: int, rnd: random.Random
+) -> tuple[list[State], list[Action]]:
+    """Play a whole random game; return every state (setup first) and the actions."""
+    state = GAME.setup(players, options, seed)
+    states, actions = [state], []
+    while not GAME.is_over(state):
+        action = random_action(state, rnd)
+        state, _ = GAME.apply(state, action)
+        states.append(state)
+        actions.append(action)
+    return states, actions
