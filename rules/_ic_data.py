@@ -1,0 +1,285 @@
+"""Card data for Identités cryptées 2.0: schema, loading and checks.
+
+A card set is one JSON file under ``rules/data/identites-cryptees/``; its schema
+is documented in ``SCHEMA.md`` beside it. The engine only ever sees a
+:class:`CardSet`, whose card lists are expanded to one entry per physical card
+so that a state can name a card by its index.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Literal
+
+import msgspec
+
+Faction = Literal["human", "machine", "outlaw", "legion", "fallen"]
+FACTIONS: tuple[str, ...] = ("human", "machine", "outlaw", "legion", "fallen")
+PILES: tuple[str, ...] = ("human", "machine", "outlaw")
+MIN_PLAYERS = 4
+MAX_PLAYERS = 16
+SHARED_FROM = 9  # from this many players, neighbours share one loyalty card
+
+EffectKind = Literal[
+    "peek",
+    "reveal",
+    "hit",
+    "damage",
+    "heal",
+    "draw",
+    "steal",
+    "swap",
+    "unlock",
+    "change_faction",
+    "skip_turn",
+    "disarm",
+    "armor",
+]
+#: Effects that act on another player, so the card needs a ``target``.
+TARGETED: frozenset[str] = frozenset(
+    {"peek", "reveal", "hit", "damage", "steal", "swap", "skip_turn", "disarm"}
+)
+#: Effects that may act on oneself or on a chosen player.
+EITHER: frozenset[str] = frozenset({"heal", "change_faction"})
+#: Effects about the player who owns the card and nobody else.
+SELF_ONLY: frozenset[str] = frozenset({"draw", "unlock", "armor"})
+
+
+class DataError(ValueError):
+    """A card-set file that breaks the schema or cannot set up a game."""
+
+
+class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One step of a card ability (see SCHEMA.md for each ``do``)."""
+
+    do: EffectKind
+    who: Literal["self", "other", "any"] = "self"
+    card: Literal["loyalty", "id"] = "loyalty"
+    amount: int = 1
+    weapon: str | None = None
+    to: Faction | None = None
+
+
+class IdCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An ID card: its pile, the colour it counts as, an optional "always"."""
+
+    key: str
+    name: str
+    pile: Literal["human", "machine", "outlaw"]
+    colour: Faction | None = None
+    always: Faction | None = None
+    boss: bool = False
+    text: str = ""
+    effects: tuple[Effect, ...] = ()
+
+    @property
+    def counts_as(self) -> str:
+        """The colour this card adds to the faction count."""
+        return self.colour or self.pile
+
+
+class LoyaltyCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A loyalty card: a colour and a weight (2 for the "x2" cards)."""
+
+    key: str
+    name: str
+    colour: Faction
+    weight: int = 1
+    count: int = 1
+    extension: Literal["legion"] | None = None
+
+
+class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A program card; ``loyalty`` set makes it a hidden-loyalty card."""
+
+    key: str
+    name: str
+    timing: Literal["anytime", "turn", "permanent"]
+    text: str = ""
+    count: int = 1
+    red_dot: bool = False
+    loyalty: Faction | None = None
+    weight: int = 1
+    effects: tuple[Effect, ...] = ()
+
+
+class Unlock(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """When a locked weapon may be taken (see SCHEMA.md)."""
+
+    kind: Literal["open", "own_revealed", "eliminated", "hp_at_most", "program"] = "open"
+    count: int = 0
+
+
+class WeaponCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A weapon: how it aims, what a hit asks of its target, what follows."""
+
+    key: str
+    name: str
+    min_players: int = MIN_PLAYERS
+    aim: Literal["equip", "fire"] = "equip"
+    targets: Literal[1, 2] = 1
+    reveal: Literal["loyalty", "id"] = "loyalty"
+    damage: int = 1
+    heal: int = 0
+    draw: bool = False
+    unlock: Unlock = Unlock()
+    text: str = ""
+
+
+class Piles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How many cards of each colour pile a setup row takes."""
+
+    human: int
+    machine: int
+    outlaw: int
+
+    def get(self, pile: str) -> int:
+        """The count for ``pile``."""
+        value: int = getattr(self, pile)
+        return value
+
+    def total(self) -> int:
+        """Cards taken over the three piles."""
+        return self.human + self.machine + self.outlaw
+
+
+class SetupRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The setup table row for one player count."""
+
+    players: int
+    ids: Piles
+    loyalty: Piles
+
+
+class CardSet(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A whole card set as stored in its JSON file."""
+
+    name: str
+    label: str
+    generic: bool
+    setup: tuple[SetupRow, ...]
+    ids: tuple[IdCard, ...]
+    loyalty: tuple[LoyaltyCard, ...]
+    programs: tuple[ProgramCard, ...]
+    weapons: tuple[WeaponCard, ...]
+    notice: str = ""
+
+
+class Cards(msgspec.Struct, frozen=True):
+    """A checked card set with one entry per physical card (index = card id)."""
+
+    name: str
+    label: str
+    generic: bool
+    rows: dict[int, SetupRow]
+    ids: tuple[IdCard, ...]
+    loyalty: tuple[LoyaltyCard, ...]
+    programs: tuple[ProgramCard, ...]
+    weapons: tuple[WeaponCard, ...]
+
+    def weapon(self, key: str) -> WeaponCard:
+        """The weapon card called ``key``."""
+        for card in self.weapons:
+            if card.key == key:
+                return card
+        raise KeyError(key)
+
+
+def card_sets() -> tuple[str, ...]:
+    """Names of the card sets shipped as package data."""
+    folder = resources.files("rules") / "data" / "identites-cryptees"
+    return tuple(
+        sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+    )
+
+
+@functools.cache
+def load(name: str) -> Cards:
+    """Load, check and expand the card set ``name`` (read-only package data)."""
+    if name not in card_sets():
+        raise DataError(f"Unknown card set: {name}")
+    path = resources.files("rules") / "data" / "identites-cryptees" / f"{name}.json"
+    try:
+        raw = msgspec.json.decode(path.read_bytes(), type=CardSet)
+    except msgspec.ValidationError as exc:
+        raise DataError(f"{name}.json: {exc}") from exc
+    return check(raw)
+
+
+def check(raw: CardSet) -> Cards:
+    """Check a decoded card set against the rules; expand card counts."""
+    weapons = {w.key for w in raw.weapons}
+    if len(weapons) != len(raw.weapons):
+        raise DataError("weapon keys must be unique")
+    for card in raw.ids:
+        for eff in card.effects:
+            _check_effect(eff, weapons, f"ID {card.key}")
+            if eff.who != "self":
+                raise DataError(f"ID {card.key}: ID abilities act on their owner only")
+    for prog in raw.programs:
+        for eff in prog.effects:
+            _check_effect(eff, weapons, f"program {prog.key}")
+        if sum(1 for e in prog.effects if _uses_slot(e)) > 1:
+            raise DataError(f"program {prog.key}: at most one effect may pick a card")
+        if prog.loyalty is not None and (prog.effects or prog.timing != "permanent"):
+            raise DataError(f"program {prog.key}: hidden loyalty is permanent, no effects")
+    loyalty = tuple(card for card in raw.loyalty for _ in range(card.count))
+    programs = tuple(card for card in raw.programs for _ in range(card.count))
+    rows = {row.players: row for row in raw.setup}
+    for players in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+        row = rows.get(players)
+        if row is None:
+            raise DataError(f"setup table has no row for {players} players")
+        _check_row(row, raw.ids, loyalty, programs)
+    return Cards(
+        name=raw.name,
+        label=raw.label,
+        generic=raw.generic,
+        rows=rows,
+        ids=raw.ids,
+        loyalty=loyalty,
+        programs=programs,
+        weapons=raw.weapons,
+    )
+
+
+def _uses_slot(eff: Effect) -> bool:
+    return eff.do in ("peek", "reveal", "swap")
+
+
+def _check_effect(eff: Effect, weapons: set[str], where: str) -> None:
+    if eff.do in TARGETED and eff.who == "self":
+        raise DataError(f"{where}: {eff.do} needs who=other or any")
+    if eff.do in SELF_ONLY and eff.who != "self":
+        raise DataError(f"{where}: {eff.do} acts on its owner (who=self)")
+    if eff.do == "unlock" and eff.weapon not in weapons:
+        raise DataError(f"{where}: unlock names no weapon of the set")
+    if eff.do == "change_faction" and eff.to is None:
+        raise DataError(f"{where}: change_faction needs 'to'")
+    if eff.amount < 0:
+        raise DataError(f"{where}: amount must not be negative")
+
+
+def _check_row(
+    row: SetupRow,
+    ids: tuple[IdCard, ...],
+    loyalty: tuple[LoyaltyCard, ...],
+    programs: tuple[ProgramCard, ...],
+) -> None:
+    n = row.players
+    if row.ids.total() != n + 1:
+        raise DataError(f"{n} players: the table must take {n + 1} ID cards")
+    want = n if n >= SHARED_FROM else 2 * n
+    if row.loyalty.total() != want:
+        raise DataError(f"{n} players: the table must take {want} loyalty cards")
+    for pile in PILES:
+        have = sum(1 for c in ids if c.pile == pile and not c.boss)
+        if have < row.ids.get(pile):
+            raise DataError(f"{n} players: too few {pile} ID cards")
+        have = sum(1 for c in loyalty if c.colour == pile and c.extension is None)
+        if have < row.loyalty.get(pile):
+            raise DataError(f"{n} players: too few {pile} loyalty cards")
+    usable = sum(1 for p in programs if not (p.red_dot and n >= SHARED_FROM))
+    if usable < n:
+        raise DataError(f"{n} players: too few program cards")

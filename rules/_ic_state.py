@@ -1,0 +1,359 @@
+"""State, actions and read-only queries of the Identités cryptées engine.
+
+Everything here is pure and reads a state without changing it; the moves live in
+``rules.identites_cryptees``. Cards are named by their index in the expanded
+card lists of :class:`rules._ic_data.Cards`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Literal
+
+import msgspec
+
+from rules._ic_data import SHARED_FROM, Cards, load
+from rules.core import Action, GameState
+
+MAX_HP = 2
+
+TURN = "turn"
+WINDOW = "window"
+RESPOND = "respond"
+REAIM = "reaim"
+DISCARD = "discard"
+OVER = "over"
+
+Slot = Literal["left", "right", "id"]
+LoyaltySlot = Literal["left", "right"]
+
+
+# --- actions ---------------------------------------------------------------
+
+
+class Investigate(Action, tag="investigate", frozen=True):
+    """Unarmed: look at a loyalty card of ``target`` (its ID once both are up)."""
+
+    seat: int
+    target: int
+    card: Slot
+
+
+class Equip(Action, tag="equip", frozen=True):
+    """Unarmed: take ``weapon`` and aim it (no targets for a weapon aimed on firing)."""
+
+    seat: int
+    weapon: str
+    targets: tuple[int, ...] = ()
+
+
+class Draw(Action, tag="draw", frozen=True):
+    """Unarmed: draw a program."""
+
+    seat: int
+
+
+class Drop(Action, tag="drop", frozen=True):
+    """Armed: put the weapon back on the table."""
+
+    seat: int
+
+
+class Aim(Action, tag="aim", frozen=True):
+    """Armed: aim at other targets; also the forced re-aim after an elimination."""
+
+    seat: int
+    targets: tuple[int, ...]
+
+
+class Fire(Action, tag="fire", frozen=True):
+    """Armed: fire (``target`` only for a weapon that names it on firing)."""
+
+    seat: int
+    target: int | None = None
+
+
+class Heal(Action, tag="heal", frozen=True):
+    """Armed with a weapon that heals: heal its target instead of firing."""
+
+    seat: int
+
+
+class Pass(Action, tag="pass", frozen=True):
+    """In an interrupt window: this seat plays no program."""
+
+    seat: int
+
+
+class Timeout(Action, tag="timeout", frozen=True):
+    """Table: the interrupt window's time ran out."""
+
+
+class Program(Action, tag="program", frozen=True):
+    """Play program ``card`` (its card id); ``target``/``slot``/``own_slot`` as it needs."""
+
+    seat: int
+    card: int
+    target: int | None = None
+    slot: Slot | None = None
+    own_slot: LoyaltySlot | None = None
+
+
+class Reveal(Action, tag="reveal", frozen=True):
+    """Hit: reveal this card instead of losing HP."""
+
+    seat: int
+    card: Slot
+
+
+class Take(Action, tag="take", frozen=True):
+    """Hit: lose HP instead of revealing a card."""
+
+    seat: int
+
+
+class Discard(Action, tag="discard", frozen=True):
+    """End of turn over the hand limit: discard program ``card``."""
+
+    seat: int
+    card: int
+
+
+Declaration = Investigate | Equip | Draw | Drop | Aim | Fire | Heal
+ICAction = (
+    Investigate
+    | Equip
+    | Draw
+    | Drop
+    | Aim
+    | Fire
+    | Heal
+    | Pass
+    | Timeout
+    | Program
+    | Reveal
+    | Take
+    | Discard
+)
+DECLARATIONS = (Investigate, Equip, Draw, Drop, Aim, Fire, Heal)
+
+
+# --- state -----------------------------------------------------------------
+
+
+class Seen(msgspec.Struct, frozen=True):
+    """A hidden card this seat was shown: ``kind`` id or loyalty, at ``pos``."""
+
+    kind: Literal["id", "loyalty"]
+    pos: int  # the seat for an ID, the loyalty position for a loyalty card
+    card: int
+
+
+class SeatState(msgspec.Struct, frozen=True):
+    """One player's cards and health."""
+
+    id_card: int
+    hp: int = MAX_HP
+    alive: bool = True
+    id_up: bool = False
+    programs: tuple[int, ...] = ()  # hidden hand, hidden-loyalty cards included
+    permanents: tuple[int, ...] = ()  # permanent programs played face up
+    seen: tuple[Seen, ...] = ()
+    override: str | None = None  # set by a change_faction effect
+    skips: int = 0
+    final: str | None = None  # faction frozen at elimination
+
+
+class WeaponState(msgspec.Struct, frozen=True):
+    """A weapon on the table or in a player's hand."""
+
+    key: str
+    holder: int | None = None
+    targets: tuple[int, ...] = ()
+    unlocked: bool = True
+
+
+class Hit(msgspec.Struct, frozen=True):
+    """A hit waiting for its target's answer: reveal a card or lose HP."""
+
+    target: int
+    reveal: Literal["loyalty", "id"]
+    damage: int
+    source: str
+
+
+class Announce(msgspec.Struct, frozen=True):
+    """The public result of the last victory check."""
+
+    eliminated: int
+    winners: tuple[int, ...] = ()
+    faction: str | None = None
+
+
+class ICState(GameState, frozen=True):
+    """The whole table of an Identités cryptées game."""
+
+    cards: str = "generic"
+    window: float = 5.0
+    first: int = 0
+    legion_loyalty: bool = False
+    seats: tuple[SeatState, ...] = ()
+    loyalty: tuple[int, ...] = ()  # card at each loyalty position
+    loyalty_up: tuple[bool, ...] = ()
+    spare_ids: tuple[int, ...] = ()  # the ID card(s) left out, face down
+    deck: tuple[int, ...] = ()  # programs, top first
+    weapons: tuple[WeaponState, ...] = ()
+    phase: str = TURN
+    active: int = 0
+    declared: Declaration | None = None
+    may_change: bool = False  # an interrupt resolved: the actor declares again
+    passed: tuple[int, ...] = ()
+    hits: tuple[Hit, ...] = ()
+    reaim: tuple[int, ...] = ()
+    resume: Literal["turn", "end"] = "turn"
+    humans_at_start: bool = True
+    free_for_all: bool | None = None  # settled at the first elimination
+    announce: Announce | None = None
+    winners: tuple[int, ...] = ()
+    winner_faction: str | None = None
+
+
+# --- queries ---------------------------------------------------------------
+
+
+def cards_of(state: ICState) -> Cards:
+    """The card set this game is played with."""
+    return load(state.cards)
+
+
+def shared(state: ICState) -> bool:
+    """Whether neighbours share loyalty cards (9 players or more)."""
+    return state.players >= SHARED_FROM
+
+
+def hand_limit(state: ICState) -> int:
+    """Programs a player may keep at the end of their turn."""
+    return 1 if shared(state) else 2
+
+
+def slot_pos(state: ICState, seat: int, slot: str) -> int:
+    """The loyalty position of ``seat``'s left or right card.
+
+    Up to 8 players each seat owns positions ``2s`` (left) and ``2s+1``
+    (right). From 9, position ``p`` lies between seats ``p`` and ``p+1``: a
+    seat's left card is shared with the previous seat, its right with the next.
+    """
+    n = state.players
+    if shared(state):
+        return (seat - 1) % n if slot == "left" else seat
+    return 2 * seat + (0 if slot == "left" else 1)
+
+
+def pos_owners(state: ICState, pos: int) -> tuple[tuple[int, str], ...]:
+    """The (seat, slot) pairs that hold loyalty position ``pos``."""
+    if shared(state):
+        return ((pos, "right"), ((pos + 1) % state.players, "left"))
+    return ((pos // 2, "left" if pos % 2 == 0 else "right"),)
+
+
+def own_positions(state: ICState, seat: int) -> tuple[int, int]:
+    """Both loyalty positions of ``seat``."""
+    return slot_pos(state, seat, "left"), slot_pos(state, seat, "right")
+
+
+def alive(state: ICState) -> list[int]:
+    """Living seats in seat order."""
+    return [i for i, s in enumerate(state.seats) if s.alive]
+
+
+def next_alive(state: ICState, seat: int) -> int:
+    """The next living seat after ``seat`` (clockwise)."""
+    n = state.players
+    for step in range(1, n + 1):
+        cand = (seat + step) % n
+        if state.seats[cand].alive:
+            return cand
+    return seat
+
+
+def holding(state: ICState, seat: int) -> WeaponState | None:
+    """The weapon ``seat`` holds, if any."""
+    for weapon in state.weapons:
+        if weapon.holder == seat:
+            return weapon
+    return None
+
+
+def weapon_state(state: ICState, key: str) -> WeaponState | None:
+    """The weapon called ``key`` if it is in this game."""
+    for weapon in state.weapons:
+        if weapon.key == key:
+            return weapon
+    return None
+
+
+def hand_size(state: ICState, seat: int) -> int:
+    """Programs counted for the hand limit: hidden ones and face-up permanents."""
+    s = state.seats[seat]
+    return len(s.programs) + len(s.permanents)
+
+
+def armor(state: ICState, seat: int) -> int:
+    """Damage a hit takes off for ``seat`` (permanent programs, revealed ID)."""
+    cards = cards_of(state)
+    s = state.seats[seat]
+    total = 0
+    for card in s.permanents:
+        total += sum(e.amount for e in cards.programs[card].effects if e.do == "armor")
+    if s.id_up:
+        total += sum(e.amount for e in cards.ids[s.id_card].effects if e.do == "armor")
+    return total
+
+
+def own_revealed(state: ICState, seat: int) -> int:
+    """How many of ``seat``'s ID and loyalty cards lie face up."""
+    up = sum(1 for p in own_positions(state, seat) if state.loyalty_up[p])
+    return up + (1 if state.seats[seat].id_up else 0)
+
+
+def decide_faction(colours: Iterable[tuple[str, int]], always: str | None) -> str:
+    """Faction from weighted colours and an ID's "always" (RULES.md §5).
+
+    The colour with the strictly largest weight wins; a tie at the top means
+    Outlaw. An "always X" ID overrides the count, except that a Legion majority
+    ignores it, and a Fallen majority ignores it unless it says "always Legion".
+    """
+    counts: Counter[str] = Counter()
+    for colour, weight in colours:
+        counts[colour] += weight
+    top = max(counts.values(), default=0)
+    leaders = [c for c, w in counts.items() if w == top]
+    majority = leaders[0] if len(leaders) == 1 else "outlaw"
+    if always is None:
+        return majority
+    if always == "legion" or majority == "legion":
+        return "legion"
+    if majority == "fallen":
+        return "fallen"
+    return always
+
+
+def faction(state: ICState, seat: int) -> str:
+    """The faction of ``seat`` now (frozen at its elimination)."""
+    s = state.seats[seat]
+    if not s.alive and s.final is not None:
+        return s.final
+    if s.override is not None:
+        return s.override
+    cards = cards_of(state)
+    id_card = cards.ids[s.id_card]
+    colours = [(id_card.counts_as, 1)]
+    for pos in own_positions(state, seat):
+        card = cards.loyalty[state.loyalty[pos]]
+        colours.append((card.colour, card.weight))
+    for prog in s.programs:
+        pcard = cards.programs[prog]
+        if pcard.loyalty is not None:
+            colours.append((pcard.loyalty, pcard.weight))
+    return decide_faction(colours, id_card.always)

@@ -1,0 +1,1000 @@
+"""Identités cryptées 2.0: hidden factions, two hit points and weapons.
+
+Each player holds an ID and loyalty cards (shared between neighbours from 9
+players) whose majority colour is their faction; programs add tricks and hidden
+loyalty. On their turn a player investigates, takes a weapon or draws when
+unarmed, and drops, re-aims or fires when armed. After an action is declared an
+interrupt window lets the others play anytime programs. At every elimination
+the hub checks victory privately and says only "the game goes on" or who won.
+
+The JSON notation, options and view keys are in ``rules/docs/identites-cryptees.md``;
+card data and its schema in ``rules/data/identites-cryptees/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from msgspec.structs import replace
+
+from rules._ic_data import PILES, DataError, Effect, WeaponCard, card_sets, load
+from rules._ic_state import (
+    DECLARATIONS,
+    DISCARD,
+    MAX_HP,
+    OVER,
+    REAIM,
+    RESPOND,
+    TURN,
+    WINDOW,
+    Aim,
+    Announce,
+    Declaration,
+    Discard,
+    Draw,
+    Drop,
+    Equip,
+    Fire,
+    Heal,
+    Hit,
+    ICAction,
+    ICState,
+    Investigate,
+    Pass,
+    Program,
+    Reveal,
+    SeatState,
+    Seen,
+    Take,
+    Timeout,
+    WeaponState,
+    alive,
+    armor,
+    cards_of,
+    faction,
+    hand_limit,
+    hand_size,
+    holding,
+    next_alive,
+    own_positions,
+    own_revealed,
+    shared,
+    slot_pos,
+    weapon_state,
+)
+from rules._ic_view import view as _view
+from rules.core import (
+    JSON,
+    Action,
+    BadOptions,
+    BaseGame,
+    Event,
+    IllegalAction,
+    Rng,
+    action_to_json,
+    shared_ranking,
+)
+
+_OPTIONS = frozenset({"first", "interrupt_window", "cards", "legion_loyalty"})
+_LEGION_FROM = 6
+LOYALTY_SLOTS = ("left", "right")
+
+
+class IdentitesCryptees(BaseGame[ICState]):
+    """The engine; see the module docstring."""
+
+    id: ClassVar[str] = "identites-cryptees"
+    name: ClassVar[str] = "Identités cryptées 2.0"
+    min_players: ClassVar[int] = 4
+    max_players: ClassVar[int] = 16
+
+    def __init__(self) -> None:
+        self.state_type = ICState
+        self.action_type = ICAction
+
+    def setup(self, players: int, options: Mapping[str, Any], seed: int) -> ICState:
+        """Deal IDs, loyalty and one program each; lay out the weapons."""
+        self.check_players(players)
+        return _setup(players, options, seed)
+
+    def legal_actions(self, state: ICState, seat: int | None) -> list[Action]:
+        """Every action ``seat`` may take now (``None``: the table's timeout)."""
+        return _legal(state, seat)
+
+    def apply(self, state: ICState, action: Action) -> tuple[ICState, list[Event]]:
+        """Check then apply one action; bump the version."""
+        if state.phase == OVER:
+            raise IllegalAction("The game is over")
+        handler = _HANDLERS.get(type(action))
+        if handler is None:
+            raise IllegalAction("Not an action of this game")
+        events: list[Event] = []
+        new = handler(state, action, events)
+        return replace(new, version=state.version + 1), events
+
+    def view(self, state: ICState, seat: int | None) -> JSON:
+        """What ``seat`` may know (``None``: the public table)."""
+        return _view(state, seat)
+
+    def is_over(self, state: ICState) -> bool:
+        """Whether a victory check named winners."""
+        return state.phase == OVER
+
+    def scores(self, state: ICState) -> list[int]:
+        """1 for each winner, 0 otherwise (all 0 while the game goes on)."""
+        return [1 if i in state.winners else 0 for i in range(state.players)]
+
+    def ranking(self, state: ICState) -> list[list[int]]:
+        """Winners first, together; everyone else shares the next place."""
+        return shared_ranking(self.scores(state))
+
+
+# --- setup -----------------------------------------------------------------
+
+
+def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise BadOptions(f"Unknown option: {sorted(unknown)[0]}")
+    first = options.get("first", 0)
+    if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < players:
+        raise BadOptions(f"first must be a seat from 0 to {players - 1}")
+    window = options.get("interrupt_window", 5)
+    if isinstance(window, bool) or not isinstance(window, int | float) or window < 0:
+        raise BadOptions("interrupt_window must be seconds >= 0")
+    name = options.get("cards", "generic")
+    if not isinstance(name, str) or name not in card_sets():
+        raise BadOptions(f"Unknown card set: {name}")
+    legion = options.get("legion_loyalty", False)
+    if not isinstance(legion, bool):
+        raise BadOptions("legion_loyalty must be true or false")
+    if legion and players < _LEGION_FROM:
+        raise BadOptions("The Legion loyalty card is for 6+ players")
+    try:
+        cards = load(name)
+    except DataError as exc:
+        raise BadOptions(str(exc)) from exc
+    row = cards.rows[players]
+    rng = Rng(seed)
+
+    chosen: list[int] = []
+    for pile in PILES:
+        pool = [i for i, c in enumerate(cards.ids) if c.pile == pile and not c.boss]
+        mixed, rng = rng.shuffle(pool)
+        chosen += mixed[: row.ids.get(pile)]
+    ids, rng = rng.shuffle(chosen)
+
+    picked: list[int] = []
+    for pile in PILES:
+        want = row.loyalty.get(pile)
+        if pile == "outlaw" and legion:
+            extra = [i for i, c in enumerate(cards.loyalty) if c.extension == "legion"]
+            if not extra or want == 0:
+                raise BadOptions("This card set has no Legion loyalty card")
+            picked.append(extra[0])
+            want -= 1
+        pool = [
+            i for i, c in enumerate(cards.loyalty) if c.colour == pile and c.extension is None
+        ]
+        mixed, rng = rng.shuffle(pool)
+        picked += mixed[:want]
+    loyalty, rng = rng.shuffle(picked)
+
+    big = players >= 9
+    deck_pool = [i for i, p in enumerate(cards.programs) if not (p.red_dot and big)]
+    deck, rng = rng.shuffle(deck_pool)
+    seats = tuple(SeatState(id_card=ids[i], programs=(deck[i],)) for i in range(players))
+    weapons = tuple(
+        WeaponState(key=w.key, unlocked=w.unlock.kind == "open")
+        for w in cards.weapons
+        if players >= w.min_players
+    )
+    state = ICState(
+        players=players,
+        seed=seed,
+        rng=rng,
+        cards=name,
+        window=float(window),
+        first=first,
+        legion_loyalty=legion,
+        seats=seats,
+        loyalty=loyalty,
+        loyalty_up=(False,) * len(loyalty),
+        spare_ids=ids[players:],
+        deck=deck[players:],
+        weapons=weapons,
+        active=first,
+    )
+    humans = any(faction(state, i) == "human" for i in range(players))
+    return replace(state, humans_at_start=humans)
+
+
+# --- validation helpers ----------------------------------------------------
+
+
+def _other_alive(state: ICState, seat: int, target: int | None) -> int:
+    if target is None or not 0 <= target < state.players:
+        raise IllegalAction("Pick another living player")
+    if target == seat or not state.seats[target].alive:
+        raise IllegalAction("Pick another living player")
+    return target
+
+
+def _seat_ok(state: ICState, seat: int) -> None:
+    if not 0 <= seat < state.players:
+        raise IllegalAction("No such seat")
+    if not state.seats[seat].alive:
+        raise IllegalAction("You are out of the game")
+
+
+def _my_turn(state: ICState, seat: int) -> None:
+    _seat_ok(state, seat)
+    if seat != state.active:
+        raise IllegalAction("Not your turn")
+    if state.phase == WINDOW:
+        raise IllegalAction("Your action is declared: wait")
+    if state.phase != TURN:
+        raise IllegalAction("Wait: something is resolving")
+
+
+def _pairs(state: ICState, seat: int) -> list[tuple[int, int]]:
+    """Two neighbouring living players other than ``seat``, clockwise."""
+    out = []
+    for a in alive(state):
+        b = next_alive(state, a)
+        if seat not in (a, b) and a != b:
+            out.append((a, b))
+    return out
+
+
+def _target_sets(state: ICState, seat: int, card: WeaponCard) -> list[tuple[int, ...]]:
+    if card.aim == "fire":
+        return [()]
+    if card.targets == 2:
+        return list(_pairs(state, seat))
+    return [(t,) for t in alive(state) if t != seat]
+
+
+def _check_targets(state: ICState, seat: int, card: WeaponCard, targets: tuple[int, ...]) -> None:
+    if card.aim == "fire":
+        if targets:
+            raise IllegalAction("This weapon aims when it fires")
+        return
+    if card.targets == 2:
+        if len(targets) != 2 or tuple(targets) not in _pairs(state, seat):
+            raise IllegalAction("Pick two living neighbours, clockwise")
+        return
+    if len(targets) != 1:
+        raise IllegalAction("Pick one target")
+    _other_alive(state, seat, targets[0])
+
+
+def _unlock_met(state: ICState, seat: int, card: WeaponCard) -> bool:
+    rule = card.unlock
+    if rule.kind == "open":
+        return True
+    if rule.kind == "own_revealed":
+        return own_revealed(state, seat) >= rule.count
+    if rule.kind == "eliminated":
+        return state.players - len(alive(state)) >= rule.count
+    if rule.kind == "hp_at_most":
+        return state.seats[seat].hp <= rule.count
+    return False
+
+
+def _check_declaration(state: ICState, a: Declaration) -> None:
+    _my_turn(state, a.seat)
+    held = holding(state, a.seat)
+    if isinstance(a, Investigate | Equip | Draw):
+        if held is not None:
+            raise IllegalAction("You are armed: drop, aim or fire")
+    elif held is None:
+        raise IllegalAction("You hold no weapon")
+    if isinstance(a, Investigate):
+        _check_investigate(state, a)
+    elif isinstance(a, Equip):
+        ws = weapon_state(state, a.weapon)
+        if ws is None:
+            raise IllegalAction("No such weapon at this table")
+        if ws.holder is not None:
+            raise IllegalAction("That weapon is taken")
+        card = cards_of(state).weapon(a.weapon)
+        if not ws.unlocked and not _unlock_met(state, a.seat, card):
+            raise IllegalAction("That weapon is still locked")
+        _check_targets(state, a.seat, card, a.targets)
+    elif held is not None:
+        card = cards_of(state).weapon(held.key)
+        if isinstance(a, Aim):
+            if card.aim == "fire":
+                raise IllegalAction("This weapon aims when it fires")
+            _check_targets(state, a.seat, card, a.targets)
+            if tuple(a.targets) == held.targets:
+                raise IllegalAction("You already aim there")
+        elif isinstance(a, Fire):
+            if card.aim == "fire":
+                _other_alive(state, a.seat, a.target)
+            elif a.target is not None:
+                raise IllegalAction("Your weapon is already aimed")
+        elif isinstance(a, Heal) and card.heal <= 0:
+            raise IllegalAction("This weapon cannot heal")
+
+
+def _check_investigate(state: ICState, a: Investigate) -> None:
+    target = _other_alive(state, a.seat, a.target)
+    up = [state.loyalty_up[p] for p in own_positions(state, target)]
+    if a.card == "id":
+        if not all(up):
+            raise IllegalAction("Look at a loyalty card first")
+        if state.seats[target].id_up:
+            raise IllegalAction("That ID is already face up")
+        return
+    if state.loyalty_up[slot_pos(state, target, a.card)]:
+        raise IllegalAction("That card is already face up")
+
+
+def _program_target_rule(effects: tuple[Effect, ...]) -> str | None:
+    whos = {e.who for e in effects}
+    if "other" in whos:
+        return "other"
+    return "any" if "any" in whos else None
+
+
+def _slot_rule(effects: tuple[Effect, ...]) -> str | None:
+    for e in effects:
+        if e.do == "swap":
+            return "swap"
+        if e.do in ("peek", "reveal"):
+            return e.card
+    return None
+
+
+def _check_program(state: ICState, a: Program) -> None:
+    _seat_ok(state, a.seat)
+    if state.phase not in (TURN, WINDOW):
+        raise IllegalAction("Wait: something is resolving")
+    if a.card not in state.seats[a.seat].programs:
+        raise IllegalAction("You do not hold that program")
+    card = cards_of(state).programs[a.card]
+    if card.loyalty is not None:
+        raise IllegalAction("Hidden loyalty: it is never played")
+    if card.timing == "anytime":
+        if state.phase == WINDOW and a.seat == state.active:
+            raise IllegalAction("Your action is declared: wait")
+        if a.seat in state.passed:
+            raise IllegalAction("You passed this window")
+    else:
+        if a.seat != state.active:
+            raise IllegalAction("Only on your turn")
+        if state.phase == WINDOW:
+            raise IllegalAction("Your action is declared: wait")
+    rule = _program_target_rule(card.effects)
+    if rule is None:
+        if a.target is not None:
+            raise IllegalAction("This program takes no target")
+    elif rule == "other":
+        _other_alive(state, a.seat, a.target)
+    elif a.target is None or not 0 <= a.target < state.players or not state.seats[
+        a.target
+    ].alive:
+        raise IllegalAction("Pick a living player")
+    _check_slots(state, a, _slot_rule(card.effects))
+
+
+def _check_slots(state: ICState, a: Program, rule: str | None) -> None:
+    if rule != "swap" and a.own_slot is not None:
+        raise IllegalAction("This program swaps nothing")
+    if rule is None:
+        if a.slot is not None:
+            raise IllegalAction("This program picks no card")
+        return
+    assert a.target is not None
+    if rule == "id":
+        if a.slot not in (None, "id"):
+            raise IllegalAction("This program is about an ID")
+        if state.seats[a.target].id_up:
+            raise IllegalAction("That ID is already face up")
+        return
+    if a.slot not in LOYALTY_SLOTS:
+        raise IllegalAction("Pick a loyalty card: left or right")
+    if rule == "loyalty":
+        if state.loyalty_up[slot_pos(state, a.target, a.slot)]:
+            raise IllegalAction("That card is already face up")
+        return
+    if a.own_slot not in LOYALTY_SLOTS:
+        raise IllegalAction("Pick one of your loyalty cards")
+    if slot_pos(state, a.seat, a.own_slot) == slot_pos(state, a.target, a.slot):
+        raise IllegalAction("Pick two different cards")
+
+
+# --- moves -----------------------------------------------------------------
+
+
+def _declare(state: ICState, a: Action, ev: list[Event]) -> ICState:
+    assert isinstance(a, DECLARATIONS)
+    if isinstance(a, Aim) and state.phase == REAIM:
+        return _reaim(state, a, ev)
+    _check_declaration(state, a)
+    ev.append(Event("declare", {"seat": a.seat, "action": action_to_json(a)}))
+    others = [s for s in alive(state) if s != a.seat]
+    if state.window > 0 and others:
+        ev.append(Event("window", {"seconds": state.window, "waiting": others}))
+        return replace(state, phase=WINDOW, declared=a, passed=(), may_change=False)
+    return _resolve(replace(state, may_change=False), a, ev)
+
+
+def _resolve(state: ICState, a: Declaration, ev: list[Event]) -> ICState:
+    st = replace(state, phase=TURN, declared=None, passed=(), resume="end")
+    seat = a.seat
+    if isinstance(a, Investigate):
+        st = _investigate(st, a, ev)
+    elif isinstance(a, Equip):
+        ws = weapon_state(st, a.weapon)
+        assert ws is not None
+        st = _set_weapon(st, replace(ws, holder=seat, targets=tuple(a.targets), unlocked=True))
+        ev.append(Event("equip", {"seat": seat, "weapon": a.weapon, "targets": list(a.targets)}))
+    elif isinstance(a, Draw):
+        st = _draw(st, seat, 1, ev)
+    elif isinstance(a, Drop):
+        st = _drop(st, seat, ev)
+    elif isinstance(a, Aim):
+        held = holding(st, seat)
+        assert held is not None
+        st = _set_weapon(st, replace(held, targets=tuple(a.targets)))
+        ev.append(Event("aim", {"seat": seat, "weapon": held.key, "targets": list(a.targets)}))
+    elif isinstance(a, Fire):
+        st = _fire(st, a, ev)
+    else:
+        st = _heal_shot(st, seat, ev)
+    return _settle(st, ev)
+
+
+def _investigate(st: ICState, a: Investigate, ev: list[Event]) -> ICState:
+    t = a.target
+    if a.card == "id":
+        seen = Seen("id", t, st.seats[t].id_card)
+    else:
+        pos = slot_pos(st, t, a.card)
+        seen = Seen("loyalty", pos, st.loyalty[pos])
+    st = _remember(st, a.seat, seen)
+    ev.append(Event("investigate", {"seat": a.seat, "target": t, "card": a.card}))
+    ev.append(_seen_event(st, a.seat, t, a.card, seen))
+    return st
+
+
+def _seen_event(st: ICState, seat: int, target: int, slot: str, seen: Seen) -> Event:
+    cards = cards_of(st)
+    name = cards.ids[seen.card].name if seen.kind == "id" else cards.loyalty[seen.card].name
+    data = {"target": target, "card": slot, "sees": name, "id": seen.card}
+    return Event("peek", data, to=(seat,))
+
+
+def _remember(st: ICState, seat: int, seen: Seen) -> ICState:
+    s = st.seats[seat]
+    if seen in s.seen:
+        return st
+    return _set_seat(st, seat, replace(s, seen=(*s.seen, seen)))
+
+
+def _fire(st: ICState, a: Fire, ev: list[Event]) -> ICState:
+    held = holding(st, a.seat)
+    assert held is not None
+    card = cards_of(st).weapon(held.key)
+    targets = held.targets if card.aim == "equip" else (a.target,)
+    ev.append(Event("fire", {"seat": a.seat, "weapon": held.key, "targets": list(targets)}))
+    hits = tuple(Hit(t, card.reveal, card.damage, card.key) for t in targets if t is not None)
+    st = replace(st, hits=st.hits + hits)
+    st = _drop(st, a.seat, None)
+    return _draw(st, a.seat, 1, ev) if card.draw else st
+
+
+def _heal_shot(st: ICState, seat: int, ev: list[Event]) -> ICState:
+    held = holding(st, seat)
+    assert held is not None
+    card = cards_of(st).weapon(held.key)
+    target = held.targets[0]
+    st = _heal(st, target, card.heal, ev, held.key)
+    st = _drop(st, seat, None)
+    return _draw(st, seat, 1, ev) if card.draw else st
+
+
+def _pass(state: ICState, a: Action, ev: list[Event]) -> ICState:
+    assert isinstance(a, Pass)
+    _seat_ok(state, a.seat)
+    if state.phase != WINDOW:
+        raise IllegalAction("No window is open")
+    if a.seat == state.active:
+        raise IllegalAction("Your action is declared: wait")
+    if a.seat in state.passed:
+        raise IllegalAction("You already passed")
+    st = replace(state, passed=(*state.passed, a.seat))
+    ev.append(Event("pass", {"seat": a.seat}))
+    waiting = [s for s in alive(st) if s != st.active and s not in st.passed]
+    if waiting:
+        return st
+    ev.append(Event("window_closed", {"by": "passes"}))
+    assert st.declared is not None
+    return _resolve(st, st.declared, ev)
+
+
+def _timeout(state: ICState, a: Action, ev: list[Event]) -> ICState:
+    if state.phase != WINDOW:
+        raise IllegalAction("No window is open")
+    ev.append(Event("window_closed", {"by": "timeout"}))
+    assert state.declared is not None
+    return _resolve(state, state.declared, ev)
+
+
+def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
+    assert isinstance(a, Program)
+    _check_program(state, a)
+    cards = cards_of(state)
+    card = cards.programs[a.card]
+    s = state.seats[a.seat]
+    hand = tuple(c for c in s.programs if c != a.card)
+    if card.timing == "permanent":
+        st = _set_seat(state, a.seat, replace(s, programs=hand, permanents=(*s.permanents, a.card)))
+    else:
+        st = _set_seat(state, a.seat, replace(s, programs=hand))
+        st = replace(st, deck=(*st.deck, a.card))
+    data = {"seat": a.seat, "card": a.card, "key": card.key, "name": card.name}
+    data.update({"target": a.target, "slot": a.slot, "own_slot": a.own_slot})
+    ev.append(Event("program", data))
+    if state.phase == WINDOW:
+        # An interrupt: the declared action is off and the actor declares again.
+        ev.append(Event("interrupted", {"seat": state.active}))
+        st = replace(st, phase=TURN, declared=None, passed=(), may_change=True)
+    st = replace(st, resume="turn")  # after it resolves, the turn goes on
+    for eff in card.effects:
+        if st.phase == OVER:
+            break
+        st = _effect(st, eff, a, card.key, ev)
+    return _settle(st, ev)
+
+
+def _effect(st: ICState, eff: Effect, a: Program, source: str, ev: list[Event]) -> ICState:
+    seat = a.seat
+    target = a.target if eff.who != "self" and a.target is not None else seat
+    if not st.seats[target].alive or not st.seats[seat].alive:
+        return st
+    do = eff.do
+    if do == "peek":
+        slot = "id" if eff.card == "id" else a.slot
+        assert slot is not None
+        if slot == "id":
+            seen = Seen("id", target, st.seats[target].id_card)
+        else:
+            pos = slot_pos(st, target, slot)
+            seen = Seen("loyalty", pos, st.loyalty[pos])
+        ev.append(_seen_event(st, seat, target, slot, seen))
+        return _remember(st, seat, seen)
+    if do == "reveal":
+        return _reveal(st, target, "id" if eff.card == "id" else str(a.slot), ev)
+    if do == "hit":
+        return replace(st, hits=(*st.hits, Hit(target, eff.card, eff.amount, source)))
+    if do == "damage":
+        return _lose(st, target, eff.amount, ev, source)
+    if do == "heal":
+        return _heal(st, target, eff.amount, ev, source)
+    if do == "draw":
+        return _draw(st, seat, eff.amount, ev)
+    if do == "steal":
+        return _steal(st, seat, target, ev)
+    if do == "swap":
+        assert a.slot is not None and a.own_slot is not None
+        return _swap(st, slot_pos(st, seat, a.own_slot), slot_pos(st, target, a.slot), ev)
+    return _simple_effect(st, eff, seat, target, ev)
+
+
+def _simple_effect(
+    st: ICState, eff: Effect, seat: int, target: int, ev: list[Event]
+) -> ICState:
+    if eff.do == "unlock":
+        ws = weapon_state(st, str(eff.weapon))
+        if ws is None:
+            return st
+        ev.append(Event("unlock", {"weapon": ws.key}))
+        return _set_weapon(st, replace(ws, unlocked=True))
+    if eff.do == "change_faction":
+        ev.append(Event("change_faction", {"seat": target, "to": eff.to}))
+        return _set_seat(st, target, replace(st.seats[target], override=eff.to))
+    if eff.do == "skip_turn":
+        s = st.seats[target]
+        ev.append(Event("skip_next", {"seat": target}))
+        return _set_seat(st, target, replace(s, skips=s.skips + eff.amount))
+    if eff.do == "disarm":
+        return _drop(st, target, ev) if holding(st, target) is not None else st
+    return st  # armor is passive
+
+
+def _respond(state: ICState, a: Action, ev: list[Event]) -> ICState:
+    assert isinstance(a, Reveal | Take)
+    _seat_ok(state, a.seat)
+    if state.phase != RESPOND or state.hits[0].target != a.seat:
+        raise IllegalAction("Nothing asks you to answer")
+    hit = state.hits[0]
+    if isinstance(a, Reveal) and a.card not in _reveal_options(state, hit):
+        raise IllegalAction("Reveal a face-down card it asks for")
+    st = replace(state, hits=state.hits[1:])
+    st = _reveal(st, a.seat, a.card, ev) if isinstance(a, Reveal) else _take(st, hit, ev)
+    return _settle(st, ev)
+
+
+def _reaim(state: ICState, a: Aim, ev: list[Event]) -> ICState:
+    _seat_ok(state, a.seat)
+    if state.reaim[0] != a.seat:
+        raise IllegalAction("Wait: someone else re-aims")
+    held = holding(state, a.seat)
+    assert held is not None
+    _check_targets(state, a.seat, cards_of(state).weapon(held.key), a.targets)
+    st = _set_weapon(state, replace(held, targets=tuple(a.targets)))
+    ev.append(Event("aim", {"seat": a.seat, "weapon": held.key, "targets": list(a.targets)}))
+    return _settle(replace(st, reaim=st.reaim[1:]), ev)
+
+
+def _discard(state: ICState, a: Action, ev: list[Event]) -> ICState:
+    assert isinstance(a, Discard)
+    _seat_ok(state, a.seat)
+    if state.phase != DISCARD or a.seat != state.active:
+        raise IllegalAction("No discard is due")
+    s = state.seats[a.seat]
+    if a.card in s.programs:
+        s = replace(s, programs=tuple(c for c in s.programs if c != a.card))
+        ev.append(Event("discard", {"seat": a.seat}))
+        ev.append(Event("discarded", {"card": a.card}, to=(a.seat,)))
+    elif a.card in s.permanents:
+        s = replace(s, permanents=tuple(c for c in s.permanents if c != a.card))
+        ev.append(Event("discard", {"seat": a.seat, "card": a.card}))
+    else:
+        raise IllegalAction("You do not hold that program")
+    st = _set_seat(state, a.seat, s)
+    return _settle(replace(st, deck=(*st.deck, a.card)), ev)
+
+
+# --- effects on the table --------------------------------------------------
+
+
+def _set_seat(st: ICState, seat: int, new: SeatState) -> ICState:
+    seats = list(st.seats)
+    seats[seat] = new
+    return replace(st, seats=tuple(seats))
+
+
+def _set_weapon(st: ICState, new: WeaponState) -> ICState:
+    return replace(st, weapons=tuple(new if w.key == new.key else w for w in st.weapons))
+
+
+def _drop(st: ICState, seat: int, ev: list[Event] | None) -> ICState:
+    held = holding(st, seat)
+    if held is None:
+        return st
+    if ev is not None:
+        ev.append(Event("drop", {"seat": seat, "weapon": held.key}))
+    return _set_weapon(st, replace(held, holder=None, targets=()))
+
+
+def _draw(st: ICState, seat: int, count: int, ev: list[Event]) -> ICState:
+    got = st.deck[:count]
+    s = st.seats[seat]
+    st = _set_seat(st, seat, replace(s, programs=s.programs + got))
+    ev.append(Event("draw", {"seat": seat, "count": len(got)}))
+    if got:
+        ev.append(Event("drew", {"cards": list(got)}, to=(seat,)))
+    return replace(st, deck=st.deck[count:])
+
+
+def _steal(st: ICState, seat: int, target: int, ev: list[Event]) -> ICState:
+    victim = st.seats[target]
+    if not victim.programs:
+        ev.append(Event("steal", {"seat": seat, "target": target, "count": 0}))
+        return st
+    card, rng = st.rng.choice(victim.programs)
+    st = replace(st, rng=rng)
+    rest = tuple(c for c in victim.programs if c != card)
+    st = _set_seat(st, target, replace(victim, programs=rest))
+    me = st.seats[seat]
+    st = _set_seat(st, seat, replace(me, programs=(*me.programs, card)))
+    ev.append(Event("steal", {"seat": seat, "target": target, "count": 1}))
+    ev.append(Event("stolen", {"seat": seat, "target": target, "card": card}, to=(seat, target)))
+    return st
+
+
+def _swap(st: ICState, p: int, q: int, ev: list[Event]) -> ICState:
+    cards = list(st.loyalty)
+    up = list(st.loyalty_up)
+    cards[p], cards[q] = cards[q], cards[p]
+    up[p], up[q] = up[q], up[p]
+    ev.append(Event("swap", {"positions": [p, q]}))
+    return replace(st, loyalty=tuple(cards), loyalty_up=tuple(up))
+
+
+def _heal(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
+    s = st.seats[seat]
+    hp = min(MAX_HP, s.hp + amount)
+    ev.append(Event("heal", {"seat": seat, "hp": hp, "source": source}))
+    return _set_seat(st, seat, replace(s, hp=hp))
+
+
+def _reveal_options(st: ICState, hit: Hit) -> list[str]:
+    if hit.reveal == "id":
+        return [] if st.seats[hit.target].id_up else ["id"]
+    return [
+        slot for slot in LOYALTY_SLOTS if not st.loyalty_up[slot_pos(st, hit.target, slot)]
+    ]
+
+
+def _reveal(st: ICState, seat: int, slot: str, ev: list[Event]) -> ICState:
+    cards = cards_of(st)
+    s = st.seats[seat]
+    if slot == "id":
+        ev.append(Event("reveal", {"seat": seat, "card": "id", "id": s.id_card}))
+        st = _set_seat(st, seat, replace(s, id_up=True))
+        for eff in cards.ids[s.id_card].effects:
+            st = _id_ability(st, seat, eff, ev)
+        return st
+    pos = slot_pos(st, seat, slot)
+    ev.append(Event("reveal", {"seat": seat, "card": slot, "id": st.loyalty[pos]}))
+    up = list(st.loyalty_up)
+    up[pos] = True
+    return replace(st, loyalty_up=tuple(up))
+
+
+def _id_ability(st: ICState, seat: int, eff: Effect, ev: list[Event]) -> ICState:
+    key = cards_of(st).ids[st.seats[seat].id_card].key
+    if eff.do == "draw":
+        return _draw(st, seat, eff.amount, ev)
+    if eff.do == "heal":
+        return _heal(st, seat, eff.amount, ev, key)
+    return _simple_effect(st, eff, seat, seat, ev)
+
+
+def _take(st: ICState, hit: Hit, ev: list[Event]) -> ICState:
+    amount = max(0, hit.damage - armor(st, hit.target))
+    return _lose(st, hit.target, amount, ev, hit.source)
+
+
+def _lose(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
+    s = st.seats[seat]
+    hp = max(0, s.hp - amount)
+    ev.append(Event("damage", {"seat": seat, "amount": amount, "hp": hp, "source": source}))
+    st = _set_seat(st, seat, replace(s, hp=hp))
+    return _eliminate(st, seat, ev) if hp == 0 else st
+
+
+def _eliminate(st: ICState, seat: int, ev: list[Event]) -> ICState:
+    before = [faction(st, i) for i in range(st.players)]
+    s = st.seats[seat]
+    up = list(st.loyalty_up)
+    for pos in own_positions(st, seat):
+        up[pos] = True
+    st = _drop(st, seat, None)
+    st = replace(st, loyalty_up=tuple(up), deck=st.deck + s.programs + s.permanents)
+    dead = replace(
+        s, hp=0, alive=False, id_up=True, programs=(), permanents=(), skips=0, final=before[seat]
+    )
+    st = _set_seat(st, seat, dead)
+    cards = [st.seats[seat].id_card, *(st.loyalty[p] for p in own_positions(st, seat))]
+    ev.append(Event("eliminated", {"seat": seat, "cards": cards}))
+    chasing = tuple(
+        w.holder
+        for w in st.weapons
+        if w.holder is not None and seat in w.targets and w.holder not in st.reaim
+    )
+    st = replace(st, reaim=st.reaim + chasing)
+    ffa = st.free_for_all
+    if ffa is None:
+        ffa = not st.humans_at_start or "human" not in before
+        st = replace(st, free_for_all=ffa)
+    result = victory(st, ffa)
+    if result is None:
+        ev.append(Event("check", {"eliminated": seat, "result": "continues"}))
+        return replace(st, announce=Announce(seat))
+    winners, side = result
+    ev.append(Event("check", {"eliminated": seat, "result": "won", "winners": list(winners)}))
+    return replace(
+        st,
+        announce=Announce(seat, winners, side),
+        phase=OVER,
+        winners=winners,
+        winner_faction=side,
+        hits=(),
+        reaim=(),
+        declared=None,
+    )
+
+
+def victory(st: ICState, free_for_all: bool) -> tuple[tuple[int, ...], str] | None:
+    """The winners and their side, or None when the game goes on (RULES.md §5)."""
+    sides = [faction(st, i) for i in range(st.players)]
+    living = alive(st)
+    left = {sides[i] for i in living}
+
+    def team(side: str) -> tuple[tuple[int, ...], str]:
+        return tuple(i for i, f in enumerate(sides) if f == side), side
+
+    if not living:
+        return (), "nobody"
+    if left == {"legion"}:
+        return team("legion")
+    if free_for_all:
+        return ((living[0],), sides[living[0]]) if len(living) == 1 else None
+    if left == {"fallen"}:
+        return team("fallen")
+    if left == {"human"}:
+        return team("human")
+    if "human" not in left and "machine" in sides:
+        return team("machine")
+    if len(living) == 1:
+        return (living[0],), sides[living[0]]
+    return None
+
+
+# --- flow ------------------------------------------------------------------
+
+
+def _settle(st: ICState, ev: list[Event]) -> ICState:
+    """Run the automatic steps until a player must act."""
+    while st.phase != OVER:
+        if st.reaim:
+            holder = st.reaim[0]
+            held = holding(st, holder)
+            if held is None or not st.seats[holder].alive:
+                st = replace(st, reaim=st.reaim[1:])
+                continue
+            if not _target_sets(st, holder, cards_of(st).weapon(held.key)):
+                st = replace(_drop(st, holder, ev), reaim=st.reaim[1:])
+                continue
+            return replace(st, phase=REAIM)
+        if st.hits:
+            hit = st.hits[0]
+            if not st.seats[hit.target].alive:
+                st = replace(st, hits=st.hits[1:])
+                continue
+            if not _reveal_options(st, hit):
+                st = _take(replace(st, hits=st.hits[1:]), hit, ev)
+                continue
+            return replace(st, phase=RESPOND)
+        me = st.active
+        if st.seats[me].alive and st.resume == "turn":
+            return replace(st, phase=TURN)
+        if st.seats[me].alive and hand_size(st, me) > hand_limit(st):
+            return replace(st, phase=DISCARD, resume="end")
+        return _next_turn(st, ev)
+    return st
+
+
+def _next_turn(st: ICState, ev: list[Event]) -> ICState:
+    seat = st.active
+    while True:
+        seat = next_alive(st, seat)
+        s = st.seats[seat]
+        if s.skips <= 0:
+            break
+        st = _set_seat(st, seat, replace(s, skips=s.skips - 1))
+        ev.append(Event("skip", {"seat": seat}))
+    ev.append(Event("turn", {"seat": seat}))
+    return replace(
+        st, phase=TURN, active=seat, resume="turn", declared=None, passed=(), may_change=False
+    )
+
+
+# --- legal actions ---------------------------------------------------------
+
+
+def _legal(state: ICState, seat: int | None) -> list[Action]:
+    if state.phase == OVER:
+        return []
+    if seat is None:
+        return [Timeout()] if state.phase == WINDOW else []
+    if not 0 <= seat < state.players or not state.seats[seat].alive:
+        return []
+    phase = state.phase
+    if phase == TURN:
+        if seat == state.active:
+            return _legal_declarations(state, seat) + _legal_programs(state, seat)
+        return _legal_programs(state, seat)
+    if phase == WINDOW:
+        if seat == state.active or seat in state.passed:
+            return []
+        return [Pass(seat), *_legal_programs(state, seat)]
+    if phase == RESPOND:
+        hit = state.hits[0]
+        if hit.target != seat:
+            return []
+        reveals: list[Action] = [Reveal(seat, c) for c in _reveal_options(state, hit)]  # type: ignore[arg-type]
+        return [*reveals, Take(seat)]
+    if phase == REAIM:
+        held = holding(state, seat)
+        if state.reaim[0] != seat or held is None:
+            return []
+        card = cards_of(state).weapon(held.key)
+        return [Aim(seat, t) for t in _target_sets(state, seat, card)]
+    if phase == DISCARD and seat == state.active:
+        s = state.seats[seat]
+        return [Discard(seat, c) for c in (*s.programs, *s.permanents)]
+    return []
+
+
+def _legal_declarations(state: ICState, seat: int) -> list[Action]:
+    cards = cards_of(state)
+    held = holding(state, seat)
+    others = [t for t in alive(state) if t != seat]
+    out: list[Action] = []
+    if held is None:
+        for t in others:
+            up = [state.loyalty_up[p] for p in own_positions(state, t)]
+            for slot, is_up in zip(LOYALTY_SLOTS, up, strict=True):
+                if not is_up:
+                    out.append(Investigate(seat, t, slot))  # type: ignore[arg-type]
+            if all(up) and not state.seats[t].id_up:
+                out.append(Investigate(seat, t, "id"))
+        for ws in state.weapons:
+            card = cards.weapon(ws.key)
+            if ws.holder is None and (ws.unlocked or _unlock_met(state, seat, card)):
+                out += [Equip(seat, ws.key, ts) for ts in _target_sets(state, seat, card)]
+        out.append(Draw(seat))
+        return out
+    card = cards.weapon(held.key)
+    out.append(Drop(seat))
+    if card.aim == "equip":
+        out += [Aim(seat, ts) for ts in _target_sets(state, seat, card) if ts != held.targets]
+        out.append(Fire(seat))
+    else:
+        out += [Fire(seat, t) for t in others]
+    if card.heal > 0:
+        out.append(Heal(seat))
+    return out
+
+
+def _legal_programs(state: ICState, seat: int) -> list[Action]:
+    cards = cards_of(state)
+    out: list[Action] = []
+    mine = state.phase == TURN and seat == state.active
+    for c in state.seats[seat].programs:
+        card = cards.programs[c]
+        if card.loyalty is not None or (card.timing != "anytime" and not mine):
+            continue
+        rule = _program_target_rule(card.effects)
+        if rule is None:
+            out.append(Program(seat, c))
+            continue
+        targets = [t for t in alive(state) if rule == "any" or t != seat]
+        slot_rule = _slot_rule(card.effects)
+        for t in targets:
+            choices = _slot_choices(state, seat, t, slot_rule)
+            out += [Program(seat, c, t, *slots) for slots in choices]
+    return out
+
+
+def _slot_choices(
+    state: ICState, seat: int, target: int, rule: str | None
+) -> list[tuple[Any, ...]]:
+    if rule is None:
+        return [()]
+    if rule == "id":
+        return [] if state.seats[target].id_up else [("id",)]
+    if rule == "loyalty":
+        return [
+            (s,) for s in LOYALTY_SLOTS if not state.loyalty_up[slot_pos(state, target, s)]
+        ]
+    return [
+        (s, o)
+        for s in LOYALTY_SLOTS
+        for o in LOYALTY_SLOTS
+        if slot_pos(state, target, s) != slot_pos(state, seat, o)
+    ]
+
+
+_HANDLERS: dict[type, Any] = {
+    **dict.fromkeys(DECLARATIONS, _declare),
+    Pass: _pass,
+    Timeout: _timeout,
+    Program: _program,
+    Reveal: _respond,
+    Take: _respond,
+    Discard: _discard,
+}
+
+GAME = IdentitesCryptees()
+
+__all__ = ["GAME", "IdentitesCryptees", "shared", "victory"]
