@@ -1,10 +1,14 @@
-"""The ``coffre`` command line."""
+"""The ``coffre`` command line: sim, hub, station, play, bench, broker-config, selftest."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from rules import GAME_IDS
 
@@ -14,12 +18,49 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coffre", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
+    sim = sub.add_parser("sim", help="a simulated table plays a whole game")
+    sim.add_argument("--game", default="secret-identity", choices=GAME_IDS)
+    sim.add_argument("--players", type=int, default=5)
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--out", default="sim-out", help="folder for the saved screens")
+    sim.add_argument("--pace", type=float, default=0.0, help="seconds to wait before each safe")
+    sim.add_argument(
+        "--embedded-broker",
+        action="store_true",
+        help="use the in-process broker even if mosquitto is installed",
+    )
+    sim.add_argument(
+        "--emulate-chips",
+        action="store_true",
+        help="real reader/display drivers over emulated MFRC522 and SSD1306",
+    )
+
+    hub = sub.add_parser("hub", help="run the hub (the referee)")
+    hub.add_argument("--config", required=True, help="hub TOML file (see firmware/config.py)")
+
+    station = sub.add_parser("station", help="run one station")
+    station.add_argument("--config", required=True, help="station TOML file")
+
     play = sub.add_parser("play", help="apply a JSON scenario to a rules engine")
     play.add_argument("--game", required=True, choices=GAME_IDS)
     play.add_argument("--players", type=int, required=True)
     play.add_argument("--seed", type=int, default=0)
     play.add_argument("--option", "-o", action="append", metavar="KEY=VALUE")
     play.add_argument("scenario", nargs="?", help="file of JSON actions, one a line (- = stdin)")
+
+    bench = sub.add_parser("bench", help="tap-to-screen latency through a real broker")
+    bench.add_argument("--stations", type=int, default=8)
+    bench.add_argument("--taps", type=int, default=200)
+
+    conf = sub.add_parser("broker-config", help="write mosquitto.conf, passwords and ACL")
+    conf.add_argument("--table", required=True)
+    conf.add_argument("--stations", required=True, help="comma-separated station ids")
+    conf.add_argument("--port", type=int, default=1883)
+    conf.add_argument("--out", required=True, help="folder to write into")
+
+    selftest = sub.add_parser("selftest", help="check a station's hardware, step by step")
+    selftest.add_argument("--backend", default=None, help="real | mock | emulated")
+    selftest.add_argument("--yes", action="store_true", help="do not wait for the builder")
     return parser
 
 
@@ -30,7 +71,103 @@ def main(argv: Sequence[str] | None = None) -> int:
         from firmware import play
 
         return play.main(args)
+    if args.command == "sim":
+        from firmware import sim
+
+        return sim.main(args)
+    if args.command == "hub":
+        return _run_hub(args)
+    if args.command == "station":
+        return _run_station(args)
+    if args.command == "bench":
+        from firmware import bench
+
+        return bench.main(args)
+    if args.command == "broker-config":
+        return _broker_config(args)
+    if args.command == "selftest":
+        return _selftest(args)
     return 1
+
+
+def _wait_for_signal() -> None:
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    done.wait()
+
+
+def _run_hub(args: Any) -> int:
+    from device.factory import open_panel
+    from firmware.config import load_hub
+    from firmware.hub import Hub
+    from hardware.keys import load_keyset
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = load_hub(args.config)
+    panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
+    hub = Hub(
+        settings.broker,
+        settings.tables,
+        settings.store,
+        keys=load_keyset(settings.keyset),
+        panel=panel,
+    )
+    hub.start()
+    _wait_for_signal()
+    hub.stop()
+    return 0
+
+
+def _run_station(args: Any) -> int:
+    from device.factory import open_station
+    from firmware.config import load_station
+    from firmware.station import Station
+    from hardware.pins import load_station_pins
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    settings = load_station(args.config)
+    devices = open_station(load_station_pins(settings.pins), backend=settings.backend)
+    station = Station(settings.broker, settings.table, settings.id, devices)
+    station.start()
+    _wait_for_signal()
+    station.stop()
+    devices.close()
+    return 0
+
+
+def _broker_config(args: Any) -> int:
+    from pathlib import Path
+
+    from firmware.broker import TableAccess, write_broker_files
+
+    stations = [s.strip() for s in args.stations.split(",") if s.strip()]
+    access = TableAccess(args.table, stations)
+    out = Path(args.out)
+    conf = write_broker_files(out, args.port, [access])
+    secrets = out / "credentials"
+    secrets.mkdir(exist_ok=True)
+    for user, password in access.passwords.items():
+        path = secrets / f"{user}.password"
+        path.write_text(password + "\n")
+        path.chmod(0o600)
+    print(
+        f"wrote {conf}, {out / 'passwd'}, {out / 'acl'} and one password file per user "
+        f"in {secrets}/ (copy each to its station)"
+    )
+    return 0
+
+
+def _selftest(args: Any) -> int:
+    from device.factory import open_station
+    from firmware.selftest import run_selftest
+
+    devices = open_station(backend=args.backend)
+    try:
+        result: int = run_selftest(devices, sys.stdout, interactive=not args.yes)
+        return result
+    finally:
+        devices.close()
 
 
 if __name__ == "__main__":

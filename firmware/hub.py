@@ -1,0 +1,427 @@
+"""The hub: the authority of every table it runs.
+
+One thread processes everything in order (MQTT messages, panel presses,
+timers), so each table behaves as an actor with a single mailbox. For each
+station input: validate, translate through the game's table binding, check
+against the rules, commit to the store, publish what changed, then ack.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from device.panel import Panel
+from firmware import protocol as proto
+from firmware.bindings import binding_for, bound_games
+from firmware.hostmenu import HostMenu
+from firmware.mqtt import BrokerConfig, Client, Message, Will
+from firmware.render import render_lines
+from firmware.store import GameRecord, Store
+from firmware.table import Seating, Table
+from hardware.keys import COLOURS, KeySet, load_keyset
+from rules import get_game
+from rules.core import IllegalAction, RulesError
+
+log = logging.getLogger(__name__)
+
+PANEL_TOPIC = "!panel"
+CONNECTED_TOPIC = "!connected"
+
+
+@dataclass
+class TableConfig:
+    """One physical table: its name and its stations in seat order."""
+
+    name: str
+    stations: list[str]
+    colours: list[str] | None = None
+    #: Seconds between safe openings once voting is over (0: the host says next).
+    reveal_delay: float = 0.0
+
+    def seating(self) -> Seating:
+        colours = self.colours or list(COLOURS[: len(self.stations)])
+        return Seating(list(self.stations), colours)
+
+
+@dataclass
+class TableActor:
+    """A table's runtime: its topics, its game, what was last published."""
+
+    config: TableConfig
+    topics: proto.Topics
+    menu: HostMenu
+    table: Table | None = None
+    record: GameRecord | None = None
+    published: dict[str, bytes] = field(default_factory=dict)
+    timer_due: float | None = None
+    timer_body: dict[str, Any] | None = None
+    message: str = ""
+
+
+class Hub:
+    """Runs tables on one broker connection; call ``start()`` then ``stop()``."""
+
+    def __init__(
+        self,
+        broker: BrokerConfig,
+        tables: list[TableConfig],
+        store_path: str | Path,
+        *,
+        keys: KeySet | None = None,
+        panel: Panel | None = None,
+        client_id: str = "coffre-hub",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = Store(store_path)
+        self.keys = keys or load_keyset()
+        self.clock = clock
+        self.panel = panel
+        self.actors: dict[str, TableActor] = {}
+        games = bound_games()
+        limits = {g: (get_game(g).min_players, get_game(g).max_players) for g in games}
+        for cfg in tables:
+            menu = HostMenu(games, max_players=len(cfg.stations), limits=limits)
+            self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
+        subs: list[str] = []
+        for actor in self.actors.values():
+            t = actor.topics
+            subs += [t.all_station_inputs, t.all_station_status, t.host_command]
+        first = next(iter(self.actors.values()))
+        self.client = Client(
+            broker,
+            client_id,
+            subs,
+            will=Will(first.topics.hub_status, proto.encode(proto.HubStatus(state="lost"))),
+            # A persistent session: inputs sent while the hub is down wait in the broker.
+            clean_session=False,
+            on_connected=lambda: self.client.inbox.put(Message(CONNECTED_TOPIC, b"")),
+        )
+        if panel is not None:
+            panel.on_button = lambda name: self.client.inbox.put(
+                Message(PANEL_TOPIC, name.encode())
+            )
+        self._thread: threading.Thread | None = None
+        self.processed = 0
+        for actor in self.actors.values():
+            self._resume(actor)
+
+    # --- life cycle ----------------------------------------------------------------
+
+    def start(self) -> None:
+        self.client.start()
+        self._thread = threading.Thread(target=self.run, name="hub", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        for actor in self.actors.values():
+            self.client.publish(
+                actor.topics.hub_status,
+                proto.encode(proto.HubStatus(state="disconnected")),
+                retain=True,
+            ).wait_for_publish(2)
+        self.client.stop()
+        if self._thread:
+            self._thread.join(5)
+        self.store.close()
+
+    def run(self) -> None:
+        """Process messages and timers until the client stops."""
+        while True:
+            timeout = self._next_timer()
+            try:
+                msg = self.client.inbox.get(timeout=timeout)
+            except queue.Empty:
+                msg = Message("", b"")
+            if msg is None:
+                return
+            try:
+                self._dispatch(msg)
+            except Exception:  # a bug must not take the whole table down
+                log.exception("hub: failed on %s", msg.topic)
+            self._fire_timers()
+            self.processed += 1
+
+    def _resume(self, actor: TableActor) -> None:
+        record = self.store.current_game(actor.config.name)
+        if record is None:
+            return
+        try:
+            actor.table = self._new_table(actor, record)
+        except RulesError as exc:
+            log.error("cannot resume %s: %s", actor.config.name, exc)
+            return
+        actor.record = record
+        actor.table.replay_events(self.store.events(record.table_id, record.game_no))
+        log.info(
+            "resumed %s game %d at v%d",
+            actor.config.name,
+            record.game_no,
+            actor.table.state.version,
+        )
+        self._arm_timer(actor)
+
+    def _new_table(self, actor: TableActor, record: GameRecord) -> Table:
+        seating = actor.config.seating()
+        seating = Seating(record.seating, seating.colours[: len(record.seating)])
+        binding = binding_for(record.game, reveal_delay=actor.config.reveal_delay)
+        return Table(
+            record.game, record.players, record.options, record.seed, seating, self.keys, binding
+        )
+
+    # --- dispatch ----------------------------------------------------------------------
+
+    def _dispatch(self, msg: Message) -> None:
+        if msg.topic == CONNECTED_TOPIC:
+            for actor in self.actors.values():
+                actor.published.clear()
+                self._publish_all(actor, hub_ready=True)
+            return
+        if msg.topic == PANEL_TOPIC:
+            # The panel drives the first table (one panel per hub).
+            actor = next(iter(self.actors.values()))
+            cmd = actor.menu.press(
+                msg.payload.decode(), playing=self._playing(actor), now=self.clock()
+            )
+            if cmd is not None:
+                self._host_command(actor, cmd)
+            self._publish_host(actor)
+            return
+        for actor in self.actors.values():
+            if msg.topic == actor.topics.host_command:
+                self._host_payload(actor, msg.payload)
+                return
+            parsed = actor.topics.parse_station_topic(msg.topic)
+            if parsed is None:
+                continue
+            station, leaf = parsed
+            if leaf == "input":
+                self._station_input(actor, station, msg.payload)
+            elif leaf == "status":
+                self._station_status(actor, station, msg.payload)
+            return
+
+    def _playing(self, actor: TableActor) -> bool:
+        return actor.table is not None and not actor.table.over
+
+    # --- station inputs ----------------------------------------------------------------
+
+    def _ack(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
+        self.client.publish(actor.topics.station(station, "ack"), proto.encode(ack))
+
+    def _station_input(self, actor: TableActor, station: str, payload: bytes) -> None:
+        try:
+            inp = proto.decode_input(payload)
+        except proto.ProtocolError as exc:
+            self._ack(actor, station, proto.Ack(proto.salvage_id(payload), False, str(exc)))
+            return
+        seat = actor.config.seating().seat_of_station(station)
+        if seat is None:
+            self._ack(actor, station, proto.Ack(inp.id, False, "Unknown station"))
+            return
+        source_id = f"{actor.config.name}/{station}/{inp.id}"
+        if self.store.seen(source_id):
+            self._ack(actor, station, proto.Ack(inp.id, True, ""))
+            return
+        table = actor.table
+        if table is None or actor.record is None:
+            self._ack(actor, station, proto.Ack(inp.id, False, "No game: ask the host"))
+            return
+        if station not in table.seating.stations[: table.players]:
+            self._ack(actor, station, proto.Ack(inp.id, False, "Not in this game"))
+            return
+        seat = table.seating.stations.index(station)
+        try:
+            if table.over:
+                raise IllegalAction("The game is over")
+            body = table.binding.translate(table, seat, inp)
+            self._apply(actor, body, source_id)
+        except IllegalAction as exc:
+            self._ack(actor, station, proto.Ack(inp.id, False, exc.message))
+            return
+        self._ack(actor, station, proto.Ack(inp.id, True, ""))
+
+    def _apply(self, actor: TableActor, body: dict[str, Any], source_id: str | None) -> None:
+        """Check, commit, apply, publish. Raises IllegalAction and changes nothing."""
+        table, record = actor.table, actor.record
+        assert table is not None and record is not None
+        checked = table.check(body)
+        if not self.store.append(record.table_id, record.game_no, body, source_id):
+            return  # a duplicate that raced past seen(): already applied
+        table.commit(body, checked)
+        if table.over:
+            self.store.set_status(record.table_id, record.game_no, "over")
+        self._arm_timer(actor)
+        self._publish_all(actor)
+
+    def _station_status(self, actor: TableActor, station: str, payload: bytes) -> None:
+        try:
+            status = msgspec.json.decode(payload, type=proto.StationStatus)
+        except msgspec.MsgspecError:
+            return
+        if status.state == "online":
+            # Rebirth: make sure the station has its screen, even if retained ones were lost.
+            actor.published.pop(station, None)
+            self._publish_all(actor)
+
+    # --- host ----------------------------------------------------------------------------
+
+    def _host_payload(self, actor: TableActor, payload: bytes) -> None:
+        try:
+            cmd = proto.decode_host_command(payload)
+        except proto.ProtocolError as exc:
+            actor.message = str(exc)
+            self._publish_host(actor)
+            return
+        self._host_command(actor, cmd)
+        self._publish_host(actor)
+
+    def _host_command(self, actor: TableActor, cmd: proto.HostCommand) -> None:
+        source_id = f"{actor.config.name}/host/{cmd.id}" if cmd.id else None
+        if source_id and self.store.seen(source_id):
+            return
+        try:
+            if cmd.cmd == "start":
+                self._start(actor, cmd)
+                actor.message = "Game started"
+                return
+            table = actor.table
+            if table is None or table.over:
+                raise IllegalAction("No game running")
+            if cmd.cmd == "next":
+                body = table.binding.advance(table)
+                if body is None:
+                    raise IllegalAction("Nothing to skip now")
+                self._apply(actor, body, source_id)
+            elif cmd.cmd == "undo":
+                self._apply(actor, {"undo": True}, source_id)
+            elif cmd.cmd == "abort":
+                assert actor.record is not None
+                self.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+                actor.table = None
+                actor.record = None
+                actor.timer_due = None
+                self._publish_all(actor)
+            actor.message = ""
+        except (IllegalAction, RulesError) as exc:
+            actor.message = str(exc)
+
+    def _start(self, actor: TableActor, cmd: proto.HostCommand) -> None:
+        game = cmd.game or actor.menu.games[actor.menu.game]
+        players = cmd.players or actor.menu.players
+        if game not in bound_games():
+            raise IllegalAction(f"No table binding for {game}")
+        if players > len(actor.config.stations):
+            raise IllegalAction(f"Only {len(actor.config.stations)} stations here")
+        seed = cmd.seed if cmd.seed is not None else int.from_bytes(os.urandom(4), "big")
+        stations = actor.config.stations[:players]
+        # Validate by setting up before anything is stored.
+        get_game(game).setup(players, cmd.options, seed)
+        record = self.store.new_game(
+            actor.config.name, game, players, dict(cmd.options), seed, stations
+        )
+        actor.record = record
+        actor.table = self._new_table(actor, record)
+        actor.timer_due = None
+        self._publish_all(actor)
+
+    # --- timers ------------------------------------------------------------------------
+
+    def _arm_timer(self, actor: TableActor) -> None:
+        table = actor.table
+        nxt = table.binding.timer(table) if table is not None and not table.over else None
+        if nxt is None:
+            actor.timer_due, actor.timer_body = None, None
+        else:
+            actor.timer_due, actor.timer_body = self.clock() + nxt[0], nxt[1]
+
+    def _next_timer(self) -> float | None:
+        dues = [a.timer_due for a in self.actors.values() if a.timer_due is not None]
+        return max(0.0, min(dues) - self.clock()) if dues else None
+
+    def _fire_timers(self) -> None:
+        now = self.clock()
+        for actor in self.actors.values():
+            if actor.timer_due is None or actor.timer_due > now or actor.timer_body is None:
+                continue
+            body = actor.timer_body
+            actor.timer_due = None
+            try:
+                self._apply(actor, body, None)
+            except IllegalAction:
+                self._arm_timer(actor)
+
+    # --- publishing ----------------------------------------------------------------------
+
+    def _publish_all(self, actor: TableActor, *, hub_ready: bool = False) -> None:
+        t = actor.topics
+        table = actor.table
+        rev = (actor.record.game_no * 1_000_000 + table.events) if table and actor.record else 0
+        for seat, station in enumerate(actor.config.stations):
+            if table is not None and seat < table.players:
+                screen = table.binding.station_screen(table, seat)
+            else:
+                screen = idle_screen(actor, station)
+            # Compare without the revision: a station is sent a screen only when it changed.
+            topic = t.station(station, "screen")
+            content = proto.encode(screen)
+            if actor.published.get(topic) != content:
+                actor.published[topic] = content
+                self.client.publish(
+                    topic, proto.encode(msgspec.structs.replace(screen, rev=rev)), retain=True
+                )
+        public = table.public() if table else {"game": None, "version": 0, "over": False}
+        self._publish_retained(actor, t.public, proto.encode(public))
+        view = table.view(None) if table else {}
+        status = proto.HubStatus(
+            state="ready",
+            version=table.state.version if table else 0,
+            game=table.game_id if table else None,
+            phase=view.get("phase"),
+        )
+        self._publish_retained(actor, t.hub_status, proto.encode(status), force=hub_ready)
+        self._publish_host(actor)
+
+    def _publish_retained(
+        self, actor: TableActor, topic: str, payload: bytes, *, force: bool = False
+    ) -> None:
+        if not force and actor.published.get(topic) == payload:
+            return
+        actor.published[topic] = payload
+        self.client.publish(topic, payload, retain=True)
+
+    def _publish_host(self, actor: TableActor) -> None:
+        now = self.clock()
+        table = actor.table
+        if table is not None:
+            title, lines = table.binding.host_screen(table)
+            if table.over:
+                title = "Game over"
+        else:
+            title, lines = "coffre: new game", actor.menu.lines(now)
+        note = actor.menu.prompt(now) or actor.message
+        if note:
+            lines = [*lines[:3], note]
+        payload = proto.encode({"title": title, "lines": lines})
+        self._publish_retained(actor, actor.topics.host_screen, payload)
+        if self.panel is not None and actor is next(iter(self.actors.values())):
+            self.panel.display.show(render_lines(title, lines))
+
+
+def idle_screen(actor: TableActor, station: str) -> proto.Screen:
+    """What a station shows when it has no seat in a running game."""
+    return proto.Screen(
+        rev=0,
+        title=f"coffre {actor.config.name}",
+        lines=(f"Station {station}", "Waiting for the host"),
+        led=(0, 0, 0),
+    )

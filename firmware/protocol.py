@@ -1,0 +1,213 @@
+"""The MQTT protocol between stations, hub and host: topics and payload schemas.
+
+Everything that crosses the broker is one of the ``msgspec`` structs below, so a
+payload is validated (types, sizes) in one place before anything acts on it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+ROOT = "coffre"
+NAME_RE = re.compile(r"^[a-z0-9-]{1,32}$")
+
+#: Largest payload the hub accepts from a station or the host (bytes).
+MAX_INPUT_BYTES = 512
+#: Largest payload the hub publishes (a screen or the public table).
+MAX_OUTPUT_BYTES = 16 * 1024
+
+QOS = 1
+
+Name = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,32}$")]
+ShortText = Annotated[str, msgspec.Meta(max_length=64)]
+InputId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9]{1,16}:[0-9]{1,10}$")]
+Uid = Annotated[str, msgspec.Meta(pattern=r"^[0-9A-F]{8}([0-9A-F]{6}){0,2}$")]
+
+
+class ProtocolError(ValueError):
+    """A payload that does not follow the protocol; the message is player-readable."""
+
+
+def check_name(name: str, what: str = "name") -> str:
+    """Validate a table or station name (``[a-z0-9-]{1,32}``)."""
+    if not NAME_RE.match(name):
+        raise ValueError(f"bad {what} {name!r}: use a-z, 0-9 and '-', at most 32")
+    return name
+
+
+class Topics:
+    """Topic builders for one table."""
+
+    def __init__(self, table: str) -> None:
+        self.table = check_name(table, "table")
+        self.base = f"{ROOT}/{table}"
+
+    @property
+    def hub_status(self) -> str:
+        return f"{self.base}/hub/status"
+
+    @property
+    def public(self) -> str:
+        return f"{self.base}/public"
+
+    @property
+    def host_command(self) -> str:
+        return f"{self.base}/host/command"
+
+    @property
+    def host_screen(self) -> str:
+        return f"{self.base}/host/screen"
+
+    def station(self, station: str, leaf: str) -> str:
+        """``station/<id>/<leaf>`` for leaf in status, input, screen, ack."""
+        return f"{self.base}/station/{check_name(station, 'station')}/{leaf}"
+
+    @property
+    def all_station_inputs(self) -> str:
+        return f"{self.base}/station/+/input"
+
+    @property
+    def all_station_status(self) -> str:
+        return f"{self.base}/station/+/status"
+
+    def parse_station_topic(self, topic: str) -> tuple[str, str] | None:
+        """``(station, leaf)`` for a station topic of this table, else None."""
+        prefix = f"{self.base}/station/"
+        if not topic.startswith(prefix):
+            return None
+        rest = topic[len(prefix) :].split("/")
+        if len(rest) != 2 or not NAME_RE.match(rest[0]):
+            return None
+        return rest[0], rest[1]
+
+
+# --- station -> hub -----------------------------------------------------------------
+
+
+class Input(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A raw input from a station: a tag, a knob turn or press, a button."""
+
+    id: InputId
+    kind: Literal["tag", "knob", "press", "button"]
+    uid: Uid | None = None
+    step: Annotated[int, msgspec.Meta(ge=-8, le=8)] | None = None
+    button: Name | None = None
+
+    @property
+    def boot(self) -> str:
+        return self.id.split(":", 1)[0]
+
+
+class Hardware(msgspec.Struct, frozen=True):
+    reader: ShortText = "unknown"
+    display: ShortText = "unknown"
+    controls: ShortText = "unknown"
+
+
+class StationStatus(msgspec.Struct, frozen=True):
+    """A station's retained status (its LWT says ``lost``)."""
+
+    state: Literal["online", "lost", "offline"]
+    fw: ShortText = ""
+    boot: ShortText = ""
+    hw: Hardware = msgspec.field(default_factory=Hardware)
+    tag: Uid | None = None  # what lies on the reader now (rebirth)
+
+
+# --- hub -> station -----------------------------------------------------------------
+
+
+class Secret(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The part of a screen shown only while the flap is open or peek held."""
+
+    title: str = ""
+    big: str = ""
+    lines: tuple[str, ...] = ()
+
+
+class Screen(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What a station draws: a title bar, up to four lines, an optional secret."""
+
+    rev: int
+    title: str = ""
+    lines: tuple[str, ...] = ()
+    secret: Secret | None = None
+    led: tuple[int, int, int] | None = None  # 0..255 per channel; None: leave as is
+
+
+class Ack(msgspec.Struct, frozen=True):
+    """The hub's answer to one input; shown or beeped by the station at once."""
+
+    id: str | None
+    ok: bool
+    message: str = ""
+
+
+class HubStatus(msgspec.Struct, frozen=True):
+    """The hub's retained status (LWT ``lost``)."""
+
+    state: Literal["ready", "lost", "disconnected"]
+    version: int = 0
+    game: str | None = None
+    phase: str | None = None
+
+
+# --- host -> hub --------------------------------------------------------------------
+
+
+class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A host command: start a game, next, undo, abort."""
+
+    cmd: Literal["start", "next", "undo", "abort"]
+    game: Name | None = None
+    players: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+    seed: int | None = None
+    id: ShortText | None = None
+
+
+_encoder = msgspec.json.Encoder(order="deterministic")
+
+
+def encode(obj: Any) -> bytes:
+    """Deterministic JSON bytes of any protocol struct or plain data."""
+    return _encoder.encode(obj)
+
+
+def decode_input(payload: bytes) -> Input:
+    """Parse a station input or raise ProtocolError with a readable message."""
+    return _decode(payload, Input)
+
+
+def decode_host_command(payload: bytes) -> HostCommand:
+    """Parse a host command or raise ProtocolError with a readable message."""
+    return _decode(payload, HostCommand)
+
+
+def _decode(payload: bytes, kind: type[Any]) -> Any:
+    if len(payload) > MAX_INPUT_BYTES:
+        raise ProtocolError("Message too big")
+    try:
+        return msgspec.json.decode(payload, type=kind)
+    except msgspec.DecodeError:
+        raise ProtocolError("Bad message: not JSON") from None
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(f"Bad message: {exc}"[:63]) from None
+
+
+def salvage_id(payload: bytes) -> str | None:
+    """Best-effort input id from a payload that failed validation (to address the ack)."""
+    if len(payload) > MAX_INPUT_BYTES:
+        return None
+    try:
+        data = msgspec.json.decode(payload)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(data, dict):
+        value = data.get("id")
+        if isinstance(value, str) and len(value) <= 32:
+            return value
+    return None

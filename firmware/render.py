@@ -1,0 +1,90 @@
+"""Drawing screen models onto a 128x64 monochrome image.
+
+Uses Pillow's built-in bitmap font so a screen renders to the same pixels on
+every machine (golden PNGs compare exactly).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from PIL import Image, ImageDraw, ImageFont
+
+from firmware.protocol import Screen
+
+WIDTH, HEIGHT = 128, 64
+LINE_H = 12
+CHARS = 21
+BODY_LINES = 4
+
+
+@lru_cache(maxsize=1)
+def font() -> ImageFont.ImageFont:
+    return ImageFont.load_default_imagefont()
+
+
+def fit(text: str, width: int = CHARS) -> str:
+    """Cut a line to what fits on the screen."""
+    return text if len(text) <= width else text[: width - 1] + "~"
+
+
+def blank() -> Image.Image:
+    return Image.new("1", (WIDTH, HEIGHT), 0)
+
+
+def render(screen: Screen, *, show_secret: bool, toast: str | None = None) -> Image.Image:
+    """The image a station shows for ``screen`` (secret only if ``show_secret``)."""
+    img = blank()
+    draw = ImageDraw.Draw(img)
+    secret = screen.secret if show_secret else None
+    title = secret.title if secret and secret.title else screen.title
+    draw.rectangle((0, 0, WIDTH - 1, LINE_H - 1), fill=1)
+    draw.text((1, 0), fit(title), font=font(), fill=0)
+    if secret is not None:
+        _secret_body(img, draw, secret.big, secret.lines)
+    else:
+        for i, line in enumerate(screen.lines[:BODY_LINES]):
+            draw.text((1, LINE_H + 1 + i * LINE_H), fit(line), font=font(), fill=1)
+    if toast:
+        _toast(draw, toast)
+    return img
+
+
+def _secret_body(
+    img: Image.Image, draw: ImageDraw.ImageDraw, big: str, lines: tuple[str, ...]
+) -> None:
+    top = LINE_H + 1
+    if big:
+        glyphs = Image.new("1", (6 * len(big), 11), 0)
+        ImageDraw.Draw(glyphs).text((0, 0), big, font=font(), fill=1)
+        scaled = glyphs.resize((glyphs.width * 4, glyphs.height * 4), Image.Resampling.NEAREST)
+        scaled = scaled.crop((0, 0, scaled.width, min(scaled.height, HEIGHT - top)))
+        img.paste(scaled, ((WIDTH - scaled.width) // 2, top))
+        return
+    for i, line in enumerate(lines[:BODY_LINES]):
+        draw.text((1, top + i * LINE_H), fit(line), font=font(), fill=1)
+
+
+def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
+    """An ack message boxed over the bottom of the screen (two lines at most)."""
+    words = text.split()
+    rows: list[str] = [""]
+    for word in words:
+        candidate = f"{rows[-1]} {word}".strip()
+        if len(candidate) <= CHARS - 1 or not rows[-1]:
+            rows[-1] = fit(candidate, CHARS - 1)
+        elif len(rows) < 2:
+            rows.append(fit(word, CHARS - 1))
+        else:
+            rows[-1] = fit(rows[-1] + " " + word, CHARS - 1)
+            break
+    height = len(rows) * LINE_H + 3
+    top = HEIGHT - height
+    draw.rectangle((0, top, WIDTH - 1, HEIGHT - 1), fill=0, outline=1)
+    for i, row in enumerate(rows):
+        draw.text((3, top + 2 + i * LINE_H), row, font=font(), fill=1)
+
+
+def render_lines(title: str, lines: list[str]) -> Image.Image:
+    """A plain title + lines screen (the hub display, menus)."""
+    return render(Screen(rev=0, title=title, lines=tuple(lines)), show_secret=False)
