@@ -11,7 +11,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from device import gpio
 from device.gpio import GpioControls, GpioPanel
-from device.mock import MockDisplay
+from device.mock import BEEPS, MockDisplay
 from hardware.pins import BuzzerPins, FlapPins, HubPins, LedPins, StationPins
 
 PINS = StationPins()
@@ -185,9 +185,9 @@ def test_active_buzzer_plays_the_error_pattern(
 def test_every_beep_kind_sounds_and_stops(factory: MockFactory, controls: GpioControls) -> None:
     """Each beep kind turns the buzzer on at least once and leaves it off."""
     pin = factory.pin(18)
-    for kind in ("ok", "error", "tick", "alert"):
+    for kind in BEEPS:
         pin.clear_states()
-        controls.beep(kind)  # type: ignore[arg-type]
+        controls.beep(kind)
         assert controls.wait_beep(timeout=10)
         states = [s.state for s in pin.states]
         assert 1 in states and states[-1] == 0
