@@ -363,3 +363,14 @@ def test_final_views_show_ranking_and_result() -> None:
             continue
         assert public["ranking"] == GAME.ranking(state)
         assert (public["result"] is not None) == (state.mode == "coop")
+
+
+def test_docs_list_every_action_and_view_key() -> None:
+    """rules/docs/secret-identity.md documents each action type and view key."""
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "rules" / "docs" / "secret-identity.md").read_text()
+    for kind in ("mystery", "pictos", "vote", "answer", "open", "advance"):
+        assert f'{{"type":"{kind}"' in docs
+    for key in SEAT_KEYS | PUBLIC_KEYS | SEAT_ENTRY_KEYS:
+        assert f"`{key}`" in docs, key
