@@ -227,3 +227,94 @@ def load_keyset(path: str | Path | None = None) -> KeySet:
     except tomllib.TOMLDecodeError as exc:
         raise KeySetError(f"{source}: not valid TOML ({exc})") from exc
     return parse_keyset(data, source)
+
+
+def dump_keyset(keys: KeySet) -> str:
+    """The TOML text of a key set, readable back by ``load_keyset``."""
+    lines = ["format = 1", f"name = {_toml_str(keys.name)}"]
+    lines.append("colours = [" + ", ".join(_toml_str(c) for c in keys.colours) + "]")
+    for uid, key in keys.items():
+        lines += ["", "[[key]]", f'uid = "{uid}"', f'kind = "{key.kind}"']
+        if key.colour is not None:
+            lines.append(f"colour = {_toml_str(key.colour)}")
+        if key.number is not None:
+            lines.append(f"number = {key.number}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_str(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def standard_keys(
+    colours: tuple[str, ...] = COLOURS, votes: int = 8, mysteries: int = 8
+) -> list[Key]:
+    """The physical keys of a Secret Identity box: votes 1..n per colour, then mystery keys."""
+    return [Key("vote", c, n) for c in colours for n in range(1, votes + 1)] + [
+        Key("mystery", None, n) for n in range(1, mysteries + 1)
+    ]
+
+
+class KeyLearner:
+    """Builds a key set by tapping tags one after another (the ``coffre keys learn`` flow).
+
+    Pure bookkeeping: the caller shows ``prompt``, feeds each tapped UID to ``offer`` and
+    writes ``dump_keyset(learner.keyset())`` at the end.
+    """
+
+    def __init__(
+        self, wanted: list[Key], *, name: str = "", colours: tuple[str, ...] = COLOURS
+    ) -> None:
+        for key in wanted:
+            _check_key(key, colours)
+        self.wanted = list(wanted)
+        self.name = name
+        self.colours = colours
+        self.learned: dict[str, Key] = {}
+        self._index = 0
+
+    @property
+    def next(self) -> Key | None:
+        """The key to tap now, or None when every wanted key has been handled."""
+        return self.wanted[self._index] if self._index < len(self.wanted) else None
+
+    @property
+    def prompt(self) -> str:
+        """What to show the person tapping."""
+        key = self.next
+        return "All keys learnt" if key is None else f"Tap {key.label}"
+
+    def offer(self, uid: str) -> tuple[bool, str]:
+        """Take ``uid`` for the key asked for; (False, reason) if it cannot be."""
+        key = self.next
+        if key is None:
+            return False, "All keys learnt"
+        try:
+            uid = normalise_uid(uid)
+        except ValueError as exc:
+            return False, str(exc)
+        if uid in self.learned:
+            return False, f"That tag is {self.learned[uid].label}"
+        self.learned[uid] = key
+        self._index += 1
+        return True, f"{key.label}: {uid}"
+
+    def skip(self) -> None:
+        """Leave the key asked for out of the set."""
+        if self.next is not None:
+            self._index += 1
+
+    def undo(self) -> None:
+        """Forget the last key learnt (or skipped) and ask for it again."""
+        if self._index == 0:
+            return
+        self._index -= 1
+        key = self.wanted[self._index]
+        for uid, learnt in list(self.learned.items()):
+            if learnt == key:
+                del self.learned[uid]
+
+    def keyset(self) -> KeySet:
+        """The key set learnt so far."""
+        return KeySet(self.learned, name=self.name, colours=self.colours)

@@ -9,10 +9,13 @@ import pytest
 from hardware.keys import (
     COLOURS,
     Key,
+    KeyLearner,
     KeySet,
     KeySetError,
+    dump_keyset,
     load_keyset,
     normalise_uid,
+    standard_keys,
 )
 from tests.device.keyset_gen import default_toml
 
@@ -193,3 +196,56 @@ def test_keyset_built_in_code_validates_too() -> None:
     assert list(keys) == ["DEADBEEF"]
     with pytest.raises(KeySetError):
         KeySet({"DEADBEEF": Key("vote", "red", None)})
+
+
+def test_dump_keyset_round_trips(tmp_path: Path) -> None:
+    """dump_keyset writes a file load_keyset reads back to an equal set."""
+    keys = load_keyset()
+    path = tmp_path / "copy.toml"
+    path.write_text(dump_keyset(keys), encoding="utf-8")
+    again = load_keyset(path)
+    assert dict(again.items()) == dict(keys.items())
+    assert again.name == keys.name and again.colours == keys.colours
+
+
+def test_standard_keys_are_a_full_box() -> None:
+    """standard_keys() lists 64 vote keys then 8 mystery keys, in the default set's order."""
+    wanted = standard_keys()
+    assert len(wanted) == 72 and wanted[0] == Key("vote", "red", 1)
+    assert wanted == list(load_keyset().values())
+
+
+def test_learner_walks_the_wanted_keys() -> None:
+    """Each tapped tag becomes the key asked for; the result is a valid KeySet."""
+    learner = KeyLearner(standard_keys(votes=2, mysteries=1), name="mine")
+    assert learner.prompt == "Tap red 1"
+    assert learner.offer("04:11:22:33:44:55:66") == (True, "red 1: 04112233445566")
+    assert learner.prompt == "Tap red 2"
+    assert learner.offer("01020304")[0]
+    while learner.next is not None:
+        assert learner.offer(f"{len(learner.learned) + 1:08X}")[0]
+    assert learner.prompt == "All keys learnt"
+    keys = learner.keyset()
+    assert len(keys) == 17 and keys.name == "mine"
+    assert keys.uid_for("vote", "red", 1) == "04112233445566"
+
+
+def test_learner_refuses_a_tag_already_learnt() -> None:
+    """Tapping a tag twice is refused with what it already is; bad UIDs too."""
+    learner = KeyLearner(standard_keys(votes=2, mysteries=0))
+    learner.offer("01020304")
+    assert learner.offer("01:02:03:04") == (False, "That tag is red 1")
+    assert not learner.offer("0102")[0]
+    assert learner.next == Key("vote", "red", 2)
+
+
+def test_learner_skip_and_undo() -> None:
+    """skip() leaves a key out; undo() asks for the previous key again."""
+    learner = KeyLearner([Key("mystery", None, 1), Key("mystery", None, 2)])
+    learner.offer("01020304")
+    learner.undo()
+    assert learner.next == Key("mystery", None, 1) and not learner.learned
+    learner.skip()
+    learner.offer("0A0B0C0D")
+    assert dict(learner.keyset().items()) == {"0A0B0C0D": Key("mystery", None, 2)}
+    assert learner.offer("0E0B0C0D") == (False, "All keys learnt")
