@@ -269,6 +269,8 @@ def _need(state: UltraState, seat: int, phase: str | tuple[str, ...]) -> None:
     phases = (phase,) if isinstance(phase, str) else phase
     if state.phase not in phases:
         raise IllegalAction("Not the time for that")
+    if state.pending[seat] == _NOT_NEEDED:
+        raise IllegalAction("Nothing for you to do now")
     if state.pending[seat] != _WAIT:
         raise IllegalAction("You have already chosen")
 

@@ -259,4 +259,3 @@ def test_playouts_keep_invariants_and_reach_the_flight() -> None:
     assert flights == GAMES
     assert set(outcomes) == {"escaped", "escaped-wrong", "caught"}
     print(f"flights {flights}/{GAMES}, outcomes {dict(outcomes)}")
-
