@@ -1,0 +1,155 @@
+"""The station's screen: an SSD1306 128x64 on I2C through luma.oled's own driver.
+
+``show()`` skips a frame identical to the one on the glass (the station redraws
+often; an I2C frame is ~1 KB). An I2C error (a loose wire NACKs: OSError, or luma's
+DeviceNotFoundError for commands) drops the luma device; the same ``show()`` tries
+once more on a freshly created device (its init sequence re-configures a panel that
+may have reset), and if that fails too, the frame stays wanted and the next
+``show()`` (even of the same frame) re-creates the device and sends the last wanted
+frame, so no frame is lost. ``show()`` does not raise for I2C errors: the station
+keeps running and reports ``failures``/``healthy``. Opening raises ``DisplayError``
+when the panel is not there at all.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from PIL import Image
+
+from device.base import HEIGHT, WIDTH, Display, DisplayError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 1
+DEFAULT_ADDRESS = 0x3C
+
+
+def _pins(pins: Any) -> tuple[int | None, int | None, int]:
+    """(port, address, rotate) from a StationPins, a DisplayPins, or None."""
+    if pins is None:
+        return None, None, 0
+    display = getattr(pins, "display", pins)
+    return (
+        getattr(display, "i2c_port", None),
+        getattr(display, "i2c_address", None),
+        getattr(display, "rotate", 0) or 0,
+    )
+
+
+class Ssd1306Display(Display):
+    """An SSD1306 on I2C, driven by luma.oled; recovers from I2C errors."""
+
+    def __init__(
+        self,
+        pins: Any = None,
+        *,
+        port: int | None = None,
+        address: int | None = None,
+        rotate: int | None = None,
+        contrast: int | None = None,
+    ) -> None:
+        p_port, p_address, p_rotate = _pins(pins)
+        self.port = port if port is not None else (p_port if p_port is not None else DEFAULT_PORT)
+        self.address = address if address is not None else (p_address or DEFAULT_ADDRESS)
+        self.rotate = rotate if rotate is not None else p_rotate
+        self.contrast = contrast
+        self.failures = 0  # I2C errors seen
+        self.recreations = 0  # luma devices created after the first
+        self.frames_sent = 0
+        self._device: Any = None
+        self._wanted: Image.Image | None = None
+        self._wanted_bytes: bytes | None = None
+        self._shown_bytes: bytes | None = None
+        self._closed = False
+        try:
+            self._device = self._create()
+        except (OSError, DisplayError) as exc:
+            raise DisplayError(
+                f"no SSD1306 at I2C {self.port}:0x{self.address:02X}: {exc}"
+            ) from exc
+        self._shown_bytes = bytes(WIDTH * HEIGHT // 8)  # luma's init clears the panel
+
+    @property
+    def healthy(self) -> bool:
+        """Whether the last frame wanted is the one on the glass."""
+        return self._device is not None and self._shown_bytes == self._wanted_bytes
+
+    @property
+    def _luma_error(self) -> type[Exception]:
+        error: type[Exception] = importlib.import_module("luma.core.error").Error
+        return error
+
+    def _errors(self) -> tuple[type[Exception], ...]:
+        return (OSError, self._luma_error)
+
+    def _create(self) -> Any:
+        serial_mod = importlib.import_module("luma.core.interface.serial")
+        oled = importlib.import_module("luma.oled.device")
+        try:
+            serial = serial_mod.i2c(port=self.port, address=self.address)
+            device = oled.ssd1306(serial, width=WIDTH, height=HEIGHT, rotate=self.rotate)
+            if self.contrast is not None:
+                device.contrast(self.contrast)
+        except self._errors() as exc:
+            raise DisplayError(str(exc)) from exc
+        return device
+
+    def _drop(self) -> None:
+        device, self._device = self._device, None
+        if device is not None:
+            device.persist = True  # its atexit hook must not talk to a broken bus
+            try:
+                device._serial_interface.cleanup()
+            except self._errors():
+                pass
+
+    def show(self, image: Image.Image) -> None:
+        """Put a 128x64 image on the glass (mode "1"; other modes are converted)."""
+        if self._closed:
+            raise DisplayError("display is closed")
+        if image.size != (WIDTH, HEIGHT):
+            raise DisplayError(f"frame is {image.size[0]}x{image.size[1]}, not {WIDTH}x{HEIGHT}")
+        frame = image if image.mode == "1" else image.convert("1")
+        wanted = frame.tobytes()
+        if wanted == self._shown_bytes and self._device is not None:
+            self._wanted, self._wanted_bytes = frame.copy(), wanted
+            return
+        self._wanted, self._wanted_bytes = frame.copy(), wanted
+        for attempt in range(2):
+            if self._send(attempt):
+                return
+
+    def _send(self, attempt: int) -> bool:
+        assert self._wanted is not None
+        try:
+            if self._device is None:
+                self._device = self._create()
+                self.recreations += 1
+                self._shown_bytes = None
+            self._device.display(self._wanted)
+        except (DisplayError, OSError, self._luma_error) as exc:
+            self.failures += 1
+            self._shown_bytes = None
+            self._drop()
+            log.warning("SSD1306 I2C error (attempt %d): %s", attempt + 1, exc)
+            return False
+        self._shown_bytes = self._wanted_bytes
+        self.frames_sent += 1
+        return True
+
+    def close(self) -> None:
+        """Blank the panel (luma's cleanup: display off, clear) and release the bus."""
+        if self._closed:
+            return
+        self._closed = True
+        device, self._device = self._device, None
+        if device is None:
+            return
+        try:
+            device.cleanup()
+        except self._errors() as exc:
+            log.warning("closing the SSD1306: %s", exc)
+        device.persist = True  # already cleaned: make luma's atexit hook a no-op
