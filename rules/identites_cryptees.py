@@ -822,7 +822,7 @@ def victory(st: ICState, free_for_all: bool) -> tuple[tuple[int, ...], str] | No
         return team("fallen")
     if left == {"human"}:
         return team("human")
-    if "human" not in left and "machine" in sides:
+    if "human" not in left and "machine" in left:
         return team("machine")
     if len(living) == 1:
         return (living[0],), sides[living[0]]
