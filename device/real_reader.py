@@ -13,7 +13,8 @@ the answer, the timer or an error, sleeping (not spinning) while it waits.
 
 One ``poll()`` sends WUPA, resolves cascade levels 1 and 2 (3 too) with anticollision
 and SELECT, checks BCC and CRC_A in software, then sends HLTA so the card sleeps until
-the next WUPA (a card left ACTIVE ignores the next WUPA and would flicker).
+the next WUPA (a card left READY or ACTIVE ignores the next WUPA and would flicker);
+a poll that fails half-way also ends with HLTA, for the same reason.
 
 Debounce: a card lying on the reader is one ``TagPresent``; ``TagRemoved`` comes after
 ``miss_limit`` consecutive polls in which nothing answered (default 3: two dropped
@@ -216,6 +217,8 @@ class Mfrc522Reader(Reader):
         if self.health_every and self._since_health >= self.health_every:
             self._check_health()
         seen = self._read_uid()
+        if seen is _Seen.UNSURE:
+            self._halt()  # cards left READY/ACTIVE would ignore the next WUPA
         if isinstance(seen, str):
             return self._sighted(seen)
         if seen is _Seen.MISS:

@@ -1,0 +1,225 @@
+"""Mfrc522Reader (the station's reader backend) over the emulated MFRC522: debounce,
+card states, and recovery from every fault without losing or duplicating a tap."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from device.base import ReaderError, TagPresent, TagRemoved
+from device.emulated import EmulatedStation, open_emulated_station
+from device.emulated.iso14443 import CardState
+from tests.emulated.conftest import events
+
+A = "DEADBEEF"
+B = "04A1B2C3D4E5F6"
+C = "11223344"
+
+
+def test_reads_4_byte_uid(station: EmulatedStation) -> None:
+    """A MIFARE Classic (4-byte UID) gives one TagPresent with 8 hex digits."""
+    station.field.place(A)
+    assert station.reader.poll() == TagPresent(A)
+    assert station.reader.current == A
+
+
+def test_reads_7_byte_uid(station: EmulatedStation) -> None:
+    """An NTAG (7-byte UID, cascade level 2) gives its full 14-digit UID."""
+    station.field.place(B)
+    assert station.reader.poll() == TagPresent(B)
+
+
+def test_card_lying_is_one_event(station: EmulatedStation) -> None:
+    """A card left on the reader for 50 polls is a single TagPresent."""
+    station.field.place(A)
+    assert events(station.reader, 50) == [TagPresent(A)]
+
+
+def test_card_is_halted_between_polls(station: EmulatedStation) -> None:
+    """After a read the card is in HALT, so the next WUPA (not REQA) finds it again."""
+    card = station.field.place(A)
+    station.reader.poll()
+    assert card.state is CardState.HALT
+
+
+def test_removal_after_miss_limit(station: EmulatedStation) -> None:
+    """TagRemoved comes on the third empty poll, not before."""
+    station.field.place(A)
+    station.reader.poll()
+    station.field.remove()
+    assert events(station.reader, 2) == []
+    assert events(station.reader, 1) == [TagRemoved(A)]
+    assert station.reader.current is None
+
+
+def test_dropped_frames_do_not_flicker(station: EmulatedStation) -> None:
+    """Two frames missed in a row, repeatedly, never make a lying card flicker."""
+    station.field.place(A)
+    station.reader.poll()
+    for _ in range(10):
+        station.field.inject("silent", 2)
+        assert events(station.reader, 3) == []
+
+
+def test_several_cards_over_time(station: EmulatedStation) -> None:
+    """Cards placed and removed one after another give one present/removed pair each."""
+    got = []
+    for uid in (A, B, C, A):
+        station.field.place(uid)
+        got += events(station.reader, 5)
+        station.field.remove()
+        got += events(station.reader, 5)
+    assert got == [e for uid in (A, B, C, A) for e in (TagPresent(uid), TagRemoved(uid))]
+
+
+def test_quick_swap(station: EmulatedStation) -> None:
+    """A card swapped for another between two polls: removed, then the new one present."""
+    station.field.place(A)
+    station.reader.poll()
+    station.field.remove()
+    station.field.place(C)
+    assert events(station.reader, 5) == [TagRemoved(A), TagPresent(C)]
+
+
+def test_second_card_collides_and_holds(station: EmulatedStation) -> None:
+    """A second card on the reader collides: nothing changes until one is taken away."""
+    station.field.place(A)
+    station.reader.poll()
+    station.field.place(C)
+    assert events(station.reader, 10) == []
+    station.field.remove(A)
+    assert events(station.reader, 5) == [TagRemoved(A), TagPresent(C)]
+
+
+def test_idle_poll_is_a_few_spi_transfers(station: EmulatedStation) -> None:
+    """An empty poll is at most 12 SPI transfers (the package's own request loop spins 2000)."""
+    station.reader.poll()
+    before = station.chip.spi_transfers
+    station.reader.poll()
+    assert station.chip.spi_transfers - before <= 12
+
+
+def test_idle_poll_sleeps_while_the_chip_timer_runs() -> None:
+    """With the chip's timer in real time (15.5 ms), an empty poll reads ComIrqReg a few
+    times with sleeps in between instead of spinning on SPI."""
+    with open_emulated_station(timer="realtime") as st:
+        st.reader.poll()
+        before = st.chip.spi_transfers
+        st.reader.poll()
+        assert st.chip.spi_transfers - before <= 40
+
+
+# -- faults -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", [0x00, 0xFF])
+def test_silent_chip_recovers_without_duplicate(station: EmulatedStation, level: int) -> None:
+    """The chip stops answering (SPI reads 0x00 or 0xFF) under a lying card: the reader
+    re-initialises it through RST and reports neither a removal nor a second tap."""
+    station.field.place(A)
+    assert events(station.reader, 3) == [TagPresent(A)]
+    station.chip.go_silent(level)
+    assert events(station.reader, 10) == []
+    assert station.chip.hard_resets >= 1 and station.reader.recoveries >= 1
+    assert station.chip.silent is None
+    station.field.remove()
+    assert events(station.reader, 5) == [TagRemoved(A)]
+
+
+def test_tap_during_silence_is_not_lost(station: EmulatedStation) -> None:
+    """A card placed while the chip is silent is reported once after recovery."""
+    station.chip.go_silent(0x00)
+    station.field.place(C)
+    assert events(station.reader, 10) == [TagPresent(C)]
+
+
+def test_dead_chip_raises_reader_error(station: EmulatedStation) -> None:
+    """A chip that stays silent through every re-init ends in ReaderError."""
+    station.chip.go_silent(0x00, until_reset=False)
+    with pytest.raises(ReaderError, match="not answering"):
+        events(station.reader, 10)
+
+
+def test_brownout_is_caught_by_the_periodic_health_check(station: EmulatedStation) -> None:
+    """A supply dip resets the chip (antenna off: every poll looks empty); the periodic
+    health check re-initialises it and the next card is seen."""
+    station.chip.brownout()
+    assert not station.chip.antenna_on
+    events(station.reader, station.reader.health_every)
+    assert station.chip.antenna_on
+    station.field.place(A)
+    assert events(station.reader, 3) == [TagPresent(A)]
+
+
+def test_crc_errors_do_not_make_taps(station: EmulatedStation) -> None:
+    """Bad CRC/BCC answers give no event with a wrong UID; the tap is reported once."""
+    station.field.inject("crc", 6)
+    station.field.place(A)
+    assert events(station.reader, 12) == [TagPresent(A)]
+    assert not station.field.rf.pending_faults()
+
+
+def test_crc_errors_under_a_lying_card_do_not_flicker(station: EmulatedStation) -> None:
+    """A run of corrupted answers while a card lies there changes nothing."""
+    station.field.place(B)
+    station.reader.poll()
+    station.field.inject("crc", 20)
+    assert events(station.reader, 20) == []
+    station.field.remove()
+    assert events(station.reader, 5) == [TagRemoved(B)]
+
+
+def test_parity_errors_do_not_flicker(station: EmulatedStation) -> None:
+    """Parity errors flagged by the receiver count neither as a sighting nor a miss."""
+    station.field.place(A)
+    station.reader.poll()
+    station.field.inject("parity", 10)
+    assert events(station.reader, 10) == []
+
+
+def test_new_card_pulled_mid_read(station: EmulatedStation) -> None:
+    """A card leaving during anticollision gives no event; placed again, one tap."""
+    station.field.place(B)
+    station.field.pull_after(2, B)  # answers WUPA and CL1 anticollision, then gone
+    assert events(station.reader, 5) == []
+    station.field.place(B)
+    assert events(station.reader, 5) == [TagPresent(B)]
+
+
+def test_lying_card_pulled_mid_read(station: EmulatedStation) -> None:
+    """The card on the reader leaves in the middle of a poll: exactly one TagRemoved."""
+    station.field.place(A)
+    station.reader.poll()
+    station.field.pull_after(1, A)
+    assert events(station.reader, 6) == [TagRemoved(A)]
+
+
+def test_no_tap_lost_or_duplicated_under_random_faults() -> None:
+    """200 taps of three cards with every kind of fault sprinkled in (seeded): the
+    events are exactly one present/removed pair per tap, in order."""
+    rng = random.Random(7)
+    with open_emulated_station() as st:
+        st.reader.answer_wait_s = 0.002  # hung waits (silent chip) end sooner
+        expected, got = [], []
+        for _ in range(200):
+            uid = rng.choice((A, B, C))
+            st.field.place(uid)
+            for i in range(8):
+                if i % 2 == 0 and rng.random() < 0.6:
+                    fault = rng.choice(("crc", "parity", "silent", "collision", "chip", "pull"))
+                    if fault == "chip":
+                        st.chip.go_silent(rng.choice((0x00, 0xFF)))
+                    elif fault == "pull":  # pulled mid-read, put back at once
+                        st.field.pull_after(rng.randint(1, 4), uid)
+                    else:
+                        st.field.inject(fault)
+                got += events(st.reader, 1)
+                if uid not in st.field.uids:
+                    st.field.place(uid)
+            st.field.remove()
+            st.field.rf._faults.clear()
+            got += events(st.reader, 6)
+            expected += [TagPresent(uid), TagRemoved(uid)]
+        assert got == expected
+        assert st.reader.recoveries > 0
