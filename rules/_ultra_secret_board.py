@@ -99,8 +99,9 @@ class Seen(msgspec.Struct, frozen=True):
     """One line of an investigation sheet: a card shown to the seat.
 
     ``colour``/``slot`` say whose container (``slot`` is ``fake`` for a G square's
-    fake formula, colour then empty); ``how`` is ``search`` (own agent), ``bug`` or
-    ``informant``; ``by`` is the seat whose agent searched.
+    fake formula and ``mole`` for a mole card drawn on a V square, colour then
+    empty); ``how`` is ``search`` (own agent), ``bug``, ``informant`` or ``draw``;
+    ``by`` is the seat whose agent searched (or drew).
     """
 
     turn: int
@@ -199,7 +200,7 @@ def sheet_view(state: UltraState, seat: int) -> dict[str, object]:
     grid[COLOURS[seat]] = {s: (own.card(s) or None) for s in SLOTS}
     entries = []
     for seen in state.sheets[seat]:
-        if seen.slot != "fake":
+        if seen.colour:
             grid[seen.colour][seen.slot] = seen.card
         entries.append(
             {

@@ -433,7 +433,11 @@ def _reveal_and_move(state: UltraState) -> tuple[UltraState, list[Event]]:
             state, card = _draw_mole(state, s)
             notes.append(Note(s, agents[s], "drew" if card else "deck-empty"))
             if card:
-                events.append(Event("mole", {"card": card}, (s,)))
+                events.append(Event("mole", {"square": agents[s], "card": card}, (s,)))
+                line = Seen(state.turn, agents[s], "", "mole", card, "draw", s)
+                sheets = list(state.sheets)
+                sheets[s] = (*sheets[s], line)
+                state = replace(state, sheets=tuple(sheets))
     pending = tuple(_WAIT if search_kind(state, s) else _NOT_NEEDED for s in range(state.players))
     state = replace(state, notes=tuple(notes), pending=pending, phase="search")
     if _all_in(pending):
@@ -512,8 +516,9 @@ def _pass(state: UltraState, a: Pass) -> tuple[UltraState, list[Event]]:
         return _phase1(state, a.seat, _PASS)
     if state.phase == "informant":
         return _phase3(state, a.seat, _PASS)
+    event = _acted(state, a.seat)
     state = _note(state, Note(a.seat, state.agents[a.seat], "passed"))
-    return _searched(state, a.seat), [_acted(state, a.seat)]
+    return _searched(state, a.seat), [event]
 
 
 def _file(state: UltraState, a: File) -> tuple[UltraState, list[Event]]:

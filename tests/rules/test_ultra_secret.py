@@ -160,8 +160,10 @@ def refused(state: UltraState, action: object, message: str) -> None:
 
 
 def sheet(state: UltraState, seat: int) -> list[tuple[str, str, str, str, str]]:
-    """(square, colour, slot, card, how) of each line of a seat's sheet."""
-    return [(e.square, e.colour, e.slot, e.card, e.how) for e in state.sheets[seat]]
+    """(square, colour, slot, card, how) of each sheet line, drawn mole cards aside."""
+    return [
+        (e.square, e.colour, e.slot, e.card, e.how) for e in state.sheets[seat] if e.how != "draw"
+    ]
 
 
 def know_all(state: UltraState, seat: int) -> UltraState:
@@ -540,6 +542,7 @@ def test_mole_square_draws_a_card() -> None:
     assert state.hands == ((top,), (), ())
     assert len(state.deck) == 29
     assert GAME.view(state, 0)["moles"] == [top]
+    assert state.sheets[0] == (Seen(1, "V1", "", "mole", top, "draw", 0),)
     assert GAME.view(state, None)["moles"] == [1, 0, 0]
     assert GAME.view(state, 1)["moles"] == []
 
@@ -599,7 +602,7 @@ def test_seen_cards_are_shared_with_bugs_and_informants() -> None:
     assert sheet(state, 0) == [("H3", "green", "suitcase", card, "search")]
     assert sheet(state, 1) == [("H3", "green", "suitcase", card, "bug")]
     assert sheet(state, 3) == [("H3", "green", "suitcase", card, "informant")]
-    assert state.sheets[2] == () and state.sheets[4] == ()
+    assert sheet(state, 2) == [] and sheet(state, 4) == []
     assert sorted(e.to for e in events if e.kind == "seen") == [(0,), (1,), (3,)]
     # a fake read on G4 reaches the bug there
     state = _skip_searches(state)
@@ -619,6 +622,7 @@ def test_sheet_records_what_where_and_when() -> None:
     assert [
         (e["turn"], e["square"], e["colour"], e["slot"], e["how"], e["by"]) for e in entries
     ] == [
+        (1, "V1", None, "mole", "draw", 0),
         (2, "H2", "yellow", "suitcase", "search", 0),
         (2, "H2", "yellow", "briefcase", "search", 0),
     ]
