@@ -403,8 +403,11 @@ def _check_slots(state: ICState, a: Program, rule: str | None) -> None:
         return
     if a.own_slot not in LOYALTY_SLOTS:
         raise IllegalAction("Pick one of your loyalty cards")
-    if slot_pos(state, a.seat, a.own_slot) == slot_pos(state, a.target, a.slot):
+    mine, theirs = slot_pos(state, a.seat, a.own_slot), slot_pos(state, a.target, a.slot)
+    if mine == theirs:
         raise IllegalAction("Pick two different cards")
+    if state.loyalty_up[mine] or state.loyalty_up[theirs]:
+        raise IllegalAction("Only face-down cards are swapped")
 
 
 # --- moves -----------------------------------------------------------------
@@ -701,11 +704,9 @@ def _steal(st: ICState, seat: int, target: int, ev: list[Event]) -> ICState:
 
 def _swap(st: ICState, p: int, q: int, ev: list[Event]) -> ICState:
     cards = list(st.loyalty)
-    up = list(st.loyalty_up)
     cards[p], cards[q] = cards[q], cards[p]
-    up[p], up[q] = up[q], up[p]
     ev.append(Event("swap", {"positions": [p, q]}))
-    return replace(st, loyalty=tuple(cards), loyalty_up=tuple(up))
+    return replace(st, loyalty=tuple(cards))
 
 
 def _heal(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
@@ -977,12 +978,13 @@ def _slot_choices(
         return [
             (s,) for s in LOYALTY_SLOTS if not state.loyalty_up[slot_pos(state, target, s)]
         ]
-    return [
-        (s, o)
-        for s in LOYALTY_SLOTS
-        for o in LOYALTY_SLOTS
-        if slot_pos(state, target, s) != slot_pos(state, seat, o)
-    ]
+    out = []
+    for s in LOYALTY_SLOTS:
+        for o in LOYALTY_SLOTS:
+            theirs, mine = slot_pos(state, target, s), slot_pos(state, seat, o)
+            if theirs != mine and not state.loyalty_up[theirs] and not state.loyalty_up[mine]:
+                out.append((s, o))
+    return out
 
 
 _HANDLERS: dict[type, Any] = {

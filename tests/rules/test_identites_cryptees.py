@@ -21,6 +21,7 @@ from rules._ic_state import (
     TURN,
     WINDOW,
     ICState,
+    Program,
     WeaponState,
     decide_faction,
     faction,
@@ -835,6 +836,17 @@ def test_swap_exchanges_loyalty_cards() -> None:
     )
     assert st.loyalty[1] == theirs and st.loyalty[2] == mine
     assert GAME.view(st, 0)["you"]["loyalty"]["right"]["colour"] == "machine"
+
+
+def test_swap_takes_face_down_cards_only() -> None:
+    """Face-up loyalty cards are not swapped."""
+    st = sides(["human", "machine", "outlaw", "human"], hands=[["swap"], [], [], []])
+    st = reveal_all_loyalty(st, 1)
+    move = {"type": "program", "seat": 0, "card": prog("swap"), "target": 1}
+    with pytest.raises(IllegalAction, match="face-down"):
+        act(st, {**move, "slot": "left", "own_slot": "right"})
+    legal = GAME.legal_actions(st, 0)
+    assert not [a for a in legal if isinstance(a, Program) and a.target == 1]
 
 
 def test_skipped_turn_is_passed_over() -> None:
