@@ -47,7 +47,8 @@ log = logging.getLogger(__name__)
 # MFRC522 registers and bits used here
 COMMAND, COM_IRQ, ERROR, STATUS2 = 0x01, 0x04, 0x06, 0x08
 FIFO_DATA, FIFO_LEVEL, CONTROL, BIT_FRAMING = 0x09, 0x0A, 0x0C, 0x0D
-TX_CONTROL, T_MODE, VERSION = 0x14, 0x2A, 0x37
+TX_CONTROL, T_MODE, T_RELOAD_L, VERSION = 0x14, 0x2A, 0x2D, 0x37
+POLL_TIMER_TICKS = 11  # of 0.5 ms (the package's prescaler): 5.5 ms
 CMD_IDLE, CMD_TRANSCEIVE = 0x00, 0x0C
 TX_IRQ, RX_IRQ, IDLE_IRQ, ERR_IRQ, TIMER_IRQ = 0x40, 0x20, 0x10, 0x02, 0x01
 COLL_ERR, PROTOCOL_ERRORS = 0x08, 0x10 | 0x04 | 0x02 | 0x01
@@ -191,13 +192,20 @@ class Mfrc522Reader(Reader):
         vendor_log = logging.getLogger("mfrc522Logger")
         while len(vendor_log.handlers) > 1:
             vendor_log.removeHandler(vendor_log.handlers[-1])
-        self._clear_crypto(dev)
+        self._configure(dev)
         return dev, gpio
 
     @staticmethod
-    def _clear_crypto(dev: Any) -> None:
-        """A card authenticated earlier leaves MFCrypto1On set: the next card would fail."""
+    def _configure(dev: Any) -> None:
+        """After the package's init: Crypto1 off, and a 5.5 ms answer timer.
+
+        A card authenticated earlier leaves MFCrypto1On set and the next card would
+        fail. The package's timer (31 ticks of 0.5 ms = 15.5 ms) suits MIFARE writes;
+        WUPA, anticollision and SELECT are answered within 1 ms, and an empty poll
+        waits for the whole timer, so the poll uses 11 ticks.
+        """
         dev.ClearBitMask(STATUS2, CRYPTO1_ON)
+        dev.Write_MFRC522(T_RELOAD_L, POLL_TIMER_TICKS - 1)
 
     # -- Reader ------------------------------------------------------------------------
 
@@ -296,7 +304,7 @@ class Mfrc522Reader(Reader):
         self._gpio.output(self.rst, self._gpio.HIGH)
         time.sleep(self.reset_settle_s)
         self._dev.MFRC522_Init()
-        self._clear_crypto(self._dev)
+        self._configure(self._dev)
         self._misses = 0
         self._unsure = 0
         if self._healthy():
@@ -396,8 +404,10 @@ class Mfrc522Reader(Reader):
             if irq & done:
                 return irq
         deadline = time.monotonic() + self.answer_wait_s
+        step = 0.001
         while time.monotonic() < deadline:
-            time.sleep(0.001)
+            time.sleep(step)  # nobody answered at once: the chip's timer (5.5 ms) will fire
+            step = min(step * 2, 0.004)
             irq = read(COM_IRQ)
             if irq & done:
                 return irq
