@@ -44,6 +44,8 @@ Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
   read the fake formula there".
 - test_read_with_two_spare_mole_cards: "(or any two spare mole cards)", D: any two.
 - test_a_search_may_be_passed: "An agent alone may act" (may, not must).
+- test_lone_agent_on_a_g_square_is_always_asked: D: whether one holds mole cards is
+  secret, so every lone agent on a G square is asked (and may only pass without cards).
 - test_seen_cards_are_shared_with_bugs_and_informants: "Whatever card is seen is also
   shown to the owner of every bug and informant on that square."
 - test_sheet_records_what_where_and_when: "The hub keeps each player's investigation
@@ -52,6 +54,7 @@ Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
   and the formula code" (the sixth pseudonym and the hidden fake follow by elimination).
 - test_declaring_needs_a_complete_sheet: "a player who knows every enemy's pseudonym
   and the formula code declares (knob) at phase 1"; D option `declare: known|any`.
+- test_bug_or_declare_not_both: D: one phase-1 choice per seat (bug, declare or pass).
 - test_several_declare_highest_digit_sum_flees: "highest sum of the digits of their
   agent, informant and bug squares flees".
 - test_declaration_tie_is_broken_at_random: "(ties random)".
@@ -62,6 +65,8 @@ Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
 - test_flight_is_dial_and_move_only_and_agents_may_stay: "Then only dial+move";
   "agents may stay".
 - test_escape_alone_on_f1_once: "escapes when alone on F1 once".
+- test_staying_alone_on_f1_escapes: D: in the flight staying on a square counts as
+  landing there.
 - test_escape_alone_five_times_in_all: "or alone five times in all".
 - test_capture_needs_two_enemies: "is caught when two or more enemy agents share his
   square".
@@ -69,6 +74,7 @@ Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
   escaped with anything wrong - nobody wins; caught - the others share".
 - test_game_over_refuses_actions_and_reveals: the game ends at the outcome.
 - test_view_keys: issue 5 view contract ("table", sheet, own cards, moles, own dial).
+- test_redeal_really_changes_secrets: the re-deal the no-leak tests use is not a no-op.
 - test_no_leak_when_others_are_redealt: a seat's view does not change when everyone
   else's hidden cards, dials, choices and mole cards are re-dealt.
 - test_public_view_holds_no_secret: view(None) does not change when every secret is
@@ -591,6 +597,14 @@ def test_a_search_may_be_passed() -> None:
     assert state.sheets[0] == () and state.phase == "bug"
 
 
+def test_lone_agent_on_a_g_square_is_always_asked() -> None:
+    """Alone on a G square with no mole card: still asked (secret hand), may only pass."""
+    state = turn(hidden(3), ["G1", "V1", "V2"])
+    assert state.phase == "search" and state.pending[0] == ""
+    assert GAME.legal_actions(state, 0) == [Pass(0)]
+    refused(state, Read(0, ("G1",)), "do not hold")
+
+
 def test_seen_cards_are_shared_with_bugs_and_informants() -> None:
     """Bug and informant owners on the square see the same cards; nobody else does."""
     state = hidden(5)
@@ -669,6 +683,14 @@ def test_declaring_needs_a_complete_sheet() -> None:
     for s in (0, 2):
         loose, _ = GAME.apply(loose, Pass(s))
     assert (loose.phase, loose.fugitive) == ("file", 1)
+
+
+def test_bug_or_declare_not_both() -> None:
+    """A seat makes one phase-1 choice: after its bug it cannot also declare."""
+    state = know_all(hidden(3), 0)
+    state, _ = GAME.apply(state, Bug(0, "G1"))
+    refused(state, Declare(0), "already chosen")
+    assert GAME.legal_actions(state, 0) == []
 
 
 def test_several_declare_highest_digit_sum_flees() -> None:
@@ -759,6 +781,14 @@ def test_escape_alone_on_f1_once() -> None:
     """The fugitive alone on F1 once escapes at once."""
     state = fly(flight(3), ["F1", "VM1", "VM2"])
     assert state.phase == "over" and state.outcome == "escaped"
+
+
+def test_staying_alone_on_f1_escapes() -> None:
+    """Staying on F1 counts: once the enemy there leaves, the fugitive escapes."""
+    state = fly(flight(3), ["F1", "F1", "VM2"])
+    assert state.phase == "flight"
+    state = fly(state, ["F1", "VM1", "VM2"])
+    assert state.outcome == "escaped"
 
 
 def test_escape_alone_five_times_in_all() -> None:

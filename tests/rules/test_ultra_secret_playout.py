@@ -240,7 +240,7 @@ def play_one(seed: int, players: int, options: dict[str, str], check: bool = Tru
 def test_playouts_keep_invariants_and_reach_the_flight() -> None:
     """1,000 bot games at 3-6 players end, keep invariants, reach the flight, see all outcomes."""
     outcomes: Counter[str] = Counter()
-    flights = 0
+    flights = turns = 0
     for game in range(GAMES):
         players = 3 + game % 4
         options = {
@@ -250,6 +250,7 @@ def test_playouts_keep_invariants_and_reach_the_flight() -> None:
         state, actions = play_one(game, players, options)
         assert replay(GAME, players, options, game, actions) == state
         flights += state.fugitive >= 0
+        turns += state.turn
         outcomes[state.outcome] += 1
         assert GAME.scores(state) in (
             [1 if s == state.fugitive else 0 for s in range(players)],
@@ -258,4 +259,4 @@ def test_playouts_keep_invariants_and_reach_the_flight() -> None:
         )
     assert flights == GAMES
     assert set(outcomes) == {"escaped", "escaped-wrong", "caught"}
-    print(f"flights {flights}/{GAMES}, outcomes {dict(outcomes)}")
+    print(f"flights {flights}/{GAMES}, outcomes {dict(outcomes)}, turns {turns / GAMES:.1f}")
