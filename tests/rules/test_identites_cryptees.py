@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -1038,6 +1040,25 @@ def test_coffre_play_runs_a_scenario() -> None:
     bad = io.StringIO()
     assert run_scenario("identites-cryptees", 4, 5, {}, ['{"type":"fire","seat":0}'], bad) == 2
     assert json.loads(bad.getvalue())["error"] == "You hold no weapon"
+
+
+def test_coffre_play_command_line() -> None:
+    """The `coffre play` command runs the engine in a subprocess, options included."""
+    script = "from firmware.cli import main; raise SystemExit(main())"
+    args = ["play", "--game", "identites-cryptees", "--players", "9", "--seed", "2"]
+    args += ["-o", "first=3", "-o", "interrupt_window=0", "-"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        input='{"type":"draw","seat":3}\n',
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    table = json.loads(done.stdout)["public"]["table"]
+    assert table["pending"] == {"kind": "discard", "seat": 3, "limit": 1}
+    assert table["shared_loyalty"] is True
+    assert table["interrupt_window"] == 0.0
 
 
 def test_state_round_trips_through_json() -> None:
