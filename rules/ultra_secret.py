@@ -449,9 +449,13 @@ def _note(state: UltraState, note: Note) -> UltraState:
     return replace(state, notes=(*state.notes, note))
 
 
-def _searched(state: UltraState, seat: int) -> UltraState:
+def _searched(
+    state: UltraState, seat: int, events: list[Event]
+) -> tuple[UltraState, list[Event]]:
+    """A lone agent has acted (or passed); the turn ends once every one has."""
+    events = [_acted(state, seat), *events]
     state = _with_pending(state, seat, _DONE)
-    return _next_turn(state) if _all_in(state.pending) else state
+    return (_next_turn(state) if _all_in(state.pending) else state), events
 
 
 def _search(state: UltraState, a: Search) -> tuple[UltraState, list[Event]]:
@@ -468,7 +472,7 @@ def _search(state: UltraState, a: Search) -> tuple[UltraState, list[Event]]:
     stash = state.stashes[COLOURS.index(colour)]
     state, events = _show(state, a.seat, [(colour, sl, stash.card(sl)) for sl in slots])
     state = _note(state, Note(a.seat, here, "searched", slots))
-    return _searched(state, a.seat), events
+    return _searched(state, a.seat, events)
 
 
 def _open(state: UltraState, a: Open) -> tuple[UltraState, list[Event]]:
@@ -485,7 +489,7 @@ def _open(state: UltraState, a: Open) -> tuple[UltraState, list[Event]]:
     found = [(c, "locker", state.stashes[COLOURS.index(c)].locker) for c in a.lockers]
     state, events = _show(state, a.seat, found)
     state = _note(state, Note(a.seat, here, "opened", a.lockers))
-    return _searched(state, a.seat), events
+    return _searched(state, a.seat, events)
 
 
 def _read(state: UltraState, a: Read) -> tuple[UltraState, list[Event]]:
@@ -507,7 +511,7 @@ def _read(state: UltraState, a: Read) -> tuple[UltraState, list[Event]]:
     fake = state.fakes[SECRET_PLACES.index(here)]
     state, events = _show(state, a.seat, [("", "fake", fake)])
     state = _note(state, Note(a.seat, here, "read", (str(len(a.moles)),)))
-    return _searched(state, a.seat), events
+    return _searched(state, a.seat, events)
 
 
 def _pass(state: UltraState, a: Pass) -> tuple[UltraState, list[Event]]:
@@ -516,9 +520,8 @@ def _pass(state: UltraState, a: Pass) -> tuple[UltraState, list[Event]]:
         return _phase1(state, a.seat, _PASS)
     if state.phase == "informant":
         return _phase3(state, a.seat, _PASS)
-    event = _acted(state, a.seat)
     state = _note(state, Note(a.seat, state.agents[a.seat], "passed"))
-    return _searched(state, a.seat), [event]
+    return _searched(state, a.seat, [])
 
 
 def _file(state: UltraState, a: File) -> tuple[UltraState, list[Event]]:

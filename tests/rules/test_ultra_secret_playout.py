@@ -221,6 +221,10 @@ def play_one(seed: int, players: int, options: dict[str, str], check: bool = Tru
         action = bot.act(state, seat)
         if check:
             assert action in GAME.legal_actions(state, seat)
+            if len(actions) % 3 == 1:
+                # every listed legal action is accepted
+                other = rng.choice(seats)
+                GAME.apply(state, rng.choice(GAME.legal_actions(state, other)))
             if len(actions) % 3 == 0:
                 probe = _illegal_probe(state, rng)
                 frozen = encode(state)
