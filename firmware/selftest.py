@@ -1,0 +1,314 @@
+"""``coffre selftest``: walk a builder through a station's parts, one at a time.
+
+The checks go through the same device classes as the station program (whatever
+``device.factory.open_station`` returns: real, emulated or mock), so a pass means the
+app's code path works on this hardware:
+
+1. reader: tap any tag (its UID is shown on the screen), then take it away;
+2. display: a test pattern (border, checkerboard, text); the builder confirms it;
+3. knob: turn clockwise, anticlockwise, press;
+4. flap: lift it, lower it; peek button: hold it, let go;
+5. LED: red, green, blue (confirmed); 6. buzzer: two beeps (confirmed).
+
+Interactive mode asks on ``out``/stdin and waits ``timeout_s`` (30 s) per action.
+Non-interactive mode (``--yes``) answers every question "yes" and waits 5 s per action;
+with no ``on_prompt`` it drives what can be driven (an emulated station's RF field, the
+mock reader and controls), so ``coffre selftest --backend emulated --yes`` runs
+end to end. On real hardware ``--yes`` only passes the actions someone performs.
+Returns 0 when every check passed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from PIL import Image, ImageDraw, ImageFont
+
+from device.base import HEIGHT, WIDTH, DeviceError, StationDevices, TagPresent, TagRemoved
+
+Prompt = Callable[[str], None]
+TEST_UID = "5E1F7E57"
+
+
+@dataclass
+class Check:
+    """The result of one step."""
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+def selftest_pattern() -> Image.Image:
+    """Border, 8-pixel checkerboard on the left half, text on the right."""
+    img = Image.new("1", (WIDTH, HEIGHT), 0)
+    draw = ImageDraw.Draw(img)
+    draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), outline=1)
+    for y in range(2, HEIGHT - 2, 8):
+        for x in range(2, WIDTH // 2, 8):
+            if (x // 8 + y // 8) % 2 == 0:
+                draw.rectangle((x, y, min(x + 7, WIDTH // 2 - 1), min(y + 7, HEIGHT - 3)), fill=1)
+    draw.text((WIDTH // 2 + 6, 10), "coffre", fill=1)
+    draw.text((WIDTH // 2 + 6, 26), "self", fill=1)
+    draw.text((WIDTH // 2 + 6, 40), "test", fill=1)
+    return img
+
+
+def _equals(want: object) -> Callable[[object], bool]:
+    return lambda value: value == want
+
+
+def _card(lines: list[str]) -> Image.Image:
+    img = Image.new("1", (WIDTH, HEIGHT), 0)
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.load_default()
+    for i, line in enumerate(lines[:5]):
+        draw.text((2, 2 + 12 * i), line, fill=1, font=font)
+    return img
+
+
+class _Session:
+    def __init__(
+        self,
+        devices: StationDevices,
+        out: TextIO,
+        confirm: Callable[[str], bool],
+        on_prompt: Prompt | None,
+        timeout_s: float,
+        interval_s: float,
+    ) -> None:
+        self.d = devices
+        self.out = out
+        self.confirm = confirm
+        self.on_prompt = on_prompt
+        self.timeout_s = timeout_s
+        self.interval_s = interval_s
+        self.inputs: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.checks: list[Check] = []
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def say(self, step: str, text: str, screen: list[str] | None = None) -> None:
+        """Tell the builder what to do (terminal and, when it works, the station screen)."""
+        print(f"  -> {text}", file=self.out, flush=True)
+        if screen is not None:
+            with contextlib.suppress(DeviceError):  # a broken display must not stop the test
+                self.d.display.show(_card(screen))
+        if self.on_prompt is not None:
+            self.on_prompt(step)
+
+    def record(self, name: str, ok: bool, detail: str = "") -> None:
+        self.checks.append(Check(name, ok, detail))
+        status = "OK  " if ok else "FAIL"
+        print(f"[{status}] {name}{': ' + detail if detail else ''}", file=self.out, flush=True)
+
+    def wait_input(self, kind: str, want: Callable[[Any], bool]) -> bool:
+        """Whether a control input of ``kind`` that ``want`` accepts came in time."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                got_kind, value = self.inputs.get(timeout=min(left, 0.25))
+            except queue.Empty:
+                continue
+            if got_kind == kind and want(value):
+                return True
+
+    def drain(self) -> None:
+        while not self.inputs.empty():
+            self.inputs.get_nowait()
+
+    # -- steps -------------------------------------------------------------------------
+
+    def reader(self) -> None:
+        reader = self.d.reader
+        self.say("reader.tap", "Tap any tag on the reader", ["SELFTEST 1/6", "Tap any tag"])
+        uid = None
+        try:
+            while reader.poll() is not None:  # settle what happened before the test
+                pass
+            uid = reader.current  # a tag already lying there counts
+            deadline = time.monotonic() + self.timeout_s
+            while uid is None and time.monotonic() < deadline:
+                event = reader.poll()
+                if isinstance(event, TagPresent):
+                    uid = event.uid
+                    break
+                time.sleep(self.interval_s)
+            if uid is None:
+                self.record("reader", False, "no tag seen")
+                return
+            self.d.display.show(_card(["Tag read:", uid, "", "Take it away"]))
+            print(f"  tag UID {uid}", file=self.out, flush=True)
+            self.say("reader.remove", f"Tag {uid} read: take it away")
+            removed = False
+            deadline = time.monotonic() + self.timeout_s
+            while time.monotonic() < deadline:
+                event = reader.poll()
+                if isinstance(event, TagRemoved):
+                    removed = True
+                    break
+                time.sleep(self.interval_s)
+        except DeviceError as exc:
+            self.record("reader", False, str(exc))
+            return
+        self.record("reader", removed, f"UID {uid}" + ("" if removed else ", removal not seen"))
+
+    def display(self) -> None:
+        try:
+            self.d.display.show(selftest_pattern())
+        except DeviceError as exc:
+            self.record("display", False, str(exc))
+            return
+        self.say("display.look", "The screen shows a border, a checkerboard and 'coffre self test'")
+        self.record("display", self.confirm("Is the test pattern on the screen, complete?"))
+
+    def knob(self) -> None:
+        for step, text, value in (
+            ("knob.cw", "Turn the knob clockwise", 1),
+            ("knob.ccw", "Turn the knob anticlockwise", -1),
+        ):
+            self.drain()
+            self.say(step, text, ["SELFTEST 3/6", text.replace("Turn the knob ", "Turn knob "), ""])
+            got = self.wait_input("turn", _equals(value))
+            self.record(f"knob {'clockwise' if value > 0 else 'anticlockwise'}", got)
+        self.drain()
+        self.say("knob.press", "Press the knob", ["SELFTEST 3/6", "Press the knob"])
+        self.record("knob press", self.wait_input("press", lambda _: True))
+
+    def flap(self) -> None:
+        for step, text, value in (
+            ("flap.open", "Lift the flap", True),
+            ("flap.close", "Lower the flap", False),
+        ):
+            self.drain()
+            self.say(step, text, ["SELFTEST 4/6", text])
+            got = self.d.controls.flap_open == value or self.wait_input("flap", _equals(value))
+            self.record(f"flap {'open' if value else 'closed'}", got)
+        for step, text, value in (
+            ("peek.hold", "Hold the peek button", True),
+            ("peek.release", "Let go of the peek button", False),
+        ):
+            self.drain()
+            self.say(step, text, ["SELFTEST 4/6", text])
+            got = self.d.controls.peek_held == value or self.wait_input("peek", _equals(value))
+            self.record(f"peek {'held' if value else 'released'}", got)
+
+    def led(self) -> None:
+        self.say("led.watch", "Watch the LED: red, green, blue", ["SELFTEST 5/6", "LED: R, G, B"])
+        try:
+            for colour in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)):
+                self.d.controls.led(colour)
+                time.sleep(0.6 if self.timeout_s > 5 else 0.05)
+            self.d.controls.led((0.0, 0.0, 0.0))
+        except DeviceError as exc:
+            self.record("LED", False, str(exc))
+            return
+        self.record("LED", self.confirm("Did the LED glow red, then green, then blue?"))
+
+    def buzzer(self) -> None:
+        self.say("buzzer.listen", "Listen: two beeps", ["SELFTEST 6/6", "Listen:", "two beeps"])
+        try:
+            self.d.controls.beep("ok")
+            time.sleep(0.5 if self.timeout_s > 5 else 0.05)
+            self.d.controls.beep("error")
+        except DeviceError as exc:
+            self.record("buzzer", False, str(exc))
+            return
+        self.record("buzzer", self.confirm("Did you hear two different beeps?"))
+
+    def run(self) -> int:
+        controls = self.d.controls
+        saved = (controls.on_turn, controls.on_press, controls.on_flap, controls.on_peek)
+        controls.on_turn = lambda step: self.inputs.put(("turn", step))
+        controls.on_press = lambda: self.inputs.put(("press", None))
+        controls.on_flap = lambda is_open: self.inputs.put(("flap", is_open))
+        controls.on_peek = lambda held: self.inputs.put(("peek", held))
+        try:
+            for step in (self.reader, self.display, self.knob, self.flap, self.led, self.buzzer):
+                step()
+        finally:
+            controls.on_turn, controls.on_press, controls.on_flap, controls.on_peek = saved
+        failed = [c.name for c in self.checks if not c.ok]
+        summary = "all checks passed" if not failed else "failed: " + ", ".join(failed)
+        print(f"selftest: {summary}", file=self.out, flush=True)
+        with contextlib.suppress(DeviceError):
+            self.d.display.show(_card(["SELFTEST", "PASS" if not failed else "FAIL", *failed[:3]]))
+        return 0 if not failed else 1
+
+
+def auto_builder(devices: StationDevices) -> Prompt | None:
+    """A stand-in builder for backends that can be driven (emulated chips, mocks)."""
+    field = getattr(getattr(devices, "emulated", None), "field", None)
+    reader: Any = devices.reader
+    controls: Any = devices.controls
+    if field is None and not hasattr(reader, "present_tag"):
+        return None
+    if not all(hasattr(controls, m) for m in ("turn", "press", "open_flap", "hold_peek")):
+        return None
+
+    def act(step: str) -> None:
+        if step == "reader.tap":
+            field.place(TEST_UID) if field is not None else reader.present_tag(TEST_UID)
+        elif step == "reader.remove":
+            field.remove() if field is not None else reader.remove_tag()
+        elif step in ("knob.cw", "knob.ccw"):
+            controls.turn(1 if step == "knob.cw" else -1)
+        elif step == "knob.press":
+            controls.press()
+        elif step == "flap.open":
+            controls.open_flap()
+        elif step == "flap.close":
+            controls.close_flap()
+        elif step == "peek.hold":
+            controls.hold_peek()
+        elif step == "peek.release":
+            controls.release_peek()
+
+    return act
+
+
+def _ask_stdin(out: TextIO) -> Callable[[str], bool]:
+    def confirm(question: str) -> bool:
+        print(f"  ? {question} [Y/n] ", end="", file=out, flush=True)
+        try:
+            answer = input()
+        except EOFError:
+            return False
+        return answer.strip().lower() in ("", "y", "yes", "o", "oui")
+
+    return confirm
+
+
+def run_selftest(
+    devices: StationDevices,
+    out: TextIO,
+    *,
+    interactive: bool = True,
+    on_prompt: Prompt | None = None,
+    confirm: Callable[[str], bool] | None = None,
+    timeout_s: float | None = None,
+    interval_s: float = 0.05,
+) -> int:
+    """Check reader, display, knob, flap, peek, LED and buzzer; 0 if all passed, else 1.
+
+    ``interactive``: ask the builder on ``out``/stdin and wait 30 s per action; else
+    answer "yes" to every question, wait 5 s per action, and (unless ``on_prompt`` is
+    given) drive the devices that can be driven. ``on_prompt(step)`` is called after
+    each instruction (steps: reader.tap, reader.remove, display.look, knob.cw, knob.ccw,
+    knob.press, flap.open, flap.close, peek.hold, peek.release, led.watch, buzzer.listen).
+    """
+    if confirm is None:
+        confirm = _ask_stdin(out) if interactive else (lambda _question: True)
+    if on_prompt is None and not interactive:
+        on_prompt = auto_builder(devices)
+    wait = timeout_s if timeout_s is not None else (30.0 if interactive else 5.0)
+    print("coffre selftest: follow the instructions (terminal and station screen)", file=out)
+    return _Session(devices, out, confirm, on_prompt, wait, interval_s).run()
