@@ -22,6 +22,8 @@ Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
   open squares"); "An agent must move every turn".
 - test_free_dial_sits_an_impossible_square_out: D `free` ("an impossible square = sit
   out a turn"), including staying put and a VM square.
+- test_free_dial_in_the_flight_sits_out: D `free` in the flight too: a square off the
+  flight list leaves the agent off the board (not alone, not catching).
 - test_phases_run_in_order_and_wait_for_everyone: "Turn, 5 phases, all players together".
 - test_bug_is_placed_once_and_stays: "(1) optionally place your one bug, once per game,
   on a hotel or a G square, permanent".
@@ -190,9 +192,9 @@ def know_all(state: UltraState, seat: int) -> UltraState:
     return replace(state, sheets=tuple(sheets))
 
 
-def flight(players: int = 3, fugitive: int = 0, right: bool = True) -> UltraState:
+def flight(players: int = 3, fugitive: int = 0, right: bool = True, **options: str) -> UltraState:
     """A game in its flight, ``fugitive`` having filed right (or a wrong formula)."""
-    state = know_all(hidden(players), fugitive)
+    state = know_all(hidden(players, **options), fugitive)
     for s in range(players):
         state, _ = GAME.apply(state, Declare(s) if s == fugitive else Pass(s))
     names = {c: state.stashes[i].identity for i, c in enumerate(COLOURS[:players]) if i != fugitive}
@@ -374,6 +376,17 @@ def test_free_dial_sits_an_impossible_square_out() -> None:
     state = _skip_searches(turn(state, ["H3", "B1", "F1"]))
     assert state.agents == ("H3", "B1", "F1")  # back on the board next turn
     refused(replace(state, phase="dial"), Dial(0, "Z9"), "not on the dial")
+
+
+def test_free_dial_in_the_flight_sits_out() -> None:
+    """In free mode a flight dial off the list (H1, V1 at 3p) leaves the agent off the board."""
+    state = flight(3, dial="free")
+    state = fly(state, ["H1", "VM1", "VM1"])
+    assert state.agents == ("", "VM1", "VM1") and state.alone == 0
+    state = fly(state, ["VM2", "V1", "VM2"])
+    assert state.agents == ("VM2", "", "VM2") and state.phase == "flight"
+    state = fly(state, ["VM3", "VM3", "VM3"])
+    assert state.outcome == "caught"
 
 
 def test_phases_run_in_order_and_wait_for_everyone() -> None:
