@@ -12,6 +12,10 @@ and I2C port 1000k+1 (I2C address and SPI chip select unchanged). The drivers op
 hardware by number, so each driver instance reaches its own chip with no shared
 "current station" state; closing a station frees its board number.
 
+``frames`` keeps every distinct picture the glass showed, sampled after each
+I2C transaction that wrote GDDRAM while the panel was lit (as ``MockDisplay.frames``
+keeps the distinct frames shown), so golden-screen tests can use either.
+
 The fake ``RPi.GPIO``/``spidev``/``smbus2`` modules stay in ``sys.modules`` while at
 least one emulated station is open (see ``device.emulated.rack``).
 """
@@ -124,6 +128,10 @@ class EmulatedStation:
         self.chip = Mfrc522Chip(timer=timer)
         self.panel = Ssd1306Chip()
         self.field = VirtualField(self.chip.field)
+        self.frames: list[Image.Image] = []
+        self._frames_lock = threading.Lock()
+        self._data_seen = 0
+        self.panel.on_write = self._glass_written
         self._released = False
         rk = rack.RACK
         rack.install()
@@ -174,6 +182,19 @@ class EmulatedStation:
     def screen(self) -> Image.Image:
         """What the glass shows, decoded from the emulated GDDRAM."""
         return self.panel.frame()
+
+    def _glass_written(self) -> None:
+        """Sample the glass after each transaction that wrote GDDRAM while lit."""
+        panel = self.panel
+        if panel.data_bytes == self._data_seen:
+            return
+        self._data_seen = panel.data_bytes
+        if not panel.lit():
+            return  # luma's clear() during init and close(): nobody sees it
+        frame = panel.frame()
+        with self._frames_lock:
+            if not self.frames or self.frames[-1].tobytes() != frame.tobytes():
+                self.frames.append(frame)
 
     def close(self) -> None:
         """Close the devices (the panel is blanked) and free the board."""

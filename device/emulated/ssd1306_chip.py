@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import threading
+from collections.abc import Callable
 
 from PIL import Image
 
@@ -48,6 +49,7 @@ class Ssd1306Chip:
         self._lock = threading.Lock()
         self.fail_next = 0
         self.failures = 0
+        self.on_write: Callable[[], None] | None = None  # after each accepted transaction
         self.writes = 0
         self.data_bytes = 0
         self._pending: list[int] = []  # a command waiting for its arguments
@@ -107,6 +109,8 @@ class Ssd1306Chip:
                 for b in data[i:]:
                     self._byte(b, is_data)
                 break
+        if self.on_write is not None:
+            self.on_write()
 
     def _byte(self, b: int, is_data: bool) -> None:
         if is_data:
@@ -212,22 +216,34 @@ class Ssd1306Chip:
         """Whether the panel emits at all (on, with its charge pump running)."""
         return self.display_on and self.charge_pump
 
+    def ram_image(self) -> Image.Image:
+        """GDDRAM as an image: x = column, y = row (no display settings applied)."""
+        with self._lock:
+            ram = bytes(self.ram)
+        img = Image.new("1", (WIDTH, HEIGHT), 0)
+        for page in range(PAGES):
+            # one byte per column, LSB = top row: rows of an 8-wide LSB-first strip
+            strip = Image.frombytes("1", (8, WIDTH), ram[page * WIDTH : (page + 1) * WIDTH],
+                                    "raw", "1;R")  # fmt: skip
+            img.paste(strip.transpose(Image.Transpose.TRANSPOSE), (0, page * 8))
+        return img
+
     def frame(self) -> Image.Image:
         """What the glass shows now, as a mode-"1" 128x64 image (white = lit)."""
-        with self._lock:
-            img = Image.new("1", (WIDTH, HEIGHT), 0)
-            if not self.lit():
-                return img
-            ram = bytes(self.ram)
-            mux = self.multiplex + 1
-            pixels = bytearray(WIDTH * HEIGHT)
-            for line in range(mux):
-                row = (line + self.start_line) % HEIGHT
-                com = (line + self.offset) % HEIGHT
-                y = com if self.com_reverse else HEIGHT - 1 - com
-                for column in range(WIDTH):
-                    x = column if self.seg_remap else WIDTH - 1 - column
-                    on = self.entire_on or bool(ram[(row // 8) * WIDTH + column] >> (row % 8) & 1)
-                    if on != self.inverse:
-                        pixels[y * WIDTH + x] = 255
-            return Image.frombytes("L", (WIDTH, HEIGHT), bytes(pixels)).convert("1")
+        if not self.lit():
+            return Image.new("1", (WIDTH, HEIGHT), 0)
+        src = Image.new("1", (WIDTH, HEIGHT), 1) if self.entire_on else self.ram_image()
+        if not self.seg_remap:
+            src = src.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        if self.inverse:
+            src = src.convert("L").point(lambda v: 255 - v).convert("1")
+        identity = self.start_line == 0 and self.offset == 0 and self.multiplex == HEIGHT - 1
+        if identity and self.com_reverse:
+            return src
+        out = Image.new("1", (WIDTH, HEIGHT), 0)
+        for line in range(self.multiplex + 1):
+            row = (line + self.start_line) % HEIGHT
+            com = (line + self.offset) % HEIGHT
+            y = com if self.com_reverse else HEIGHT - 1 - com
+            out.paste(src.crop((0, row, WIDTH, row + 1)), (0, y))
+        return out

@@ -76,3 +76,25 @@ def test_factory_emulated_backend() -> None:
     finally:
         devices.close()
     assert emulated.chip not in rack.RACK.spi.values()
+
+
+def test_frames_record_what_the_glass_showed() -> None:
+    """EmulatedStation.frames holds each distinct frame read back from GDDRAM, in order,
+    like MockDisplay.frames (luma's init and close are not frames)."""
+    from device.mock import MockDisplay
+
+    pictures = []
+    for i in range(3):
+        img = Image.new("1", (128, 64))
+        ImageDraw.Draw(img).text((0, 20), f"frame {i}", fill=1)
+        pictures.append(img)
+    mock = MockDisplay()
+    with open_emulated_station() as s:
+        for img in (pictures[0], pictures[0], pictures[1], pictures[2], pictures[1]):
+            s.display.show(img)
+            mock.show(img)
+        s.panel.fail_writes(1)
+        s.display.show(pictures[0])
+        mock.show(pictures[0])
+        frames = list(s.frames)
+    assert [f.tobytes() for f in frames] == [f.tobytes() for f in mock.frames]
