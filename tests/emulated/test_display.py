@@ -213,3 +213,19 @@ def test_close_blanks_the_panel(station: EmulatedStation) -> None:
     station.display.show(picture())
     station.display.close()
     assert station.screen().getbbox() is None
+
+
+def test_missing_panel_is_a_display_error() -> None:
+    """Opening a display where no panel answers raises DisplayError."""
+    from device.base import DisplayError
+    from device.real_display import Ssd1306Display
+
+    chip = Ssd1306Chip()
+    RACK.wire_i2c(902, 0x3D, chip)  # the port exists, 0x3C does not answer
+    try:
+        with vendor_fakes(), pytest.raises(DisplayError, match="no SSD1306 at I2C 902:0x3C"):
+            Ssd1306Display(port=902, address=0x3C)
+        with vendor_fakes(), pytest.raises(DisplayError, match="I2C 903"):
+            Ssd1306Display(port=903)
+    finally:
+        RACK.unwire(chip)

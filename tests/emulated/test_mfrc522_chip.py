@@ -207,3 +207,22 @@ def test_fakes_are_removed_afterwards() -> None:
         "Emulated"
     )
     assert "mfrc522" not in sys.modules
+
+
+def test_irq_pin_follows_enabled_interrupts(chip: Mfrc522Chip, drv: Any) -> None:
+    """The IRQ pin, read through the fake GPIO, rises when an enabled interrupt is set."""
+    RACK.wire_pin(BUS + 24, read=chip.irq_pin)
+    try:
+        gpio = importlib.import_module("mfrc522.MFRC522").GPIO
+        gpio.setup(BUS + 24, gpio.IN)
+        drv.Write_MFRC522(drv.CommIEnReg, 0x20)  # RxIRq only, IRQ pin active high
+        drv.Write_MFRC522(drv.CommIrqReg, 0x7F)
+        assert gpio.input(BUS + 24) == 0
+        chip.field.place(VirtualCard("01020304"))
+        drv.Write_MFRC522(drv.BitFramingReg, 0x07)
+        drv.Write_MFRC522(drv.FIFODataReg, 0x26)
+        drv.Write_MFRC522(drv.CommandReg, drv.PCD_TRANSCEIVE)
+        drv.SetBitMask(drv.BitFramingReg, 0x80)
+        assert gpio.input(BUS + 24) == 1
+    finally:
+        RACK.unwire_pin(BUS + 24)

@@ -223,3 +223,45 @@ def test_no_tap_lost_or_duplicated_under_random_faults() -> None:
             expected += [TagPresent(uid), TagRemoved(uid)]
         assert got == expected
         assert st.reader.recoveries > 0
+
+
+def test_missing_spi_device_is_a_reader_error() -> None:
+    """Opening a reader on an SPI node with nothing wired raises ReaderError."""
+    from device.emulated.rack import vendor_fakes
+    from device.real_reader import Mfrc522Reader
+
+    with vendor_fakes(), pytest.raises(ReaderError, match=r"cannot open SPI 950\.0"):
+        Mfrc522Reader(bus=950, device=0, rst=950)
+
+
+def test_dead_chip_at_start_is_a_reader_error() -> None:
+    """A chip that never answers fails the reader's construction after the re-inits."""
+    from device.emulated.mfrc522_chip import Mfrc522Chip
+    from device.emulated.rack import RACK, vendor_fakes
+    from device.real_reader import Mfrc522Reader
+
+    chip = Mfrc522Chip()
+    chip.go_silent(0xFF, until_reset=False)
+    RACK.wire_spi(951, 0, chip)
+    try:
+        with vendor_fakes(), pytest.raises(ReaderError, match="VersionReg=0xFF"):
+            Mfrc522Reader(bus=951, device=0, rst=951, reset_settle_s=0)
+    finally:
+        RACK.unwire(chip)
+
+
+def test_close_releases_only_the_reset_pin(station: EmulatedStation) -> None:
+    """Closing the reader frees its RST pin but not other pins (the package's own close
+    would call GPIO.cleanup() for every pin), and switches the antenna off."""
+    import importlib
+
+    gpio = importlib.import_module("RPi.GPIO")
+    other = station.board * 1000 + 12
+    gpio.setup(other, gpio.OUT)
+    station.reader.close()
+    gpio.output(other, 1)
+    assert gpio.input(other) == 1
+    assert not station.chip.antenna_on
+    with pytest.raises(RuntimeError):
+        gpio.output(station.rst_pin, 1)
+    gpio.cleanup(other)
