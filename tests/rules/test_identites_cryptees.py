@@ -971,6 +971,16 @@ def test_no_human_at_start_means_last_survivor_wins() -> None:
     assert st.winners == (0,)
 
 
+def test_no_human_at_start_stays_free_for_all_even_if_one_appears() -> None:
+    """No Human at the start: free-for-all even if a Human appeared before the first elimination."""
+    st = sides(["machine", "machine", "outlaw", "outlaw"])
+    assert not st.humans_at_start
+    seats = list(st.seats)
+    seats[3] = replace(seats[3], override="human")
+    st = kill(replace(st, seats=tuple(seats)), 0, 2)
+    assert st.free_for_all is True
+
+
 def test_last_human_changing_side_means_last_survivor_wins() -> None:
     """If the only Human changed side before the first elimination, last survivor wins."""
     st = sides(["human", "machine", "machine", "outlaw"], hands=[["defect"], [], [], []])
