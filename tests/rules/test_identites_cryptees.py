@@ -552,6 +552,20 @@ def test_companion_heals_instead_of_firing() -> None:
         act(arm(turn_to(st, 1), 1, "pistol", (2,)), {"type": "heal", "seat": 1})
 
 
+def test_companion_fires_like_a_pistol() -> None:
+    """Fired, the companion asks for a loyalty card or 1 HP, then is dropped and draws."""
+    st = sides(["human", "machine", "outlaw", "human", "machine"], hands=[[], [], [], [], []])
+    st = act(arm(st, 0, "companion", (4,)), {"type": "fire", "seat": 0})
+    assert GAME.view(st, None)["table"]["pending"] == {
+        "kind": "respond",
+        "seat": 4,
+        "reveal": "loyalty",
+        "damage": 1,
+        "source": "companion",
+    }
+    assert holding_key(st, 0) is None and len(st.seats[0].programs) == 1
+
+
 def holding_key(st: ICState, seat: int) -> str | None:
     """The key of the weapon ``seat`` holds."""
     return next((w.key for w in st.weapons if w.holder == seat), None)
