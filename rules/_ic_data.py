@@ -215,8 +215,8 @@ def check(raw: CardSet) -> Cards:
     for card in raw.ids:
         for eff in card.effects:
             _check_effect(eff, weapons, f"ID {card.key}")
-            if eff.who != "self":
-                raise DataError(f"ID {card.key}: ID abilities act on their owner only")
+        if sum(1 for e in card.effects if _uses_slot(e)) > 1:
+            raise DataError(f"ID {card.key}: at most one effect may pick a card")
     for prog in raw.programs:
         for eff in prog.effects:
             _check_effect(eff, weapons, f"program {prog.key}")

@@ -23,6 +23,7 @@ WINDOW = "window"
 RESPOND = "respond"
 REAIM = "reaim"
 DISCARD = "discard"
+ABILITY = "ability"
 OVER = "over"
 
 Slot = Literal["left", "right", "id"]
@@ -113,6 +114,15 @@ class Take(Action, tag="take", frozen=True):
     seat: int
 
 
+class Ability(Action, tag="ability", frozen=True):
+    """Choose the target of your ID's ability, just revealed (fields as ``program``)."""
+
+    seat: int
+    target: int | None = None
+    slot: Slot | None = None
+    own_slot: LoyaltySlot | None = None
+
+
 class Discard(Action, tag="discard", frozen=True):
     """End of turn over the hand limit: discard program ``card``."""
 
@@ -134,6 +144,7 @@ ICAction = (
     | Program
     | Reveal
     | Take
+    | Ability
     | Discard
 )
 DECLARATIONS = (Investigate, Equip, Draw, Drop, Aim, Fire, Heal)
@@ -211,6 +222,7 @@ class ICState(GameState, frozen=True):
     passed: tuple[int, ...] = ()
     hits: tuple[Hit, ...] = ()
     reaim: tuple[int, ...] = ()
+    abilities: tuple[int, ...] = ()  # seats whose revealed ID ability needs a target
     resume: Literal["turn", "end"] = "turn"
     humans_at_start: bool = True
     free_for_all: bool | None = None  # settled at the first elimination

@@ -10,6 +10,7 @@ from typing import Any
 
 from rules._ic_data import Cards
 from rules._ic_state import (
+    ABILITY,
     DISCARD,
     OVER,
     REAIM,
@@ -133,6 +134,10 @@ def _pending(state: ICState) -> JSON:
     if state.phase == REAIM:
         held = holding(state, state.reaim[0])
         return {"kind": "reaim", "seat": state.reaim[0], "weapon": held.key if held else None}
+    if state.phase == ABILITY:
+        seat = state.abilities[0]
+        key = cards_of(state).ids[state.seats[seat].id_card].key
+        return {"kind": "ability", "seat": seat, "id": key}
     if state.phase == DISCARD:
         return {"kind": "discard", "seat": state.active, "limit": hand_limit(state)}
     if state.phase == WINDOW:

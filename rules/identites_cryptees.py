@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from rules._ic_data import PILES, DataError, Effect, WeaponCard, card_sets, load
 from rules._ic_state import (
+    ABILITY,
     DECLARATIONS,
     DISCARD,
     MAX_HP,
@@ -28,6 +29,7 @@ from rules._ic_state import (
     RESPOND,
     TURN,
     WINDOW,
+    Ability,
     Aim,
     Announce,
     Declaration,
@@ -368,30 +370,35 @@ def _check_program(state: ICState, a: Program) -> None:
             raise IllegalAction("Only on your turn")
         if state.phase == WINDOW:
             raise IllegalAction("Your action is declared: wait")
-    rule = _program_target_rule(card.effects)
+    _check_choice(state, a, card.effects)
+
+
+def _check_choice(state: ICState, a: Program | Ability, effects: tuple[Effect, ...]) -> None:
+    """Check the target and cards a program or an ID ability was given."""
+    rule = _program_target_rule(effects)
     if rule is None:
         if a.target is not None:
-            raise IllegalAction("This program takes no target")
+            raise IllegalAction("This card takes no target")
     elif rule == "other":
         _other_alive(state, a.seat, a.target)
     elif a.target is None or not 0 <= a.target < state.players or not state.seats[
         a.target
     ].alive:
         raise IllegalAction("Pick a living player")
-    _check_slots(state, a, _slot_rule(card.effects))
+    _check_slots(state, a, _slot_rule(effects))
 
 
-def _check_slots(state: ICState, a: Program, rule: str | None) -> None:
+def _check_slots(state: ICState, a: Program | Ability, rule: str | None) -> None:
     if rule != "swap" and a.own_slot is not None:
-        raise IllegalAction("This program swaps nothing")
+        raise IllegalAction("This card swaps nothing")
     if rule is None:
         if a.slot is not None:
-            raise IllegalAction("This program picks no card")
+            raise IllegalAction("This card picks no card")
         return
     assert a.target is not None
     if rule == "id":
         if a.slot not in (None, "id"):
-            raise IllegalAction("This program is about an ID")
+            raise IllegalAction("This card is about an ID")
         if state.seats[a.target].id_up:
             raise IllegalAction("That ID is already face up")
         return
@@ -555,7 +562,9 @@ def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
     return _settle(st, ev)
 
 
-def _effect(st: ICState, eff: Effect, a: Program, source: str, ev: list[Event]) -> ICState:
+def _effect(
+    st: ICState, eff: Effect, a: Program | Ability, source: str, ev: list[Event]
+) -> ICState:
     seat = a.seat
     target = a.target if eff.who != "self" and a.target is not None else seat
     if not st.seats[target].alive or not st.seats[seat].alive:
@@ -633,6 +642,23 @@ def _reaim(state: ICState, a: Aim, ev: list[Event]) -> ICState:
     st = _set_weapon(state, replace(held, targets=tuple(a.targets)))
     ev.append(Event("aim", {"seat": a.seat, "weapon": held.key, "targets": list(a.targets)}))
     return _settle(replace(st, reaim=st.reaim[1:]), ev)
+
+
+def _ability(state: ICState, a: Action, ev: list[Event]) -> ICState:
+    assert isinstance(a, Ability)
+    _seat_ok(state, a.seat)
+    if state.phase != ABILITY or state.abilities[0] != a.seat:
+        raise IllegalAction("No ability of yours waits")
+    card = cards_of(state).ids[state.seats[a.seat].id_card]
+    _check_choice(state, a, card.effects)
+    st = replace(state, abilities=state.abilities[1:])
+    data = {"seat": a.seat, "id": card.key, "target": a.target, "slot": a.slot}
+    ev.append(Event("ability", {**data, "own_slot": a.own_slot}))
+    for eff in card.effects:
+        if st.phase == OVER:
+            break
+        st = _effect(st, eff, a, card.key, ev)
+    return _settle(st, ev)
 
 
 def _discard(state: ICState, a: Action, ev: list[Event]) -> ICState:
@@ -730,7 +756,10 @@ def _reveal(st: ICState, seat: int, slot: str, ev: list[Event]) -> ICState:
     if slot == "id":
         ev.append(Event("reveal", {"seat": seat, "card": "id", "id": s.id_card}))
         st = _set_seat(st, seat, replace(s, id_up=True))
-        for eff in cards.ids[s.id_card].effects:
+        effects = cards.ids[s.id_card].effects
+        if _program_target_rule(effects) is not None:
+            return replace(st, abilities=(*st.abilities, seat))
+        for eff in effects:
             st = _id_ability(st, seat, eff, ev)
         return st
     pos = slot_pos(st, seat, slot)
@@ -800,6 +829,7 @@ def _eliminate(st: ICState, seat: int, ev: list[Event]) -> ICState:
         winner_faction=side,
         hits=(),
         reaim=(),
+        abilities=(),
         declared=None,
     )
 
@@ -846,6 +876,12 @@ def _settle(st: ICState, ev: list[Event]) -> ICState:
                 st = replace(_drop(st, holder, ev), reaim=st.reaim[1:])
                 continue
             return replace(st, phase=REAIM)
+        if st.abilities:
+            seat = st.abilities[0]
+            if not st.seats[seat].alive or not _ability_choices(st, seat):
+                st = replace(st, abilities=st.abilities[1:])
+                continue
+            return replace(st, phase=ABILITY)
         if st.hits:
             hit = st.hits[0]
             if not st.seats[hit.target].alive:
@@ -910,6 +946,10 @@ def _legal(state: ICState, seat: int | None) -> list[Action]:
             return []
         card = cards_of(state).weapon(held.key)
         return [Aim(seat, t) for t in _target_sets(state, seat, card)]
+    if phase == ABILITY:
+        if state.abilities[0] != seat:
+            return []
+        return [Ability(seat, *choice) for choice in _ability_choices(state, seat)]
     if phase == DISCARD and seat == state.active:
         s = state.seats[seat]
         return [Discard(seat, c) for c in (*s.programs, *s.permanents)]
@@ -955,15 +995,25 @@ def _legal_programs(state: ICState, seat: int) -> list[Action]:
         card = cards.programs[c]
         if card.loyalty is not None or (card.timing != "anytime" and not mine):
             continue
-        rule = _program_target_rule(card.effects)
-        if rule is None:
-            out.append(Program(seat, c))
-            continue
-        targets = [t for t in alive(state) if rule == "any" or t != seat]
-        slot_rule = _slot_rule(card.effects)
-        for t in targets:
-            choices = _slot_choices(state, seat, t, slot_rule)
-            out += [Program(seat, c, t, *slots) for slots in choices]
+        out += [Program(seat, c, *choice) for choice in _choices(state, seat, card.effects)]
+    return out
+
+
+def _ability_choices(state: ICState, seat: int) -> list[tuple[Any, ...]]:
+    card = cards_of(state).ids[state.seats[seat].id_card]
+    return _choices(state, seat, card.effects)
+
+
+def _choices(state: ICState, seat: int, effects: tuple[Effect, ...]) -> list[tuple[Any, ...]]:
+    """Every (target, slot, own_slot) a card with these effects may be given."""
+    rule = _program_target_rule(effects)
+    if rule is None:
+        return [()]
+    slot_rule = _slot_rule(effects)
+    out: list[tuple[Any, ...]] = []
+    for t in alive(state):
+        if rule == "any" or t != seat:
+            out += [(t, *slots) for slots in _slot_choices(state, seat, t, slot_rule)]
     return out
 
 
@@ -994,6 +1044,7 @@ _HANDLERS: dict[type, Any] = {
     Program: _program,
     Reveal: _respond,
     Take: _respond,
+    Ability: _ability,
     Discard: _discard,
 }
 

@@ -16,6 +16,7 @@ from firmware.play import run_scenario
 from rules import get_game
 from rules._ic_data import load
 from rules._ic_state import (
+    ABILITY,
     DISCARD,
     OVER,
     REAIM,
@@ -667,6 +668,52 @@ def test_rocket_reaims_a_new_pair() -> None:
     assert next(w for w in st.weapons if w.key == "rocket").targets == (4, 5)
 
 
+def test_revealed_id_ability_with_a_target_waits_for_its_choice() -> None:
+    """A revealed ID whose ability needs a target asks its owner, then resolves."""
+    st = sides(["human", "machine", "outlaw", "human"])
+    seats = list(st.seats)
+    seats[1] = replace(
+        seats[1], id_card=next(i for i, c in enumerate(CARDS.ids) if c.key == "scout")
+    )
+    st = arm(replace(st, seats=tuple(seats)), 0, "rifle", (1,))
+    st = act(st, {"type": "fire", "seat": 0}, {"type": "reveal", "seat": 1, "card": "id"})
+    assert st.phase == ABILITY
+    assert GAME.view(st, None)["table"]["pending"] == {"kind": "ability", "seat": 1, "id": "scout"}
+    with pytest.raises(IllegalAction, match="resolving"):
+        act(st, {"type": "draw", "seat": 0})
+    with pytest.raises(IllegalAction, match="No ability"):
+        act(st, {"type": "ability", "seat": 2, "target": 0, "slot": "left"})
+    with pytest.raises(IllegalAction, match="another living"):
+        act(st, {"type": "ability", "seat": 1, "target": 1, "slot": "left"})
+    assert len(GAME.legal_actions(st, 1)) == 6
+    st = act(st, {"type": "ability", "seat": 1, "target": 3, "slot": "right"})
+    assert GAME.view(st, 1)["you"]["seen"][0]["owners"] == [[3, "right"]]
+    assert st.phase == TURN and st.active == 1
+
+
+def test_id_ability_does_not_fire_at_elimination() -> None:
+    """An ID turned face up by an elimination triggers nothing."""
+    st = sides(["human", "machine", "outlaw", "human"], hands=[[], [], [], []])
+    seats = list(st.seats)
+    seats[2] = replace(
+        seats[2], id_card=next(i for i, c in enumerate(CARDS.ids) if c.key == "scout")
+    )
+    st = kill(replace(st, seats=tuple(seats)), 0, 2)
+    assert st.phase == TURN and st.abilities == ()
+
+
+def test_id_ability_on_its_owner_happens_at_once() -> None:
+    """A revealed Medic heals its owner at once; no choice is asked."""
+    st = sides(["human", "machine", "outlaw", "human"])
+    seats = list(st.seats)
+    seats[1] = replace(
+        seats[1], id_card=next(i for i, c in enumerate(CARDS.ids) if c.key == "medic")
+    )
+    st = hurt(arm(replace(st, seats=tuple(seats)), 0, "rifle", (1,)), 1, 1)
+    st = act(st, {"type": "fire", "seat": 0}, {"type": "reveal", "seat": 1, "card": "id"})
+    assert st.seats[1].hp == 2 and st.phase == TURN
+
+
 # --- programs ----------------------------------------------------------------
 
 
@@ -1038,6 +1085,7 @@ def test_actions_round_trip_in_json() -> None:
         {"type": "program", "seat": 1, "card": 4, "target": 2, "slot": "left", "own_slot": "right"},
         {"type": "reveal", "seat": 1, "card": "id"},
         {"type": "take", "seat": 1},
+        {"type": "ability", "seat": 1, "target": 2, "slot": "right"},
         {"type": "discard", "seat": 0, "card": 3},
     ):
         action = decode_action(GAME, move)

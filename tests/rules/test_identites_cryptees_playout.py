@@ -10,6 +10,7 @@ import pytest
 from msgspec.structs import replace
 
 from rules._ic_state import (
+    ABILITY,
     DISCARD,
     OVER,
     REAIM,
@@ -69,6 +70,8 @@ def _acting_seat(st: ICState) -> int:
         return st.hits[0].target
     if st.phase == REAIM:
         return st.reaim[0]
+    if st.phase == ABILITY:
+        return st.abilities[0]
     return st.active
 
 
@@ -111,7 +114,7 @@ def _check_who_may_act(st: ICState) -> None:
         assert table == [Timeout()]
     else:
         assert not table
-        if st.phase in (RESPOND, REAIM, DISCARD):
+        if st.phase in (RESPOND, REAIM, ABILITY, DISCARD):
             assert acting == {_acting_seat(st)}
         else:
             assert st.active in acting
