@@ -98,6 +98,7 @@ def load_hub(path: str | Path) -> HubSettings:
                     stations=[str(s) for s in t["stations"]],
                     colours=t.get("colours"),
                     reveal_delay=float(t.get("reveal_delay", 0.0)),
+                    seed=t.get("seed"),
                 )
             )
         except KeyError as exc:

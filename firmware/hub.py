@@ -47,6 +47,8 @@ class TableConfig:
     colours: list[str] | None = None
     #: Seconds between safe openings once voting is over (0: the host says next).
     reveal_delay: float = 0.0
+    #: Fixed seed for every game (reproducible simulations and tests); None: random.
+    seed: int | None = None
 
     def seating(self) -> Seating:
         colours = self.colours or list(COLOURS[: len(self.stations)])
@@ -322,7 +324,9 @@ class Hub:
             raise IllegalAction(f"No table binding for {game}")
         if players > len(actor.config.stations):
             raise IllegalAction(f"Only {len(actor.config.stations)} stations here")
-        seed = cmd.seed if cmd.seed is not None else int.from_bytes(os.urandom(4), "big")
+        seed = cmd.seed if cmd.seed is not None else actor.config.seed
+        if seed is None:
+            seed = int.from_bytes(os.urandom(4), "big")
         stations = actor.config.stations[:players]
         # Validate by setting up before anything is stored.
         get_game(game).setup(players, cmd.options, seed)

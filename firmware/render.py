@@ -38,13 +38,13 @@ def render(screen: Screen, *, show_secret: bool, toast: str | None = None) -> Im
     draw = ImageDraw.Draw(img)
     secret = screen.secret if show_secret else None
     title = secret.title if secret and secret.title else screen.title
-    draw.rectangle((0, 0, WIDTH - 1, LINE_H - 1), fill=1)
+    draw.rectangle((0, 0, WIDTH - 1, LINE_H - 1), fill=255)
     draw.text((1, 0), fit(title), font=font(), fill=0)
     if secret is not None:
         _secret_body(img, draw, secret.big, secret.lines)
     else:
         for i, line in enumerate(screen.lines[:BODY_LINES]):
-            draw.text((1, LINE_H + 1 + i * LINE_H), fit(line), font=font(), fill=1)
+            draw.text((1, LINE_H + 1 + i * LINE_H), fit(line), font=font(), fill=255)
     if toast:
         _toast(draw, toast)
     return img
@@ -56,13 +56,13 @@ def _secret_body(
     top = LINE_H + 1
     if big:
         glyphs = Image.new("1", (6 * len(big), 11), 0)
-        ImageDraw.Draw(glyphs).text((0, 0), big, font=font(), fill=1)
+        ImageDraw.Draw(glyphs).text((0, 0), big, font=font(), fill=255)
         scaled = glyphs.resize((glyphs.width * 4, glyphs.height * 4), Image.Resampling.NEAREST)
         scaled = scaled.crop((0, 0, scaled.width, min(scaled.height, HEIGHT - top)))
         img.paste(scaled, ((WIDTH - scaled.width) // 2, top))
         return
     for i, line in enumerate(lines[:BODY_LINES]):
-        draw.text((1, top + i * LINE_H), fit(line), font=font(), fill=1)
+        draw.text((1, top + i * LINE_H), fit(line), font=font(), fill=255)
 
 
 def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
@@ -80,9 +80,9 @@ def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
             break
     height = len(rows) * LINE_H + 3
     top = HEIGHT - height
-    draw.rectangle((0, top, WIDTH - 1, HEIGHT - 1), fill=0, outline=1)
+    draw.rectangle((0, top, WIDTH - 1, HEIGHT - 1), fill=0, outline=255)
     for i, row in enumerate(rows):
-        draw.text((3, top + 2 + i * LINE_H), row, font=font(), fill=1)
+        draw.text((3, top + 2 + i * LINE_H), row, font=font(), fill=255)
 
 
 def render_lines(title: str, lines: list[str]) -> Image.Image:

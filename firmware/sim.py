@@ -16,6 +16,9 @@ import json
 import logging
 import random
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -150,7 +153,12 @@ class SimTable:
     reveal_delay: float = 0.0
     device_backend: str = "mock"
     poll_interval: float = 0.02
+    #: "thread": the hub runs in this process; "process": a ``coffre hub`` child process.
+    hub_mode: str = "thread"
+    seed: int | None = None
     broker: BrokerSetup = field(init=False)
+    watch: PublicWatcher = field(init=False)
+    hub_process: subprocess.Popen[bytes] | None = field(init=False, default=None)
     hub: Hub | None = field(init=False, default=None)
     panel: MockPanel = field(init=False)
     stations: dict[str, Station] = field(init=False, default_factory=dict)
@@ -165,7 +173,7 @@ class SimTable:
 
     @property
     def table_config(self) -> TableConfig:
-        return TableConfig(TABLE, self.names, reveal_delay=self.reveal_delay)
+        return TableConfig(TABLE, self.names, reveal_delay=self.reveal_delay, seed=self.seed)
 
     @property
     def store_path(self) -> Path:
@@ -174,25 +182,88 @@ class SimTable:
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.broker = start_broker(self.workdir, self.names, embedded=self.embedded)
+        watcher_user = HOST_USER if self.broker.access else "watcher"
+        self.watch = PublicWatcher(self.broker.config(watcher_user))
+        self.watch.start()
         self.start_hub()
         for name in self.names:
             self.start_station(name)
+        for name in self.names:
+            if not self.stations[name].wait_screen(15):
+                raise TimeoutError(f"station {name} got no screen from the hub")
 
-    def start_hub(self) -> Hub:
-        self.hub = Hub(
-            self.broker.config(HUB_USER),
-            [self.table_config],
-            self.store_path,
-            keys=self.keys,
-            panel=self.panel,
-        )
-        self.hub.start()
-        return self.hub
+    def start_hub(self) -> None:
+        """Start the hub (in a thread or as a child process) and wait until it is ready."""
+        self.watch.hub_status = {}
+        if self.hub_mode == "process":
+            config = self.workdir / "hub.toml"
+            config.write_text(self.hub_toml())
+            log_file = (self.workdir / "hub.log").open("ab")
+            self.hub_process = subprocess.Popen(
+                [sys.executable, "-m", "firmware.cli", "hub", "--config", str(config)],
+                stdout=log_file,
+                stderr=log_file,
+            )
+        else:
+            self.hub = Hub(
+                self.broker.config(HUB_USER),
+                [self.table_config],
+                self.store_path,
+                keys=self.keys,
+                panel=self.panel,
+            )
+            self.hub.start()
+        self.watch.wait_hub_ready()
+
+    def hub_toml(self) -> str:
+        """The hub's config file, as an installer would write it."""
+        broker = self.broker.config(HUB_USER)
+        lines = ["[broker]", f'host = "{broker.host}"', f"port = {broker.port}"]
+        if broker.username:
+            lines += [f'username = "{broker.username}"', f'password = "{broker.password}"']
+        lines += [
+            "[store]",
+            f'path = "{self.store_path}"',
+            "[panel]",
+            'backend = "none"',
+            "[[table]]",
+            f'name = "{TABLE}"',
+            "stations = [" + ", ".join(f'"{n}"' for n in self.names) + "]",
+            f"reveal_delay = {self.reveal_delay}",
+        ]
+        if self.seed is not None:
+            lines.append(f"seed = {self.seed}")
+        return "\n".join(lines) + "\n"
+
+    def kill_hub(self) -> None:
+        """SIGKILL the hub process: no goodbye, no flush (its will says 'lost')."""
+        assert self.hub_process is not None, "kill_hub needs hub_mode='process'"
+        self.hub_process.send_signal(signal.SIGKILL)
+        self.hub_process.wait(10)
+        self.hub_process = None
 
     def stop_hub(self) -> None:
         if self.hub is not None:
             self.hub.stop()
             self.hub = None
+        if self.hub_process is not None:
+            self.hub_process.send_signal(signal.SIGTERM)
+            try:
+                self.hub_process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.hub_process.kill()
+            self.hub_process = None
+
+    def host(self, command: dict[str, Any]) -> None:
+        """Send a host command over MQTT, as a host's laptop would."""
+        self.watch.client.publish(self.watch.topics.host_command, proto.encode(command))
+
+    def next(self) -> None:
+        """The host's "next": the panel button when the hub is ours, else a command."""
+        if self.hub is not None:
+            self.panel.press("next")
+        else:
+            self.host({"cmd": "next"})
 
     def make_devices(self, name: str) -> StationDevices:
         if self.device_backend == "emulated":
@@ -219,6 +290,8 @@ class SimTable:
             with contextlib.suppress(Exception):
                 station.stop()
         self.stop_hub()
+        with contextlib.suppress(Exception):
+            self.watch.stop()
         for emu in self.emulated.values():
             with contextlib.suppress(Exception):
                 emu.close()
@@ -247,6 +320,15 @@ class SimTable:
         if not ok:
             raise TimeoutError(f"{station}: no answer from the hub")
         return st.last_ack
+
+    def frame_count(self, station: str) -> int:
+        return len(getattr(self.devices[station].display, "frames", []))
+
+    def wait_frames(self, station: str, count: int, timeout: float = 5.0) -> None:
+        """Wait until a station has drawn ``count`` distinct frames."""
+        deadline = time.monotonic() + timeout
+        while self.frame_count(station) < count and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def controls(self, station: str) -> MockControls:
         controls = self.devices[station].controls
@@ -282,12 +364,13 @@ class PublicWatcher:
         self.topics = proto.Topics(table)
         self.public: dict[str, Any] = {}
         self.host: dict[str, Any] = {}
+        self.hub_status: dict[str, Any] = {}
         self.messages: list[tuple[str, bytes]] = []
         self.changed = threading.Condition()
         self.client = Client(
             broker,
             f"watch-{random.getrandbits(32):x}",
-            [self.topics.public, self.topics.host_screen],
+            [self.topics.public, self.topics.host_screen, self.topics.hub_status],
         )
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -307,9 +390,21 @@ class PublicWatcher:
                 self.messages.append((msg.topic, msg.payload))
                 if msg.topic == self.topics.public:
                     self.public = data
+                elif msg.topic == self.topics.hub_status:
+                    self.hub_status = data
                 else:
                     self.host = data
                 self.changed.notify_all()
+
+    def wait_hub_ready(self, timeout: float = 20) -> None:
+        """Wait for the hub's retained status to say ready."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while self.hub_status.get("state") != "ready":
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the hub did not come up")
+                self.changed.wait(left)
 
     def wait(
         self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 15
@@ -337,12 +432,20 @@ class Director:
     rng: random.Random
     say: Callable[[str], None] = print
     reveal_pause: float = 0.0
+    #: What the bots physically did, per round: the referee's work checked independently.
+    record: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Stop before this phase of this round (tests that interrupt a game mid-way).
+    stop_at: tuple[int, str] | None = None
 
     def view(self) -> dict[str, Any]:
         return self.watcher.public.get("view") or {}
 
     def start_game(self, players: int) -> None:
-        """Use the host panel: pick players, then Start."""
+        """Use the host panel (or a host command if the hub runs elsewhere)."""
+        if self.sim.hub is None:
+            self.sim.host({"cmd": "start", "game": "secret-identity", "players": players})
+            self.watcher.wait(lambda p: p.get("game") == "secret-identity")
+            return
         panel = self.sim.panel
         panel.press("next")  # row: players
         hub = self.sim.hub
@@ -371,13 +474,23 @@ class Director:
                 self.say(f"-- round {last_round} of {view['rounds']}")
             phase = view["phase"]
             version = pub["version"]
+            if self.stop_at == (view["round"], phase):
+                return pub
             if phase == "prepare":
                 self._prepare(view)
             elif phase == "vote":
                 self._vote(view)
             elif phase == "reveal":
                 self._reveal(view)
-            self.watcher.wait(lambda p, v=version: p.get("version", 0) > v)
+            # Act on a fresh table only: wait until this phase is over (or, while safes
+            # open one by one, until the next one is).
+            rnd = view["round"]
+            self.watcher.wait(
+                lambda p, v=version, r=rnd, ph=phase: (
+                    p.get("version", 0) > v
+                    and (ph == "reveal" or (p["view"]["round"], p["view"]["phase"]) != (r, ph))
+                )
+            )
 
     def _station(self, seat: int) -> str:
         return self.sim.names[seat]
@@ -385,22 +498,24 @@ class Director:
     def _colour(self, seat: int) -> str:
         return self.sim.table_config.seating().colours[seat]
 
+    def _round_record(self, view: dict[str, Any]) -> dict[str, Any]:
+        return self.record.setdefault(view["round"], {"mystery": {}, "votes": {}})
+
     def _prepare(self, view: dict[str, Any]) -> None:
-        taken = {s["seat"] for s in view["seats"] if s["mystery_locked"]}
-        bag = [n for n in range(1, 9)]
+        record = self._round_record(view)
+        bag = [n for n in range(1, 9) if n not in record["mystery"].values()]
         self.rng.shuffle(bag)
-        used = len(taken)
         for entry in view["seats"]:
             seat = entry["seat"]
             station = self._station(seat)
             if view["mystery"] == "keys" and not entry["mystery_locked"]:
-                number = bag[used]
-                used += 1
-                self.sim.tap(station, self.sim.keys.uid_for("mystery", None, number))
-                # Lift the flap to check the key, then close it.
-                self.sim.controls(station).open_flap()
-                time.sleep(0.05)
-                self.sim.controls(station).close_flap()
+                while bag:
+                    number = bag.pop()
+                    ack = self.sim.tap(station, self.sim.keys.uid_for("mystery", None, number))
+                    if ack is not None and ack.ok:
+                        record["mystery"][seat] = number
+                        break
+                self.peek(station)
             if not entry["ready"]:
                 left = entry["pictos_left"]
                 count = self.rng.randint(1, min(3, left))
@@ -409,21 +524,32 @@ class Director:
                 self.sim.gesture(station, lambda c: c.press())
                 self.say(f"{self._colour(seat)} is ready ({count} pictos)")
 
+    def peek(self, station: str) -> None:
+        """Lift the flap, look at the secret, close it (each waits for the redraw)."""
+        controls = self.sim.controls(station)
+        for act in (controls.open_flap, controls.close_flap):
+            before = self.sim.frame_count(station)
+            act()
+            self.sim.wait_frames(station, before + 1)
+
     def _vote(self, view: dict[str, Any]) -> None:
+        record = self._round_record(view)
         n = len(view["seats"])
         for voter in range(n):
             numbers = self.rng.sample(range(1, 9), n - 1)
             targets = [s for s in range(n) if s != voter]
             for safe, number in zip(targets, numbers, strict=True):
                 uid = self.sim.keys.uid_for("vote", self._colour(voter), number)
-                self.sim.tap(self._station(safe), uid)
+                ack = self.sim.tap(self._station(safe), uid)
+                if ack is not None and ack.ok:
+                    record["votes"][(voter, safe)] = number
         self.say("all votes are in")
 
     def _reveal(self, view: dict[str, Any]) -> None:
         if self.reveal_pause:
             time.sleep(self.reveal_pause)
         before = self.watcher.public.get("version", 0)
-        self.sim.panel.press("next")
+        self.sim.next()
         pub = self.watcher.wait(lambda p: p.get("version", 0) > before)
         opened = pub["view"].get("revealed") or []
         if len(opened) > len(view.get("revealed") or []):
@@ -489,15 +615,10 @@ def main(args: Any) -> int:
         kind = "mosquitto with ACL" if sim.broker.access else "embedded amqtt"
         print(f"broker: {kind} on 127.0.0.1:{sim.broker.port}")
         print(f"hub and {len(sim.names)} stations ({sim.device_backend} hardware) are up")
-        watcher = PublicWatcher(
-            sim.broker.config(HOST_USER) if sim.broker.access else sim.broker.config("watcher")
-        )
-        watcher.start()
-        director = Director(sim, watcher, rng, reveal_pause=args.pace)
+        director = Director(sim, sim.watch, rng, reveal_pause=args.pace)
         director.start_game(args.players)
         print(f"host started secret-identity for {args.players} players")
         final = director.play()
-        watcher.stop()
         time.sleep(0.2)
         saved = 0
         for name in sim.names:

@@ -284,6 +284,15 @@ class Station:
 
     # --- for bots and tests ----------------------------------------------------------
 
+    def wait_screen(self, timeout: float = 10.0) -> bool:
+        """Wait until the station has drawn a screen from the hub."""
+        deadline = time.monotonic() + timeout
+        while self.screen is None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def wait_settled(self, sent_before: int, timeout: float = 10.0) -> bool:
         """Wait until an input beyond ``sent_before`` was sent and nothing is pending."""
         deadline = time.monotonic() + timeout

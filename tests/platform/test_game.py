@@ -1,0 +1,38 @@
+"""A whole Secret Identity game through the mock station devices and a real broker."""
+
+from __future__ import annotations
+
+import time
+
+from firmware.render import render_lines
+from firmware.sim import recorded_frames
+from tests.platform.conftest import TableFactory, director, expected_scores
+from tests.platform.golden import frame_problems
+
+
+def test_five_player_game_scores_and_screens(make_table: TableFactory) -> None:
+    """Every input through taps, knob and flap; right scores on public, hub display, goldens."""
+    sim = make_table(5)
+    bots = director(sim, seed=3)
+    bots.start_game(5)
+    final = bots.play()
+    time.sleep(0.3)  # let the last screens land
+
+    want = expected_scores(bots.record, 5)
+    assert final["over"] is True
+    assert final["scores"] == want
+    assert [s["score"] for s in final["view"]["seats"]] == want
+    assert len(bots.record) == 4 and all(len(r["votes"]) == 20 for r in bots.record.values())
+
+    # The hub display shows the final track: each colour's position.
+    host = sim.watch.host
+    assert host["title"] == "Game over"
+    cells = " ".join(host["lines"])
+    for seat, score in enumerate(want):
+        name = sim.table_config.seating().name(seat)[:5]
+        assert f"{name:<5}{score % 30:>2}" in cells
+    panel_frames = getattr(sim.panel.display, "frames", [])
+    assert panel_frames[-1].tobytes() == render_lines(host["title"], host["lines"]).tobytes()
+
+    problems = [p for n in sim.names for p in frame_problems(f"si-5p/{n}", recorded_frames(sim, n))]
+    assert not problems, problems
