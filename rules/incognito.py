@@ -325,7 +325,8 @@ def _vote(state: IncognitoState, action: Vote) -> tuple[IncognitoState, list[Eve
         return _reveal(new, events)
     running = _countdown_running(new)
     if running != was_running:
-        events.append(Event("countdown" if running else "countdown_stop", {"phase": VOTE}))
+        data = {"phase": VOTE, "seconds": state.countdown}
+        events.append(Event("countdown" if running else "countdown_stop", data))
     return new, events
 
 

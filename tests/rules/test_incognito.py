@@ -408,12 +408,14 @@ def test_no_leak_while_voting(players: int) -> None:
     """While voting, other seats' words and vote numbers do not reach a view."""
     state = all_done(GAME.setup(players, {}, 12))
     state = cast(state, {0: {1: 2}, 1: {0: 3, 2: 4}, 2: {1: 1}})
+    changed = 0
     for seat in range(players):
         for k in range(5):
             other = redeal_vote(state, seat, k)
-            assert other != state or k == 0
+            changed += other != state
             assert GAME.view(other, seat) == GAME.view(state, seat)
             assert GAME.view(other, None) == GAME.view(state, None)
+    assert changed > 0
 
 
 def test_reveal_shows_everything() -> None:
