@@ -1,0 +1,141 @@
+"""Secrets stay on their own station's topic, behind the broker's ACL."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+
+from firmware import protocol as proto
+from firmware.broker import station_user
+from firmware.mqtt import Client
+from firmware.sim import TABLE, SimTable
+from tests.platform.conftest import TableFactory, director
+
+SECRET_KEYS = {"secret", "my_mystery", "my_votes", "free_keys", "answer"}
+
+
+def spy(sim: SimTable, station: str, topics: list[str]) -> Client:
+    """A client logged in with a station's credentials, subscribed to ``topics``."""
+    config = sim.broker.station_config(station)
+    client = Client(config, f"spy-{station}", topics)
+    client.start()
+    assert client.wait_connected()
+    return client
+
+
+def drain(client: Client) -> list[tuple[str, bytes]]:
+    out = []
+    while not client.inbox.empty():
+        msg = client.inbox.get()
+        if msg is not None:
+            out.append((msg.topic, msg.payload))
+    return out
+
+
+def leaves(data: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    if isinstance(data, dict):
+        return [leaf for k, v in data.items() for leaf in leaves(v, (*path, str(k)))]
+    if isinstance(data, list):
+        return [leaf for i, v in enumerate(data) for leaf in leaves(v, (*path, str(i)))]
+    return [(path, data)]
+
+
+def test_station_user_hears_only_its_own_topics_over_a_whole_game(
+    make_table: TableFactory,
+) -> None:
+    """Station p1, subscribed to '#', gets no other seat's screen, ack or secret."""
+    sim = make_table(5)
+    t = proto.Topics(TABLE)
+    listener = spy(sim, "p1", ["#", t.station("p2", "screen"), f"{t.base}/station/+/ack"])
+    bots = director(sim, seed=5)
+    bots.start_game(5)
+    bots.play()
+    time.sleep(0.3)
+    messages = drain(listener)
+    listener.stop()
+
+    allowed = {
+        t.station("p1", "screen"),
+        t.station("p1", "ack"),
+        t.public,
+        t.hub_status,
+        t.station("p1", "status"),
+    }
+    topics = {topic for topic, _ in messages}
+    assert t.public in topics and t.station("p1", "screen") in topics
+    assert topics <= allowed, topics - allowed
+
+    publics = [json.loads(p) for topic, p in messages if topic == t.public]
+    assert len(publics) > 50
+    for pub in publics:
+        for path, value in leaves(pub):
+            assert not SECRET_KEYS & set(path), path
+            if path[-1] in ("mystery", "number") and isinstance(value, int):
+                # Key numbers appear only in safes already opened.
+                assert "revealed" in path or "history" in path, path
+        view = pub.get("view") or {}
+        if view.get("phase") in ("prepare", "vote"):
+            assert view.get("revealed") == []
+    for topic, payload in messages:
+        if topic == t.station("p1", "ack"):
+            assert set(json.loads(payload)) == {"id", "ok", "message"}
+
+
+def test_public_reveals_a_safe_only_when_it_opens(make_table: TableFactory) -> None:
+    """During the reveal, public shows the mystery key of opened safes only, in seat order."""
+    sim = make_table(3)
+    bots = director(sim, seed=2, stop_at=(1, "reveal"))
+    bots.start_game(3)
+    bots.play()
+    truth = bots.record[1]["mystery"]
+    for opened in range(3):
+        before = sim.watch.public["version"]
+        view = sim.watch.public["view"]
+        assert [s["safe"] for s in view["revealed"]] == list(range(opened))
+        text = json.dumps(view)
+        for safe in range(opened, 3):
+            assert f'"safe": {safe}, "mystery"' not in text
+        sim.next()
+        sim.watch.wait(lambda p, v=before: p["version"] > v)
+        last = sim.watch.public["view"]["revealed"][-1]
+        assert last["safe"] == opened and last["mystery"] == truth[opened]
+
+
+def test_a_station_cannot_speak_for_another(make_table: TableFactory) -> None:
+    """p1's credentials cannot publish p2's input: the broker drops it, nothing changes."""
+    sim = make_table(3)
+    bots = director(sim, seed=2, stop_at=(1, "vote"))
+    bots.start_game(3)
+    bots.play()
+    before = sim.watch.public["version"]
+    forger = spy(sim, "p1", [])
+    red_vote = sim.keys.uid_for("vote", "red", 4)
+    payload = proto.encode({"id": "forged:1", "kind": "tag", "uid": red_vote})
+    forger.publish(proto.Topics(TABLE).station("p2", "input"), payload).wait_for_publish(2)
+    time.sleep(0.5)
+    forger.stop()
+    assert sim.watch.public["version"] == before
+    assert sim.watch.public["view"]["seats"][1]["votes_in"] == 0
+
+
+def test_anonymous_and_wrong_password_are_refused(make_table: TableFactory) -> None:
+    """The broker refuses anonymous clients and bad passwords."""
+    sim = make_table(3)
+    for user, password in ((None, None), (station_user(TABLE, "p1"), "wrong")):
+        client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"x-{user}")
+        codes: list[Any] = []
+        client.on_connect = lambda c, u, f, rc, p, codes=codes: codes.append(rc)
+        if user:
+            client.username_pw_set(user, password)
+        client.connect("127.0.0.1", sim.broker.port)
+        client.loop_start()
+        deadline = time.monotonic() + 5
+        while not codes and time.monotonic() < deadline:
+            time.sleep(0.02)
+        client.loop_stop()
+        client.disconnect()
+        assert codes and codes[0].is_failure, (user, codes)
