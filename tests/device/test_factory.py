@@ -5,17 +5,27 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from PIL import Image
 
-from device.base import DeviceError, Display, Reader, ReaderEvent, StationDevices
+from device.base import (
+    DeviceError,
+    Display,
+    Reader,
+    ReaderEvent,
+    StationDevices,
+    TagPresent,
+    TagRemoved,
+)
 from device.factory import ENV_VAR, UnknownBackend, open_panel, open_station, resolve_backend
 from device.gpio import GpioControls, GpioPanel
 from device.mock import MockControls, MockDisplay, MockReader
 from device.panel import MockPanel
+from hardware.keys import load_keyset
 from hardware.pins import HubPins, StationPins
 
 
@@ -212,3 +222,25 @@ def test_real_panel_wires_display_and_buttons(
         assert names == ["prev"]
     finally:
         panel.close()
+
+
+def test_emulated_station_reads_every_default_key() -> None:
+    """Through the emulated chips, the real driver reads all 72 default UIDs (4- and 7-byte)."""
+    devices = open_station(backend="emulated")
+    field: Any = getattr(devices, "emulated").field  # noqa: B009 - emulated-only attribute
+    try:
+        for uid in load_keyset():
+            field.place(uid)
+            assert _next_event(devices.reader) == TagPresent(uid)
+            field.remove(uid)
+            assert _next_event(devices.reader) == TagRemoved(uid)
+    finally:
+        devices.close()
+
+
+def _next_event(reader: Reader) -> ReaderEvent | None:
+    for _ in range(20):
+        event = reader.poll()
+        if event is not None:
+            return event
+    return None
