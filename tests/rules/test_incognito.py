@@ -137,6 +137,17 @@ def test_words_and_places_are_never_dealt_twice_in_a_game() -> None:
     assert len(places) == len(set(places)) == 18
 
 
+def test_next_round_deals_only_words_and_places_left_in_the_decks() -> None:
+    """With 6 words and 3 places left unused, the next round deals exactly those."""
+    state = all_done(fixed(3))
+    state = cast(state, {0: {1: 2, 2: 4}, 1: {0: 1, 2: 5}, 2: {0: 1, 1: 6}})
+    words, places = WORDS["fr"], PLACES["fr"]
+    state = replace(state, used_words=words[6:], used_places=places[3:])
+    state, _ = GAME.apply(state, Next())
+    assert sorted(state.words) == sorted(words[:6])
+    assert sorted(state.places) == sorted(places[:3])
+
+
 # -- drawing phase -------------------------------------------------------------
 
 
