@@ -74,6 +74,7 @@ class Station:
         self.last_ack: proto.Ack | None = None
         self.acks = 0
         self.sent = 0
+        self.read_at = 0.0  # perf_counter of the last tag read (for the latency bench)
         self.settled = threading.Condition()
         self.client = Client(
             broker,
@@ -156,6 +157,7 @@ class Station:
         if isinstance(item, Message):
             self._message(item)
         elif isinstance(item, TagPresent):
+            self.read_at = time.perf_counter()
             self._feedback_read()
             self._send({"kind": "tag", "uid": item.uid})
         elif isinstance(item, _Local):

@@ -83,6 +83,8 @@ class Table:
     ui: dict[str, Any] = field(default_factory=dict)
     events: int = 0
     aborted: bool = False
+    _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
+    _views_at: int = -1
 
     def __post_init__(self) -> None:
         self.engine = get_game(self.game_id)
@@ -134,8 +136,14 @@ class Table:
         return bool(self.engine.is_over(self.state))
 
     def view(self, seat: int | None) -> dict[str, Any]:
-        out: dict[str, Any] = self.engine.view(self.state, seat)
-        return out
+        """The engine's view for a seat, computed once per state (screens ask often)."""
+        if self._views_at != self.events:
+            self._views_at = self.events
+            self._views.clear()
+        cached = self._views.get(seat)
+        if cached is None:
+            cached = self._views[seat] = self.engine.view(self.state, seat)
+        return cached
 
     def public(self) -> dict[str, Any]:
         """The ``public`` payload: the engine's public view plus seating, never a secret."""
