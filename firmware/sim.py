@@ -599,8 +599,11 @@ def main(args: Any) -> int:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    if args.game != "secret-identity":
-        print(f"coffre sim: no table binding for {args.game} yet (try secret-identity)")
+    from firmware.bindings import bound_games
+    from firmware.bots import bot_class, has_bot
+
+    if args.game not in bound_games() or not has_bot(args.game):
+        print(f"coffre sim: {args.game} has no table binding or bots yet (try secret-identity)")
         return 2
     workdir = Path(tempfile.mkdtemp(prefix="coffre-sim-"))
     sim = SimTable(
@@ -615,10 +618,12 @@ def main(args: Any) -> int:
         kind = "mosquitto with ACL" if sim.broker.access else "embedded amqtt"
         print(f"broker: {kind} on 127.0.0.1:{sim.broker.port}")
         print(f"hub and {len(sim.names)} stations ({sim.device_backend} hardware) are up")
-        director = Director(sim, sim.watch, rng, reveal_pause=args.pace)
-        director.start_game(args.players)
-        print(f"host started secret-identity for {args.players} players")
-        final = director.play()
+        bot = bot_class(args.game)(sim, sim.watch, rng)
+        if args.pace and hasattr(bot, "reveal_pause"):
+            bot.reveal_pause = args.pace
+        bot.start_game(args.players)
+        print(f"host started {args.game} for {args.players} players")
+        final = bot.play()
         time.sleep(0.2)
         saved = 0
         for name in sim.names:
@@ -630,11 +635,7 @@ def main(args: Any) -> int:
     print(f"game over in {time.monotonic() - started:.1f} s; final ranking:")
     for place, group in enumerate(final["ranking"], start=1):
         for seat in group:
-            view_seat = final["view"]["seats"][seat]
-            print(
-                f"  {place}. {seats[seat]['colour']:<7} {scores[seat]:>3} points"
-                f"  ({view_seat['pictos_left']} picto cards left)"
-            )
+            print(f"  {place}. {seats[seat]['colour']:<7} {scores[seat]:>3} points")
     print(f"saved {saved} screens under {out}/ (one folder per station, hub/ for the host)")
     return 0
 
@@ -645,3 +646,7 @@ def _frames(sim: SimTable, name: str) -> list[Image.Image]:
         frames: list[Image.Image] = list(getattr(emu, "frames", []) or [])
         return frames or [emu.screen()]
     return recorded_frames(sim, name)
+
+
+#: The Secret Identity bots, as ``firmware.bots`` finds them.
+Bot = Director

@@ -257,3 +257,8 @@ def _wrap(text: str, count: int, width: int = 21) -> list[str]:
             rows.append("")
         rows[-1] = f"{rows[-1]} {word}".strip()
     return rows[:count]
+
+
+def make_binding(**settings: Any) -> SecretIdentityBinding:
+    """The binding with a table's settings (``reveal_delay`` seconds, 0 = host says next)."""
+    return SecretIdentityBinding(reveal_delay=float(settings.get("reveal_delay", 0.0)))
