@@ -12,9 +12,10 @@ and I2C port 1000k+1 (I2C address and SPI chip select unchanged). The drivers op
 hardware by number, so each driver instance reaches its own chip with no shared
 "current station" state; closing a station frees its board number.
 
-``frames`` keeps every distinct picture the glass showed, sampled after each
-I2C transaction that wrote GDDRAM while the panel was lit (as ``MockDisplay.frames``
-keeps the distinct frames shown), so golden-screen tests can use either.
+``frames`` (also ``devices.display.frames``) keeps every distinct picture the glass
+showed, sampled after each I2C transaction that wrote GDDRAM while the panel was lit
+(as ``MockDisplay.frames`` keeps the distinct frames shown), so golden-screen tests
+can use either.
 
 The fake ``RPi.GPIO``/``spidev``/``smbus2`` modules stay in ``sys.modules`` while at
 least one emulated station is open (see ``device.emulated.rack``).
@@ -33,10 +34,12 @@ from device.emulated import rack
 from device.emulated.iso14443 import CardKind, FaultKind, RfField, VirtualCard
 from device.emulated.mfrc522_chip import Mfrc522Chip
 from device.emulated.ssd1306_chip import Ssd1306Chip
+from device.real_display import Ssd1306Display
 
 BOARD_STRIDE = 1000
 
 __all__ = [
+    "EmulatedSsd1306Display",
     "EmulatedStation",
     "EmulatedStationDevices",
     "Mfrc522Chip",
@@ -90,6 +93,29 @@ class VirtualField:
         return [c.uid_hex for c in self.rf.cards]
 
 
+class EmulatedSsd1306Display(Ssd1306Display):
+    """The real Ssd1306Display, plus a view of what the emulated glass showed.
+
+    Only inspection is added (``frames``, ``last``, like ``MockDisplay``): showing a
+    frame runs exactly the parent's code, through luma, over the emulated panel.
+    """
+
+    def __init__(self, station: EmulatedStation, **kwargs: Any) -> None:
+        self._station = station
+        super().__init__(**kwargs)
+
+    @property
+    def frames(self) -> list[Image.Image]:
+        """Each distinct picture the glass showed, read back from GDDRAM."""
+        return self._station.frames
+
+    @property
+    def last(self) -> Image.Image | None:
+        """What the glass shows now (None before the first frame)."""
+        frames = self._station.frames
+        return frames[-1] if frames else None
+
+
 @dataclass
 class EmulatedStationDevices(StationDevices):
     """StationDevices whose close() also unwires the emulated board."""
@@ -111,7 +137,6 @@ class EmulatedStation:
     def __init__(
         self, board: int, pins: Any, timer: Literal["instant", "realtime"] = "instant"
     ) -> None:
-        from device.real_display import Ssd1306Display
         from device.real_reader import Mfrc522Reader
 
         self.board = board
@@ -149,7 +174,8 @@ class EmulatedStation:
                 reset_settle_s=0.0,
             )
             try:
-                display = Ssd1306Display(
+                display = EmulatedSsd1306Display(
+                    self,
                     port=self.i2c_port,
                     address=self.i2c_address,
                     rotate=getattr(display_pins, "rotate", 0),

@@ -98,3 +98,15 @@ def test_frames_record_what_the_glass_showed() -> None:
         mock.show(pictures[0])
         frames = list(s.frames)
     assert [f.tobytes() for f in frames] == [f.tobytes() for f in mock.frames]
+
+
+def test_display_exposes_the_glass_frames() -> None:
+    """The emulated station's display is the real Ssd1306Display whose ``frames``/``last``
+    read back the glass (the simulator waits on them as on MockDisplay's)."""
+    img = Image.new("1", (128, 64))
+    ImageDraw.Draw(img).text((0, 20), "hello", fill=1)
+    with open_emulated_station() as s:
+        assert isinstance(s.display, Ssd1306Display)
+        assert s.display.last is None
+        s.display.show(img)
+        assert s.display.frames == s.frames and same(s.display.last, img)
