@@ -151,6 +151,7 @@ class Hub:
             except Exception:  # a bug must not take the whole table down
                 log.exception("hub: failed on %s", msg.topic)
             self._fire_timers()
+            self._tick()
             self.processed += 1
 
     def _resume(self, actor: TableActor) -> None:
@@ -272,7 +273,7 @@ class Hub:
             return
         if status.state == "online":
             # Rebirth: make sure the station has its screen, even if retained ones were lost.
-            actor.published.pop(station, None)
+            actor.published.pop(actor.topics.station(station, "screen"), None)
             self._publish_all(actor)
 
     # --- host ----------------------------------------------------------------------------
@@ -341,16 +342,30 @@ class Hub:
     # --- timers ------------------------------------------------------------------------
 
     def _arm_timer(self, actor: TableActor) -> None:
+        """Ask the binding for its timer; one already running for the same event keeps going."""
         table = actor.table
         nxt = table.binding.timer(table) if table is not None and not table.over else None
         if nxt is None:
             actor.timer_due, actor.timer_body = None, None
-        else:
+        elif actor.timer_due is None or actor.timer_body != nxt[1]:
             actor.timer_due, actor.timer_body = self.clock() + nxt[0], nxt[1]
 
     def _next_timer(self) -> float | None:
-        dues = [a.timer_due for a in self.actors.values() if a.timer_due is not None]
-        return max(0.0, min(dues) - self.clock()) if dues else None
+        """Seconds until the next timer, or the next second of a countdown on screen."""
+        now = self.clock()
+        dues = []
+        for a in self.actors.values():
+            if a.timer_due is not None:
+                dues.append(a.timer_due)
+                left = a.timer_due - now
+                dues.append(now + (left - int(left)) + 0.001)  # the shown seconds change
+        return max(0.0, min(dues) - now) if dues else None
+
+    def _tick(self) -> None:
+        """While a countdown runs, screens that show it are refreshed as seconds pass."""
+        for actor in self.actors.values():
+            if actor.timer_due is not None and actor.table is not None:
+                self._publish_all(actor)
 
     def _fire_timers(self) -> None:
         now = self.clock()
@@ -370,6 +385,9 @@ class Hub:
         t = actor.topics
         table = actor.table
         rev = (actor.record.game_no * 1_000_000 + table.events) if table and actor.record else 0
+        if table is not None:
+            due = actor.timer_due
+            table.timer_left = None if due is None else max(0.0, due - self.clock())
         for seat, station in enumerate(actor.config.stations):
             if table is not None and seat < table.players:
                 screen = table.binding.station_screen(table, seat)

@@ -83,6 +83,8 @@ class Table:
     ui: dict[str, Any] = field(default_factory=dict)
     events: int = 0
     aborted: bool = False
+    #: Seconds left on the binding's running timer (a countdown), set by the hub.
+    timer_left: float | None = None
     _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
     _views_at: int = -1
 
