@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--stations", required=True, help="comma-separated station ids")
     conf.add_argument("--port", type=int, default=1883)
     conf.add_argument("--out", required=True, help="folder to write into")
+    conf.add_argument("--bind", default="", help="listen address (default: all interfaces)")
 
     selftest = sub.add_parser("selftest", help="check a station's hardware, step by step")
     selftest.add_argument("--backend", default=None, help="real | mock | emulated")
@@ -144,7 +145,7 @@ def _broker_config(args: Any) -> int:
     stations = [s.strip() for s in args.stations.split(",") if s.strip()]
     access = TableAccess(args.table, stations)
     out = Path(args.out)
-    conf = write_broker_files(out, args.port, [access])
+    conf = write_broker_files(out, args.port, [access], bind=args.bind)
     secrets = out / "credentials"
     secrets.mkdir(exist_ok=True)
     for user, password in access.passwords.items():

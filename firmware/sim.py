@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import random
 import shutil
 import signal
@@ -129,7 +130,7 @@ def start_broker(
         return BrokerSetup(port, None, broker)
     access = TableAccess(table, stations)
     conf_dir = workdir / "broker"
-    conf = write_broker_files(conf_dir, port, [access])
+    conf = write_broker_files(conf_dir, port, [access], stay_root=os.geteuid() == 0)
     mosq = Mosquitto(conf, port)
     mosq.start()
     return BrokerSetup(port, access, mosq, conf_dir)

@@ -1,0 +1,139 @@
+"""The Secret Identity table binding, driven without MQTT."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firmware.bindings import binding_for
+from firmware.protocol import Input
+from firmware.table import Seating, Table
+from hardware.keys import COLOURS, load_keyset
+from rules.core import IllegalAction
+
+KEYS = load_keyset()
+
+
+def table(players: int = 3, **options: Any) -> Table:
+    seating = Seating([f"p{i + 1}" for i in range(players)], list(COLOURS[:players]))
+    return Table(
+        "secret-identity", players, options, 1, seating, KEYS, binding_for("secret-identity")
+    )
+
+
+def send(t: Table, seat: int, **fields: Any) -> dict[str, Any]:
+    """Translate, check and commit one input as the hub would."""
+    body = t.binding.translate(t, seat, Input(id="b:1", **fields))
+    t.commit(body, t.check(body))
+    return body
+
+
+def tag(kind: str, colour: str | None, number: int) -> str:
+    return KEYS.uid_for(kind, colour, number)
+
+
+def prepared(players: int = 3) -> Table:
+    t = table(players)
+    for seat in range(players):
+        send(t, seat, kind="tag", uid=tag("mystery", None, seat + 1))
+        send(t, seat, kind="press")
+    assert t.view(None)["phase"] == "vote"
+    return t
+
+
+def test_mystery_key_on_own_station_locks_it() -> None:
+    """A mystery key tapped on a station is that seat's mystery key."""
+    t = table()
+    body = send(t, 1, kind="tag", uid=tag("mystery", None, 6))
+    assert body == {"rules": {"type": "mystery", "seat": 1, "number": 6}}
+    assert t.view(1)["my_mystery"] == 6
+
+
+def test_vote_key_colour_says_who_votes_station_says_whose_safe() -> None:
+    """Yellow's key 4 tapped on red's station is yellow's vote on red's safe."""
+    t = prepared()
+    body = send(t, 0, kind="tag", uid=tag("vote", COLOURS[1], 4))
+    assert body == {"rules": {"type": "vote", "seat": 1, "safe": 0, "number": 4}}
+
+
+def test_knob_sets_picto_count_within_range_and_press_confirms() -> None:
+    """Turning moves the count within 1..3; a press confirms that many pictos."""
+    t = table()
+    for step in (1, 1, 1, 1):
+        send(t, 0, kind="knob", step=step)
+    assert t.binding.cursor(t, 0) == 3  # type: ignore[attr-defined]
+    send(t, 0, kind="knob", step=-1)
+    body = send(t, 0, kind="press")
+    assert body == {"rules": {"type": "pictos", "seat": 0, "count": 2}}
+    assert t.view(0)["pictos_left"] == 8
+
+
+@pytest.mark.parametrize(
+    ("seat", "fields", "message"),
+    [
+        (0, {"kind": "tag", "uid": "DEADBEEF"}, "Unknown tag"),
+        (0, {"kind": "tag", "uid": tag("vote", COLOURS[0], 2)}, "That's your own safe"),
+        (0, {"kind": "tag", "uid": tag("vote", COLOURS[6], 2)}, f"Nobody plays {COLOURS[6]}"),
+        (0, {"kind": "knob", "step": 1}, "Nothing to choose now"),
+        (0, {"kind": "press"}, "Nothing to confirm now"),
+    ],
+)
+def test_refusals_change_nothing(seat: int, fields: dict[str, Any], message: str) -> None:
+    """Refused inputs raise a readable message and leave the table as it was."""
+    t = prepared()
+    version, events = t.state.version, t.events
+    with pytest.raises(IllegalAction) as info:
+        body = t.binding.translate(t, seat, Input(id="b:9", **fields))
+        t.check(body)
+    assert info.value.message == message
+    assert (t.state.version, t.events) == (version, events)
+
+
+def test_secret_is_only_in_the_secret_part() -> None:
+    """A seat's mystery number and votes are in its screen's secret, never in its lines."""
+    t = prepared()
+    send(t, 0, kind="tag", uid=tag("vote", COLOURS[1], 7))
+    screen = t.binding.station_screen(t, 1)
+    assert screen.secret is not None
+    assert "2" in (screen.secret.title + screen.secret.big)  # yellow's key is 2
+    assert any("7" in line for line in screen.secret.lines)  # yellow's vote on red
+    for seat in range(3):
+        text = " ".join(t.binding.station_screen(t, seat).lines)
+        assert "7" not in text
+
+
+def test_undo_takes_back_the_last_action() -> None:
+    """An undo event rebuilds the state without the last engine action."""
+    t = prepared()
+    send(t, 0, kind="tag", uid=tag("vote", COLOURS[1], 7))
+    assert t.view(None)["seats"][0]["votes_in"] == 1
+    t.commit({"undo": True}, t.check({"undo": True}))
+    assert t.view(None)["seats"][0]["votes_in"] == 0
+
+
+def test_replaying_stored_events_rebuilds_the_same_table() -> None:
+    """A resumed table (replay of its events) equals the live one."""
+    t = table()
+    bodies = []
+    for seat, fields in [
+        (0, {"kind": "knob", "step": 1}),
+        (0, {"kind": "press"}),
+        (1, {"kind": "tag", "uid": tag("mystery", None, 3)}),
+    ]:
+        bodies.append(send(t, seat, **fields))
+    again = table()
+    again.replay_events(bodies)
+    assert again.state == t.state and again.ui == t.ui
+
+
+def test_coop_answer_is_tapped_on_the_active_station() -> None:
+    """Co-op: the team's key goes on the active safe; elsewhere it is refused."""
+    t = table(3, mode="coop")
+    send(t, 0, kind="tag", uid=tag("mystery", None, 5))
+    send(t, 0, kind="press")
+    with pytest.raises(IllegalAction, match="active safe"):
+        t.binding.translate(t, 1, Input(id="b:1", kind="tag", uid=tag("vote", COLOURS[1], 5)))
+    send(t, 0, kind="tag", uid=tag("vote", COLOURS[1], 5))
+    send(t, 0, kind="press")
+    assert t.view(None)["team"]["score"] == 1

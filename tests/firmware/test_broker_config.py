@@ -1,0 +1,97 @@
+"""Broker set-up: password hashes, ACL lines, the generated config runs in mosquitto."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+from firmware.broker import (
+    PBKDF2_ROUNDS,
+    Mosquitto,
+    TableAccess,
+    free_port,
+    hash_password,
+    station_user,
+    write_broker_files,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_password_hash_is_mosquitto_pbkdf2() -> None:
+    """$7$ hashes: PBKDF2-SHA512, 101 rounds, base64 salt and digest."""
+    salt = b"0123456789ab"
+    text = hash_password("secret", salt=salt)
+    kind, rounds, salt64, digest64 = text.split("$")[1:]
+    assert (kind, int(rounds)) == ("7", PBKDF2_ROUNDS)
+    assert base64.b64decode(salt64) == salt
+    want = hashlib.pbkdf2_hmac("sha512", b"secret", salt, PBKDF2_ROUNDS)
+    assert base64.b64decode(digest64) == want
+
+
+def test_acl_gives_each_station_only_its_own_topics() -> None:
+    """A station may write its input/status and read its screen/ack, public, hub status."""
+    acl = TableAccess("main", ["p1", "p2"]).acl()
+    block = acl.split(f"user {station_user('main', 'p1')}\n")[1].split("\n\n")[0]
+    assert block.splitlines() == [
+        "topic write coffre/main/station/p1/input",
+        "topic readwrite coffre/main/station/p1/status",
+        "topic read coffre/main/station/p1/screen",
+        "topic read coffre/main/station/p1/ack",
+        "topic read coffre/main/public",
+        "topic read coffre/main/hub/status",
+    ]
+    assert "p2" not in block
+    assert "user hub\ntopic readwrite coffre/main/#" in acl
+
+
+def test_every_user_gets_a_distinct_password() -> None:
+    """Generated passwords are unique per user."""
+    access = TableAccess("main", ["p1", "p2", "p3"])
+    assert len(set(access.passwords.values())) == len(access.users()) == 5
+
+
+def test_generated_config_starts_mosquitto(tmp_path: Path) -> None:
+    """The files load in a real mosquitto with anonymous refused."""
+    port = free_port()
+    conf = write_broker_files(tmp_path, port, [TableAccess("main", ["p1"])], stay_root=True)
+    text = conf.read_text()
+    assert "allow_anonymous false" in text and f"listener {port} 127.0.0.1" in text
+    broker = Mosquitto(conf, port)
+    broker.start()
+    broker.stop()
+
+
+def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
+    """`coffre broker-config` writes conf, passwd, acl and one private password file per user."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "firmware.cli",
+            "broker-config",
+            "--table",
+            "main",
+            "--stations",
+            "p1,p2",
+            "--out",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+    )
+    users = {p.stem for p in (tmp_path / "credentials").glob("*.password")}
+    assert users == {"hub", "host", "main.p1", "main.p2"}
+    assert (tmp_path / "credentials" / "hub.password").stat().st_mode & 0o077 == 0
+    assert "listener 1883\n" in (tmp_path / "mosquitto.conf").read_text()
+
+
+def test_shipped_mosquitto_conf_matches_the_generated_policy() -> None:
+    """deploy/mosquitto.conf refuses anonymous clients and uses a password file and an ACL."""
+    text = (ROOT / "deploy" / "mosquitto.conf").read_text()
+    for line in ("allow_anonymous false", "password_file ", "acl_file ", "set_tcp_nodelay true"):
+        assert line in text

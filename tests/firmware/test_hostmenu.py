@@ -1,0 +1,65 @@
+"""The host panel menu."""
+
+from __future__ import annotations
+
+from firmware.hostmenu import CONFIRM_SECONDS, HostMenu
+
+
+def menu() -> HostMenu:
+    return HostMenu(
+        ["secret-identity", "incognito"],
+        max_players=8,
+        limits={"secret-identity": (3, 8), "incognito": (3, 6)},
+    )
+
+
+def test_choose_players_and_start() -> None:
+    """next moves the cursor, ok changes the value, ok on Start starts."""
+    m = menu()
+    assert m.press("next", playing=False, now=0) is None
+    for _ in range(2):
+        m.press("ok", playing=False, now=0)
+    assert m.players == 7
+    m.press("next", playing=False, now=0)
+    cmd = m.press("ok", playing=False, now=0)
+    assert cmd is not None and (cmd.cmd, cmd.game, cmd.players) == ("start", "secret-identity", 7)
+
+
+def test_player_count_wraps_within_the_game_limits() -> None:
+    """The player count cycles within what the chosen game allows."""
+    m = menu()
+    m.press("next", playing=False, now=0)
+    seen = set()
+    for _ in range(10):
+        m.press("ok", playing=False, now=0)
+        seen.add(m.players)
+    assert seen == set(range(3, 9))
+    m.press("prev", playing=False, now=0)
+    m.press("ok", playing=False, now=0)  # switch to incognito: clamp to 3..6
+    assert m.games[m.game] == "incognito" and 3 <= m.players <= 6
+
+
+def test_next_in_game_is_immediate() -> None:
+    """During a game, next sends the host's next at once."""
+    cmd = menu().press("next", playing=True, now=0)
+    assert cmd is not None and cmd.cmd == "next"
+
+
+def test_undo_and_abort_need_a_second_press() -> None:
+    """back and stop act only when pressed twice within the confirm window."""
+    m = menu()
+    assert m.press("stop", playing=True, now=0) is None
+    assert m.prompt(1) == "Again to abort game"
+    cmd = m.press("stop", playing=True, now=1)
+    assert cmd is not None and cmd.cmd == "abort"
+    assert m.press("back", playing=True, now=10) is None
+    assert m.press("back", playing=True, now=10 + CONFIRM_SECONDS + 1) is None  # too late: re-armed
+    cmd = m.press("back", playing=True, now=10 + CONFIRM_SECONDS + 2)
+    assert cmd is not None and cmd.cmd == "undo"
+
+
+def test_menu_lines_mark_the_cursor() -> None:
+    """The idle menu shows the current row with '>'."""
+    m = menu()
+    m.press("next", playing=False, now=0)
+    assert m.lines(0)[1].startswith("> Players")
