@@ -149,6 +149,10 @@ class Table:
 
     def public(self) -> dict[str, Any]:
         """The ``public`` payload: the engine's public view plus seating, never a secret."""
+        view = self.view(None)
+        # A game whose scores are secret until the end (Identiquest) says so in its
+        # public view (``"scores": null``); the engine's scores() is the host's truth.
+        scores = view["scores"] if "scores" in view else self.engine.scores(self.state)
         return {
             "game": self.game_id,
             "version": self.state.version,
@@ -156,10 +160,10 @@ class Table:
                 {"seat": i, "station": s, "colour": self.seating.colours[i]}
                 for i, s in enumerate(self.seating.stations[: self.players])
             ],
-            "scores": self.engine.scores(self.state),
+            "scores": scores,
             "over": self.over,
             "ranking": self.engine.ranking(self.state) if self.over else None,
-            "view": self.view(None),
+            "view": view,
         }
 
     def key(self, uid: str | None) -> Key:
