@@ -1,0 +1,263 @@
+"""The Incognito table binding, driven on a Table directly (no MQTT)."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from firmware.bindings.incognito import make_binding
+from firmware.protocol import Input, Screen
+from firmware.table import Seating, Table
+from hardware.keys import COLOURS, load_keyset
+from rules.core import IllegalAction
+from rules.incognito import PLACES, WORDS
+
+KEYS = load_keyset()
+_seq = 0
+
+
+def make(players: int = 4, seed: int = 3, **options: Any) -> Table:
+    seating = Seating([f"p{i + 1}" for i in range(players)], list(COLOURS[:players]))
+    return Table("incognito", players, options, seed, seating, KEYS, make_binding())
+
+
+def send(table: Table, seat: int, kind: str, **fields: Any) -> dict[str, Any]:
+    """One station input through translate -> check -> commit, as the hub does."""
+    global _seq
+    _seq += 1
+    body = table.binding.translate(table, seat, Input(id=f"t:{_seq}", kind=kind, **fields))  # type: ignore[arg-type]
+    table.commit(body, table.check(body))
+    return body
+
+
+def refused(table: Table, seat: int, kind: str, **fields: Any) -> str:
+    before = (table.state, dict(table.ui), table.events)
+    with pytest.raises(IllegalAction) as err:
+        send(table, seat, kind, **fields)
+    assert (table.state, dict(table.ui), table.events) == before
+    assert 0 < len(err.value.message) <= 63
+    return err.value.message
+
+
+def vote_uid(table: Table, voter: int, number: int) -> str:
+    return KEYS.uid_for("vote", table.seating.colours[voter], number)
+
+
+def fire_timer(table: Table) -> None:
+    timer = table.binding.timer(table)
+    assert timer is not None
+    body = timer[1]
+    table.commit(body, table.check(body))
+
+
+def screen_text(screen: Screen) -> str:
+    return json.dumps([screen.title, list(screen.lines)], ensure_ascii=False)
+
+
+def all_done(table: Table) -> None:
+    for seat in range(table.players):
+        send(table, seat, "press")
+
+
+def vote_all(table: Table, skip: int | None = None) -> None:
+    """Every seat but ``skip`` lays cards 1, 2, ... on the others' drawings."""
+    for voter in range(table.players):
+        if voter == skip:
+            continue
+        drawers = [d for d in range(table.players) if d != voter]
+        for number, drawer in enumerate(drawers, start=1):
+            send(table, drawer, "tag", uid=vote_uid(table, voter, number))
+
+
+def test_word_only_under_the_flap_place_in_public() -> None:
+    """Each station's word is in its secret part only; its place is on the public part."""
+    table = make(5)
+    words = [table.view(s)["word"] for s in range(5)]
+    host = json.dumps(table.binding.host_screen(table), ensure_ascii=False)
+    for seat in range(5):
+        screen = table.binding.station_screen(table, seat)
+        assert screen.secret is not None and words[seat] in screen.secret.lines
+        public = screen_text(screen)
+        assert all(w not in public for w in words)
+        assert all(w not in host for w in words)
+        place = table.view(None)["places"][seat]
+        assert place.split()[-1] in public
+
+
+def test_press_is_done_and_a_second_press_is_refused() -> None:
+    """A knob press sends done; pressing again says you are already done."""
+    table = make(4)
+    assert send(table, 2, "press") == {"rules": {"type": "done", "seat": 2}}
+    assert table.view(None)["done"] == [False, False, True, False]
+    assert refused(table, 2, "press") == "You are already done"
+
+
+def test_countdown_timer_shown_on_every_screen_and_sends_timeout() -> None:
+    """All but one done: the timer sends timeout after `countdown` s; every screen shows it."""
+    table = make(4, countdown=9)
+    assert table.binding.timer(table) is None
+    for seat in range(3):
+        send(table, seat, "press")
+    assert table.binding.timer(table) == (9.0, {"rules": {"type": "timeout"}})
+    table.timer_left = 3.2
+    for seat in range(4):
+        screen = table.binding.station_screen(table, seat)
+        assert screen.title.endswith(" 4s"), screen.title
+        assert screen.secret is not None and screen.secret.title.endswith(" 4s")
+    assert "STOP in 4s" in " ".join(table.binding.station_screen(table, 3).lines)
+    assert table.binding.host_screen(table)[0].endswith("STOP 4s")
+    fire_timer(table)
+    assert table.view(None)["phase"] == "vote"
+    assert table.binding.timer(table) is None
+
+
+def test_vote_card_tapped_on_the_drawers_station() -> None:
+    """Yellow's card 4 on blue's station lays 4 on blue's drawing for yellow."""
+    table = make(4)
+    all_done(table)
+    body = send(table, 3, "tag", uid=KEYS.uid_for("vote", "yellow", 4))
+    assert body == {"rules": {"type": "vote", "seat": 1, "drawer": 3, "number": 4}}
+    assert table.view(1)["votes"] == [None, None, None, 4]
+    assert table.view(None)["voted"][1] == [3]
+
+
+@pytest.mark.parametrize(
+    ("uid", "message"),
+    [
+        (KEYS.uid_for("vote", "red", 2), "That's your own drawing"),
+        (KEYS.uid_for("vote", "yellow", 7), "Vote cards go 1 to 6"),
+        (KEYS.uid_for("mystery", None, 3), "That card is not for this game"),
+        (KEYS.uid_for("vote", "white", 1), "Nobody plays white"),
+        ("DEADBEEF", "Unknown tag"),
+    ],
+)
+def test_bad_taps_are_refused_and_change_nothing(uid: str, message: str) -> None:
+    """Own drawing, card 7, a mystery key, an absent colour, an unknown tag: refused."""
+    table = make(4)
+    all_done(table)
+    assert refused(table, 0, "tag", uid=uid) == message
+
+
+def test_inputs_out_of_their_phase_are_refused() -> None:
+    """A card while drawing, the knob while drawing, a press while voting or after."""
+    table = make(3)
+    assert refused(table, 1, "tag", uid=vote_uid(table, 0, 1)) == "Not voting time"
+    assert refused(table, 1, "knob", step=1) == "Nothing to choose now"
+    all_done(table)
+    assert refused(table, 1, "press") == "Tap your vote cards on drawings"
+    send(table, 1, "tag", uid=vote_uid(table, 0, 5))
+    assert refused(table, 1, "tag", uid=vote_uid(table, 0, 5)) == "That card is already there"
+    vote_all(table)
+    assert table.view(None)["phase"] == "reveal"
+    assert refused(table, 0, "press") == "The host starts the next round"
+    assert refused(table, 0, "knob", step=-1) == "Nothing to choose now"
+
+
+def test_knob_scrolls_the_list_within_bounds_and_resets_each_round() -> None:
+    """The list shows 3 words; the knob scrolls 0..3 and a new round starts at the top."""
+    table = make(3)
+    all_done(table)
+    words = table.view(None)["list"]
+    screen = table.binding.station_screen(table, 0)
+    assert list(screen.lines[1:]) == [f"{i + 1} {w}" for i, w in enumerate(words[:3])]
+    send(table, 0, "knob", step=8)
+    assert table.binding.station_screen(table, 0).lines[1:] == tuple(
+        f"{i + 4} {w}" for i, w in enumerate(words[3:])
+    )
+    send(table, 0, "knob", step=-1)
+    assert table.binding.station_screen(table, 0).lines[1] == f"3 {words[2]}"
+    assert table.binding.station_screen(table, 1).lines[1] == f"1 {words[0]}"
+    vote_all(table)
+    send_next(table)
+    all_done(table)
+    assert table.binding.station_screen(table, 0).lines[1].startswith("1 ")
+
+
+def send_next(table: Table) -> None:
+    body = table.binding.advance(table)
+    assert body == {"rules": {"type": "next"}}
+    table.commit(body, table.check(body))
+
+
+def test_vote_countdown_fills_the_late_cards_and_results_show_everywhere() -> None:
+    """A late voter's missing cards are filled at the timeout; every screen shows results."""
+    table = make(4)
+    all_done(table)
+    vote_all(table, skip=2)
+    send(table, 0, "tag", uid=vote_uid(table, 2, 6))
+    assert table.binding.timer(table) is not None
+    fire_timer(table)
+    pub = table.view(None)
+    assert pub["phase"] == "reveal" and pub["reveal"]["late"] == 2
+    assert sorted(pub["reveal"]["filled"]) == [1, 3]
+    for seat in range(4):
+        lines = table.binding.station_screen(table, seat).lines
+        drawing = pub["reveal"]["drawings"][seat]
+        assert lines[0] == f"Round +{pub['reveal']['points'][seat]}, total {pub['scores'][seat]}"
+        assert lines[1] == f"#{drawing['number']} {drawing['word']}"
+        assert lines[3] == "Host: next round"
+    _title, rows = table.binding.host_screen(table)
+    for seat in range(4):
+        name = table.seating.name(seat)[:3]
+        assert f"{name} +{pub['reveal']['points'][seat]}={pub['scores'][seat]}" in " ".join(rows)
+
+
+def test_host_next_skips_a_countdown_and_deals_after_results() -> None:
+    """Host next: nothing to skip at first, ends a running countdown, then deals round 2."""
+    table = make(3)
+    assert table.binding.advance(table) is None
+    send(table, 0, "press")
+    send(table, 1, "press")
+    body = table.binding.advance(table)
+    assert body == {"rules": {"type": "timeout"}}
+    table.commit(body, table.check(body))
+    assert table.view(None)["phase"] == "vote"
+    vote_all(table)
+    send_next(table)
+    assert table.view(None)["round"] == 2 and table.view(None)["phase"] == "draw"
+
+
+def test_replaying_the_events_rebuilds_table_and_cursors() -> None:
+    """A restarted hub replays rules and ui events to the same state and screens."""
+    table = make(3)
+    bodies = [send(table, s, "press") for s in range(3)]
+    bodies.append(send(table, 1, "knob", step=2))
+    bodies.append(send(table, 2, "tag", uid=vote_uid(table, 0, 3)))
+    again = make(3)
+    again.replay_events(bodies)
+    assert again.state == table.state
+    for seat in range(3):
+        assert again.binding.station_screen(again, seat) == table.binding.station_screen(
+            table, seat
+        )
+
+
+@pytest.mark.parametrize(("players", "lang"), [(3, "fr"), (6, "fr"), (6, "en")])
+def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> None:
+    """Three rounds with random cards: lines fit 21 chars, at most 4; ranking at the end."""
+    rng = random.Random(players)
+    table = make(players, seed=players, lang=lang)
+    longest = max(PLACES[lang], key=len)
+    assert len(longest) > 21 and max(len(w) for w in WORDS[lang]) <= 19
+    screens: list[Screen] = []
+    for _ in range(3):
+        all_done(table)
+        for voter in range(players):
+            drawers = [d for d in range(players) if d != voter]
+            for drawer, number in zip(drawers, rng.sample(range(1, 7), players - 1), strict=True):
+                send(table, drawer, "tag", uid=vote_uid(table, voter, number))
+        screens += [table.binding.station_screen(table, s) for s in range(players)]
+        if table.view(None)["phase"] == "reveal":
+            send_next(table)
+        screens += [table.binding.station_screen(table, s) for s in range(players)]
+    assert table.over
+    for screen in screens:
+        assert len(screen.title) <= 21 and len(screen.lines) <= 4
+        assert all(len(line) <= 21 for line in screen.lines), screen.lines
+    final = table.binding.station_screen(table, 0).lines
+    assert final[0].startswith("You: #")
+    best = table.engine.ranking(table.state)[0][0]
+    assert final[1].startswith(f"1. {table.seating.name(best)}")
