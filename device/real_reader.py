@@ -224,9 +224,13 @@ class Mfrc522Reader(Reader):
         self._since_health += 1
         if self.health_every and self._since_health >= self.health_every:
             self._check_health()
-        seen = self._read_uid()
-        if seen is _Seen.UNSURE:
-            self._halt()  # cards left READY/ACTIVE would ignore the next WUPA
+        try:
+            seen = self._read_uid()
+            if seen is _Seen.UNSURE:
+                self._halt()  # cards left READY/ACTIVE would ignore the next WUPA
+        except OSError as exc:  # the SPI transfer itself failed
+            log.warning("MFRC522 SPI error: %s", exc)
+            seen = _Seen.FAULT
         if isinstance(seen, str):
             return self._sighted(seen)
         if seen is _Seen.MISS:
@@ -276,13 +280,28 @@ class Mfrc522Reader(Reader):
 
     # -- health ------------------------------------------------------------------------
 
-    def _healthy(self) -> bool:
+    def version(self) -> int | None:
+        """The chip's VersionReg (0x92 for an MFRC522 v2), or None if SPI fails."""
+        try:
+            value: int = self._dev.Read_MFRC522(VERSION)
+        except OSError:
+            return None
+        return value
+
+    def healthy(self) -> bool:
+        """Whether the chip answers and keeps its configuration (antenna on, timer)."""
         read = self._dev.Read_MFRC522
-        return (
-            read(VERSION) in KNOWN_VERSIONS
-            and read(TX_CONTROL) & 0x03 == 0x03
-            and read(T_MODE) == T_MODE_CONFIGURED
-        )
+        try:
+            return bool(
+                read(VERSION) in KNOWN_VERSIONS
+                and read(TX_CONTROL) & 0x03 == 0x03
+                and read(T_MODE) == T_MODE_CONFIGURED
+            )
+        except OSError:
+            return False
+
+    def _healthy(self) -> bool:
+        return self.healthy()
 
     def _check_health(self) -> bool:
         """True when the chip was fine; otherwise recover it (or raise) and return False."""
@@ -297,14 +316,16 @@ class Mfrc522Reader(Reader):
     def _recover(self) -> None:
         """Hard reset through RST, then the package's init; raise if it keeps failing."""
         self.recoveries += 1
-        version = self._dev.Read_MFRC522(VERSION)
-        log.warning("MFRC522 unhealthy (VersionReg=0x%02X): re-initialising", version)
+        log.warning("MFRC522 unhealthy (VersionReg=%s): re-initialising", self._version_text())
         self._gpio.output(self.rst, self._gpio.LOW)
         time.sleep(self.reset_hold_s)
         self._gpio.output(self.rst, self._gpio.HIGH)
         time.sleep(self.reset_settle_s)
-        self._dev.MFRC522_Init()
-        self._configure(self._dev)
+        try:
+            self._dev.MFRC522_Init()
+            self._configure(self._dev)
+        except OSError as exc:
+            log.warning("MFRC522 re-init: SPI error: %s", exc)
         self._misses = 0
         self._unsure = 0
         if self._healthy():
@@ -312,11 +333,14 @@ class Mfrc522Reader(Reader):
             return
         self._failed_reinits += 1
         if self._failed_reinits >= self.max_reinit:
-            version = self._dev.Read_MFRC522(VERSION)
             raise ReaderError(
                 f"MFRC522 on SPI {self.bus}.{self.device} not answering after "
-                f"{self._failed_reinits} re-inits (VersionReg=0x{version:02X})"
+                f"{self._failed_reinits} re-inits (VersionReg={self._version_text()})"
             )
+
+    def _version_text(self) -> str:
+        version = self.version()
+        return "no answer" if version is None else f"0x{version:02X}"
 
     # -- ISO 14443-A -------------------------------------------------------------------
 

@@ -16,12 +16,14 @@ benchmarks of CPU use while waiting).
 
 Chip faults: ``go_silent(level)`` makes the SPI answer ``level`` (0x00: MISO held low,
 0xFF: floating) until a hard reset (or for good with ``until_reset=False``);
+``spi_errors = n`` makes the next n SPI transfers raise OSError (EIO);
 ``brownout()`` resets every register as a supply dip does (antenna off, timer
 settings lost) while VersionReg still reads fine.
 """
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Sequence
 from typing import Literal
@@ -96,6 +98,7 @@ class Mfrc522Chip:
         self.in_reset = False
         self.silent: int | None = None
         self.silent_until_reset = True
+        self.spi_errors = 0  # the next N SPI transfers fail (OSError EIO)
         self.hard_resets = 0
         self.soft_resets = 0
         self.spi_transfers = 0
@@ -146,6 +149,9 @@ class Mfrc522Chip:
     def spi_transfer(self, mosi: Sequence[int]) -> list[int]:
         """One chip-select frame: an address byte, then data (write) or addresses (read)."""
         self.spi_transfers += 1
+        if self.spi_errors:
+            self.spi_errors -= 1
+            raise OSError(errno.EIO, "Input/output error")
         if self.silent is not None:
             return [self.silent] * len(mosi)
         if self.in_reset or not mosi:

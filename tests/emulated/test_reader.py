@@ -207,9 +207,12 @@ def test_no_tap_lost_or_duplicated_under_random_faults() -> None:
             st.field.place(uid)
             for i in range(8):
                 if i % 2 == 0 and rng.random() < 0.6:
-                    fault = rng.choice(("crc", "parity", "silent", "collision", "chip", "pull"))
+                    kinds = ("crc", "parity", "silent", "collision", "chip", "pull", "spi")
+                    fault = rng.choice(kinds)
                     if fault == "chip":
                         st.chip.go_silent(rng.choice((0x00, 0xFF)))
+                    elif fault == "spi":
+                        st.chip.spi_errors = rng.randint(1, 6)
                     elif fault == "pull":  # pulled mid-read, put back at once
                         st.field.pull_after(rng.randint(1, 4), uid)
                     else:
@@ -265,3 +268,14 @@ def test_close_releases_only_the_reset_pin(station: EmulatedStation) -> None:
     with pytest.raises(RuntimeError):
         gpio.output(station.rst_pin, 1)
     gpio.cleanup(other)
+
+
+def test_spi_errors_are_recovered(station: EmulatedStation) -> None:
+    """SPI transfers failing with OSError under a lying card: the reader re-initialises,
+    nothing is reported, and the card is still the one on the reader."""
+    station.field.place(A)
+    station.reader.poll()
+    station.chip.spi_errors = 5
+    assert events(station.reader, 10) == []
+    assert station.reader.recoveries >= 1 and station.reader.current == A
+    assert station.reader.healthy() and station.reader.version() == 0x92
