@@ -7,7 +7,7 @@ payload is validated (types, sizes) in one place before anything acts on it.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -170,6 +170,7 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")
+_T = TypeVar("_T")
 
 
 def encode(obj: Any) -> bytes:
@@ -187,7 +188,7 @@ def decode_host_command(payload: bytes) -> HostCommand:
     return _decode(payload, HostCommand)
 
 
-def _decode(payload: bytes, kind: type[Any]) -> Any:
+def _decode(payload: bytes, kind: type[_T]) -> _T:
     if len(payload) > MAX_INPUT_BYTES:
         raise ProtocolError("Message too big")
     try:

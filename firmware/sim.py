@@ -486,12 +486,15 @@ class Director:
             # Act on a fresh table only: wait until this phase is over (or, while safes
             # open one by one, until the next one is).
             rnd = view["round"]
-            self.watcher.wait(
-                lambda p, v=version, r=rnd, ph=phase: (
-                    p.get("version", 0) > v
-                    and (ph == "reveal" or (p["view"]["round"], p["view"]["phase"]) != (r, ph))
-                )
-            )
+
+            def moved_on(
+                p: dict[str, Any], v: int = version, r: int = rnd, ph: str = phase
+            ) -> bool:
+                if p.get("version", 0) <= v:
+                    return False
+                return ph == "reveal" or (p["view"]["round"], p["view"]["phase"]) != (r, ph)
+
+            self.watcher.wait(moved_on)
 
     def _station(self, seat: int) -> str:
         return self.sim.names[seat]

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -266,7 +266,7 @@ class Station:
         toast = self.toast[0] if self.toast else None
         self.devices.display.show(render(self.screen, show_secret=show_secret, toast=toast))
 
-    def _status(self, state: str) -> bytes:
+    def _status(self, state: Literal["online", "lost", "offline"]) -> bytes:
         reader = self.devices.reader
         hw = proto.Hardware(
             reader=type(reader).__name__,
@@ -279,7 +279,7 @@ class Station:
                 state=state,
                 fw=FW_VERSION,
                 boot=self.boot,
-                hw=hw,  # type: ignore[arg-type]
+                hw=hw,
                 tag=current,
             )
         )

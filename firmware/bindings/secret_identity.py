@@ -80,7 +80,7 @@ class SecretIdentityBinding:
         active = pub["active"]
         if seat != active:
             raise IllegalAction("Tap the answer on the active safe")
-        return (active + 1) % table.players
+        return (int(active) + 1) % table.players
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
         table.ui[f"cursor:{ui['seat']}"] = int(ui["cursor"])
