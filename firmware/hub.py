@@ -251,6 +251,11 @@ class Hub:
         except IllegalAction as exc:
             self._ack(actor, station, proto.Ack(inp.id, False, exc.message))
             return
+        except Exception:
+            # A bug, not the player's fault: say so, keep the table as it was.
+            log.exception("hub: input %s from %s failed", inp.id, station)
+            self._ack(actor, station, proto.Ack(inp.id, False, "Hub error: tell the host"))
+            return
         self._ack(actor, station, proto.Ack(inp.id, True, ""))
 
     def _apply(self, actor: TableActor, body: dict[str, Any], source_id: str | None) -> None:

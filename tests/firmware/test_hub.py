@@ -1,0 +1,192 @@
+"""The hub's per-input path, driven directly (no broker): commit, ack, dedup, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firmware import protocol as proto
+from firmware.hub import Hub, TableConfig
+from firmware.mqtt import BrokerConfig, Message
+from hardware.keys import COLOURS, load_keyset
+
+KEYS = load_keyset()
+T = proto.Topics("t")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_hub(
+    tmp_path: Path, clock: Clock | None = None, **table: Any
+) -> tuple[Hub, list[tuple[str, Any]]]:
+    """A hub whose publishes are recorded instead of sent."""
+    config = TableConfig("t", ["p1", "p2", "p3"], **table)
+    hub = Hub(
+        BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=clock or Clock()
+    )
+    sent: list[tuple[str, Any]] = []
+
+    def publish(topic: str, payload: bytes, *, retain: bool = False) -> Any:
+        sent.append((topic, json.loads(payload)))
+
+    hub.client.publish = publish  # type: ignore[method-assign]
+    return hub, sent
+
+
+def deliver(hub: Hub, topic: str, payload: Any) -> None:
+    raw = payload if isinstance(payload, bytes) else proto.encode(payload)
+    hub._dispatch(Message(topic, raw))
+
+
+def acks(sent: list[tuple[str, Any]], station: str) -> list[Any]:
+    return [p for t, p in sent if t == T.station(station, "ack")]
+
+
+def start(hub: Hub, **extra: Any) -> None:
+    deliver(
+        hub,
+        T.host_command,
+        {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, **extra},
+    )
+
+
+def tap(hub: Hub, station: str, uid: str, n: int) -> None:
+    deliver(hub, T.station(station, "input"), {"id": f"b{station}:{n}", "kind": "tag", "uid": uid})
+
+
+def test_input_is_committed_before_it_is_acked(tmp_path: Path) -> None:
+    """By the time the ack is published, the event is in the store."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    seen_at_ack: list[int] = []
+    publish = hub.client.publish
+
+    def spying(topic: str, payload: bytes, *, retain: bool = False) -> Any:
+        if topic.endswith("/ack"):
+            seen_at_ack.append(len(hub.store.events("t", 1)))
+        return publish(topic, payload, retain=retain)
+
+    hub.client.publish = spying  # type: ignore[method-assign]
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    assert seen_at_ack == [1]
+    assert acks(sent, "p1")[-1] == {"id": "bp1:1", "ok": True, "message": ""}
+
+
+def test_duplicate_is_acked_but_not_applied(tmp_path: Path) -> None:
+    """The same input id twice: two ok acks, one event."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    for _ in range(2):
+        tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    assert [a["ok"] for a in acks(sent, "p1")] == [True, True]
+    assert len(hub.store.events("t", 1)) == 1
+
+
+def test_a_bug_in_a_binding_is_an_error_ack_not_a_crash(tmp_path: Path) -> None:
+    """An unexpected exception becomes a readable error ack and stores nothing."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    table = hub.actors["t"].table
+    assert table is not None
+
+    def broken(*_: Any) -> dict[str, Any]:
+        raise KeyError("oops")
+
+    table.binding.translate = broken  # type: ignore[method-assign]
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    assert acks(sent, "p1")[-1] == {
+        "id": "bp1:1",
+        "ok": False,
+        "message": "Hub error: tell the host",
+    }
+    assert hub.store.events("t", 1) == []
+
+
+def test_no_game_running(tmp_path: Path) -> None:
+    """Before the host starts a game, inputs are refused with a hint."""
+    hub, sent = make_hub(tmp_path)
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    assert acks(sent, "p1")[-1]["message"] == "No game: ask the host"
+
+
+def test_a_restarted_hub_resumes_the_game(tmp_path: Path) -> None:
+    """A new hub on the same store rebuilds the same state and UI."""
+    hub, _ = make_hub(tmp_path)
+    start(hub)
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    deliver(hub, T.station("p2", "input"), {"id": "x:1", "kind": "knob", "step": 1})
+    before = hub.actors["t"].table
+    hub.store.close()
+    again, _ = make_hub(tmp_path)
+    after = again.actors["t"].table
+    assert before is not None and after is not None
+    assert after.state == before.state and after.ui == before.ui
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ({"cmd": "start", "game": "secret-identity", "players": 9}, "Only 3 stations here"),
+        ({"cmd": "start", "game": "secret-identity", "players": 2}, "3-8 players"),
+        ({"cmd": "undo"}, "No game running"),
+        ({"cmd": "reboot"}, "Bad message"),
+    ],
+)
+def test_bad_host_commands_show_on_the_hub_display(
+    tmp_path: Path, command: dict[str, Any], message: str
+) -> None:
+    """A refused host command is explained on the hub display; no game starts."""
+    hub, sent = make_hub(tmp_path)
+    deliver(hub, T.host_command, command)
+    screens = [p for t, p in sent if t == T.host_screen]
+    assert message in screens[-1]["lines"][-1]
+    assert hub.store.current_game("t") is None
+
+
+def test_undo_then_abort(tmp_path: Path) -> None:
+    """Undo takes back the last move; abort ends the game and idles the stations."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    table = hub.actors["t"].table
+    assert table is not None and table.view(0)["my_mystery"] == 3
+    deliver(hub, T.host_command, {"cmd": "undo"})
+    assert table.view(0)["my_mystery"] is None
+    deliver(hub, T.host_command, {"cmd": "abort"})
+    assert hub.actors["t"].table is None and hub.store.current_game("t") is None
+    screen = [p for t, p in sent if t == T.station("p1", "screen")][-1]
+    assert "Waiting for the host" in screen["lines"]
+
+
+def test_reveal_timer_fires_on_the_clock(tmp_path: Path) -> None:
+    """With reveal_delay, safes open as the clock passes, one per delay."""
+    clock = Clock()
+    hub, _ = make_hub(tmp_path, clock, reveal_delay=3.0)
+    start(hub)
+    red, yellow, green = COLOURS[:3]
+    n = 0
+    for station, number in (("p1", 1), ("p2", 2), ("p3", 3)):
+        n += 1
+        tap(hub, station, KEYS.uid_for("mystery", None, number), n)
+        deliver(hub, T.station(station, "input"), {"id": f"k{station}:1", "kind": "press"})
+    for voter, targets in ((red, ("p2", "p3")), (yellow, ("p1", "p3")), (green, ("p1", "p2"))):
+        for number, station in enumerate(targets, start=4):  # one key per number per voter
+            n += 1
+            tap(hub, station, KEYS.uid_for("vote", voter, number), n)
+    table = hub.actors["t"].table
+    assert table is not None and table.view(None)["phase"] == "reveal"
+    clock.now += 2.9
+    hub._fire_timers()
+    assert table.view(None)["revealed"] == []
+    clock.now += 0.2
+    hub._fire_timers()
+    assert len(table.view(None)["revealed"]) == 1
