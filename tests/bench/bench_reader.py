@@ -1,7 +1,8 @@
 """Benchmark: the cost of one Mfrc522Reader.poll() against the emulated MFRC522, and the
-station reader loop's idle CPU (CPU-seconds per second, no card, polling every 50 ms).
+station reader loop's idle CPU (CPU-seconds per second, no card), at the station's poll
+interval (firmware.station.POLL_INTERVAL, 20 ms) and at 50 ms.
 
-Run: .venv/bin/python tests/bench/bench_reader.py [--seconds 5] [--interval 0.05]
+Run: .venv/bin/python tests/bench/bench_reader.py [--seconds 5] [--interval 0.02 0.05]
 """
 
 from __future__ import annotations
@@ -48,14 +49,16 @@ def poll_cost(n: int) -> None:
 
 
 def idle_cpu(seconds: float, interval: float, timer: str) -> float:
-    """CPU-seconds per second of a station reader loop with no card."""
-    with open_emulated_station(timer=timer) as st:  # type: ignore[arg-type]
+    """CPU-seconds per second of a station reader loop with no card (timer "none": the
+    same loop without the poll, i.e. the cost of waking up)."""
+    with open_emulated_station(timer="instant" if timer == "none" else timer) as st:  # type: ignore[arg-type]
         reader = st.reader
+        poll = (lambda: None) if timer == "none" else reader.poll
         wall0, cpu0 = time.monotonic(), time.process_time()
         next_tick = wall0
         polls = 0
         while time.monotonic() - wall0 < seconds:
-            reader.poll()
+            poll()
             polls += 1
             next_tick += interval
             delay = next_tick - time.monotonic()
@@ -90,15 +93,17 @@ def main() -> None:
     """Print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--interval", type=float, nargs="+", default=[0.02, 0.05])
     parser.add_argument("--polls", type=int, default=5000)
     args = parser.parse_args()
     print("Mfrc522Reader.poll() against the emulated MFRC522 (instant chip timer;")
     print("wall p99/max include preemption on a shared machine, CPU mean does not):")
     poll_cost(args.polls)
-    print(f"Station reader loop, no card, one poll every {args.interval * 1000:.0f} ms:")
-    idle_cpu(args.seconds, args.interval, "instant")
-    idle_cpu(args.seconds, args.interval, "realtime")
+    for interval in args.interval:
+        print(f"Station reader loop, no card, one poll every {interval * 1000:.0f} ms:")
+        idle_cpu(args.seconds, interval, "none")
+        idle_cpu(args.seconds, interval, "instant")
+        idle_cpu(args.seconds, interval, "realtime")
     print("Reference:")
     package_request_cost()
 
