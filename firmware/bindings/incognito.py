@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Any
 
 from firmware.protocol import Input, Screen, Secret
@@ -114,8 +115,13 @@ class IncognitoBinding:
             lines, busy = self._final_lines(table, pub, seat), False
         if busy:
             led = ACT_LED
+        secret = self._secret(table, me, clock)
         return Screen(
-            rev=0, title=title, lines=tuple(lines), secret=self._secret(table, me, clock), led=led
+            rev=0,
+            title=glass(title),
+            lines=tuple(glass(line) for line in lines),
+            secret=Secret(title=glass(secret.title), lines=tuple(glass(x) for x in secret.lines)),
+            led=led,
         )
 
     def _draw_lines(
@@ -194,14 +200,30 @@ class IncognitoBinding:
             rows = [f"{words[i]:<10} {words[i + 1]}" for i in range(0, len(words) - 1, 2)]
             others = table.players - 1
             complete = sum(1 for row in pub["voted"] if len(row) == others)
-            return title, [*rows[:3], f"Voted: {complete}/{table.players}"]
+            return title, [glass(r) for r in [*rows[:3], f"Voted: {complete}/{table.players}"]]
         points = pub["reveal"]["points"]
         cells = [f"{name(s)[:3]} +{points[s]}={pub['scores'][s]}" for s in range(table.players)]
         pairs = [cells[i : i + 2] for i in range(0, len(cells), 2)]
         rows = [" ".join(f"{c:<10}" for c in pair).rstrip() for pair in pairs]
         if phase == "reveal":
             rows.append("Next: new round")
-        return title, rows[:4]
+        return title, [glass(row) for row in rows[:4]]
+
+
+#: Letters the station's bitmap font (Latin-1) lacks, spelled with ones it has.
+_SPELL = {"œ": "oe", "Œ": "OE", "’": "'", "‘": "'", "“": '"', "”": '"', "…": "...", "–": "-"}
+
+
+def glass(text: str) -> str:
+    """``text`` in characters the station's Latin-1 font can draw ("cœur" -> "coeur")."""
+    out = []
+    for char in text:
+        char = _SPELL.get(char, char)
+        if char.encode("latin-1", "ignore").decode("latin-1") != char:
+            plain = unicodedata.normalize("NFKD", char).encode("latin-1", "ignore")
+            char = plain.decode("latin-1") or "?"
+        out.append(char)
+    return "".join(out)
 
 
 def _wrap(text: str, count: int, width: int = WIDTH) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from firmware.bindings.incognito import make_binding
+from firmware.bindings.incognito import glass, make_binding
 from firmware.protocol import Input, Screen
 from firmware.table import Seating, Table
 from hardware.keys import COLOURS, load_keyset
@@ -261,3 +261,24 @@ def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> 
     assert final[0].startswith("You: #")
     best = table.engine.ranking(table.state)[0][0]
     assert final[1].startswith(f"1. {table.seating.name(best)}")
+
+
+def test_screens_spell_words_the_latin1_font_lacks() -> None:
+    """A word like "cœur" reaches the glass as "coeur": every screen string is Latin-1."""
+    assert glass("cœur d’or…") == "coeur d'or..."
+    seed = next(
+        s for s in range(500) if any("œ" in make(3, seed=s).view(p)["word"] for p in range(3))
+    )
+    table = make(3, seed=seed)
+    all_done(table)
+    for seat in range(3):
+        screen = table.binding.station_screen(table, seat)
+        assert screen.secret is not None
+        text = screen.title + "".join(screen.lines) + "".join(screen.secret.lines)
+        text.encode("latin-1")
+        assert "oe" in "".join(screen.secret.lines) or seat != _seat_with_oe(table)
+    "".join(table.binding.host_screen(table)[1]).encode("latin-1")
+
+
+def _seat_with_oe(table: Table) -> int:
+    return next(s for s in range(table.players) if "œ" in table.view(s)["word"])
