@@ -191,10 +191,10 @@ class IncognitoBinding:
         phase = pub["phase"]
         if phase == "draw":
             waiting = [name(s)[:3] for s, d in enumerate(pub["done"]) if not d]
-            return title, [
-                f"Done drawing: {pub['done'].count(True)}/{table.players}",
-                "Drawing: " + " ".join(waiting),
-            ]
+            still = "Drawing: " + " ".join(waiting)
+            if len(still) > WIDTH:
+                still = f"Still drawing: {len(waiting)}"
+            return title, [f"Done drawing: {pub['done'].count(True)}/{table.players}", still]
         if phase == "vote":
             words = [f"{i + 1} {w}"[:10] for i, w in enumerate(pub["list"])]
             rows = [f"{words[i]:<10} {words[i + 1]}" for i in range(0, len(words) - 1, 2)]

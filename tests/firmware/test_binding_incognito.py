@@ -243,13 +243,17 @@ def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> 
     longest = max(PLACES[lang], key=len)
     assert len(longest) > 21 and max(len(w) for w in WORDS[lang]) <= 19
     screens: list[Screen] = []
+    hosts = [table.binding.host_screen(table)]
     for _ in range(3):
-        all_done(table)
+        for seat in range(players):
+            send(table, seat, "press")
+            hosts.append(table.binding.host_screen(table))
         for voter in range(players):
             drawers = [d for d in range(players) if d != voter]
             for drawer, number in zip(drawers, rng.sample(range(1, 7), players - 1), strict=True):
                 send(table, drawer, "tag", uid=vote_uid(table, voter, number))
         screens += [table.binding.station_screen(table, s) for s in range(players)]
+        hosts.append(table.binding.host_screen(table))
         if table.view(None)["phase"] == "reveal":
             send_next(table)
         screens += [table.binding.station_screen(table, s) for s in range(players)]
@@ -257,6 +261,9 @@ def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> 
     for screen in screens:
         assert len(screen.title) <= 21 and len(screen.lines) <= 4
         assert all(len(line) <= 21 for line in screen.lines), screen.lines
+    for title, rows in hosts:
+        assert len(title) <= 21 and len(rows) <= 4
+        assert all(len(row) <= 21 for row in rows), rows
     final = table.binding.station_screen(table, 0).lines
     assert final[0].startswith("You: #")
     best = table.engine.ranking(table.state)[0][0]
