@@ -639,7 +639,11 @@ def main(args: Any) -> int:
     print(f"game over in {time.monotonic() - started:.1f} s; final ranking:")
     for place, group in enumerate(final["ranking"], start=1):
         for seat in group:
-            print(f"  {place}. {seats[seat]['colour']:<7} {scores[seat]:>3} points")
+            extra = ""
+            seat_view = (final.get("view") or {}).get("seats") or []
+            if seat < len(seat_view) and "pictos_left" in seat_view[seat]:
+                extra = f"  ({seat_view[seat]['pictos_left']} picto cards left: the tie-break)"
+            print(f"  {place}. {seats[seat]['colour']:<7} {scores[seat]:>3} points{extra}")
     print(f"saved {saved} screens under {out}/ (one folder per station, hub/ for the host)")
     return 0
 
