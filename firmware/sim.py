@@ -503,7 +503,7 @@ class Director:
         return self.sim.table_config.seating().colours[seat]
 
     def _round_record(self, view: dict[str, Any]) -> dict[str, Any]:
-        return self.record.setdefault(view["round"], {"mystery": {}, "votes": {}})
+        return self.record.setdefault(view["round"], {"mystery": {}, "votes": {}, "pictos": {}})
 
     def _prepare(self, view: dict[str, Any]) -> None:
         record = self._round_record(view)
@@ -525,7 +525,9 @@ class Director:
                 count = self.rng.randint(1, min(3, left))
                 for _ in range(count - 1):
                     self.sim.gesture(station, lambda c: c.turn(1))
-                self.sim.gesture(station, lambda c: c.press())
+                ack = self.sim.gesture(station, lambda c: c.press())
+                if ack is not None and ack.ok:
+                    record["pictos"][seat] = count
                 self.say(f"{self._colour(seat)} is ready ({count} pictos)")
 
     def peek(self, station: str) -> None:

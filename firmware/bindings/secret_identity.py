@@ -41,7 +41,7 @@ class SecretIdentityBinding:
                 raise IllegalAction("Nothing to choose now")
             cur = self.cursor(table, seat)
             new = max(lo, min(hi, cur + (inp.step or 0)))
-            return {"ui": {"seat": seat, "cursor": new}}
+            return {"ui": {"seat": seat, "round": pub["round"], "cursor": new}}
         if inp.kind == "press":
             if coop and pub["phase"] == "answer" and seat == pub["active"]:
                 return {"rules": {"type": "open", "seat": seat}}
@@ -83,11 +83,15 @@ class SecretIdentityBinding:
         return (int(active) + 1) % table.players
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
-        table.ui[f"cursor:{ui['seat']}"] = int(ui["cursor"])
+        # One cursor per round (turn, in co-op): each round starts again at 1 picto.
+        prefix = f"cursor:{ui['round']}:"
+        kept = {k: v for k, v in table.ui.items() if k.startswith(prefix)}  # drop old rounds
+        table.ui = kept | {f"{prefix}{ui['seat']}": int(ui["cursor"])}
 
     def cursor(self, table: Table, seat: int) -> int:
         lo, hi = self._picto_range(table, seat)
-        value = int(table.ui.get(f"cursor:{seat}", lo))
+        rnd = table.view(None)["round"]
+        value = int(table.ui.get(f"cursor:{rnd}:{seat}", lo))
         return max(lo, min(hi, value))
 
     def _picto_range(self, table: Table, seat: int) -> tuple[int, int]:

@@ -137,3 +137,23 @@ def test_coop_answer_is_tapped_on_the_active_station() -> None:
     send(t, 0, kind="tag", uid=tag("vote", COLOURS[1], 5))
     send(t, 0, kind="press")
     assert t.view(None)["team"]["score"] == 1
+
+
+def test_picto_cursor_starts_at_one_each_round() -> None:
+    """The knob's picto count does not carry over from the last round."""
+    t = table(3)
+    send(t, 0, kind="knob", step=1)
+    send(t, 0, kind="knob", step=1)
+    for seat in range(3):
+        send(t, seat, kind="tag", uid=tag("mystery", None, seat + 1))
+        if seat:
+            send(t, seat, kind="press")
+    send(t, 0, kind="press")
+    assert t.view(None)["history"] == [] and t.view(0)["pictos_placed"] == 3
+    t.commit({"rules": {"type": "advance"}}, t.check({"rules": {"type": "advance"}}))
+    while t.view(None)["phase"] != "prepare":
+        t.commit({"rules": {"type": "advance"}}, t.check({"rules": {"type": "advance"}}))
+    assert t.view(None)["round"] == 2
+    assert t.binding.cursor(t, 0) == 1  # type: ignore[attr-defined]
+    body = send(t, 0, kind="press")
+    assert body["rules"]["count"] == 1

@@ -23,6 +23,13 @@ def test_five_player_game_scores_and_screens(make_table: TableFactory) -> None:
     assert final["scores"] == want
     assert [s["score"] for s in final["view"]["seats"]] == want
     assert len(bots.record) == 4 and all(len(r["votes"]) == 20 for r in bots.record.values())
+    # The picto cards each player confirmed on the knob (the tie-break) are what was counted.
+    history = final["view"]["history"]
+    assert [h["pictos"] for h in history] == [
+        [bots.record[r]["pictos"][s] for s in range(5)] for r in range(1, 5)
+    ]
+    placed = [sum(bots.record[r]["pictos"][s] for r in range(1, 5)) for s in range(5)]
+    assert [s["pictos_left"] for s in final["view"]["seats"]] == [10 - p for p in placed]
 
     # The hub display shows the final track: each colour's position.
     host = sim.watch.host
