@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import threading
+from collections import deque
 from collections.abc import Callable
 
 from PIL import Image
@@ -79,7 +80,7 @@ class Ssd1306Chip:
         self.precharge = 0x22
         self.com_pins = 0x12
         self.vcomh = 0x20
-        self.commands: list[int] = []  # every command byte seen, for tests
+        self.commands: deque[int] = deque(maxlen=4096)  # the last command bytes seen
 
     def fail_writes(self, count: int = 1) -> None:
         """The next ``count`` I2C writes are NACKed (OSError EREMOTEIO)."""

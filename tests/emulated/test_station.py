@@ -110,3 +110,16 @@ def test_display_exposes_the_glass_frames() -> None:
         assert s.display.last is None
         s.display.show(img)
         assert s.display.frames == s.frames and same(s.display.last, img)
+
+
+def test_backends_import_without_vendor_libraries() -> None:
+    """Importing the real backends and the emulator loads no vendor hardware library."""
+    import subprocess
+
+    code = (
+        "import sys, device.real_reader, device.real_display, device.emulated\n"
+        "bad = [m for m in ('mfrc522', 'RPi', 'RPi.GPIO', 'spidev', 'smbus2', 'luma.oled')"
+        " if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
