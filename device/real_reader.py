@@ -423,14 +423,14 @@ class Mfrc522Reader(Reader):
     def _wait(self, done: int) -> int | None:
         """ComIrqReg once one of ``done`` is set; None when the deadline passes first."""
         read = self._dev.Read_MFRC522
-        for _ in range(3):  # an answering card is faster than three SPI reads
+        for _ in range(3):  # a short answer may already be in (a frame takes ~0.3 ms)
             irq: int = read(COM_IRQ)
             if irq & done:
                 return irq
         deadline = time.monotonic() + self.answer_wait_s
-        step = 0.001
+        step = 0.0005
         while time.monotonic() < deadline:
-            time.sleep(step)  # nobody answered at once: the chip's timer (5.5 ms) will fire
+            time.sleep(step)  # an answer, or else the chip's timer (5.5 ms), is coming
             step = min(step * 2, 0.004)
             irq = read(COM_IRQ)
             if irq & done:
