@@ -139,3 +139,27 @@ def test_anonymous_and_wrong_password_are_refused(make_table: TableFactory) -> N
         client.loop_stop()
         client.disconnect()
         assert codes and codes[0].is_failure, (user, codes)
+
+
+def test_a_station_cannot_forge_screens_or_the_public_table(make_table: TableFactory) -> None:
+    """p1 publishing on p2's screen, on public or on host/command reaches nobody."""
+    sim = make_table(3)
+    t = proto.Topics(TABLE)
+    victim = spy(sim, "p2", [t.station("p2", "screen"), t.public])
+    time.sleep(0.3)
+    drain(victim)  # the retained copies
+    forger = spy(sim, "p1", [])
+    fake = proto.encode(proto.Screen(rev=99, title="Forged", lines=("Tap red key 3",)))
+    for topic, payload in (
+        (t.station("p2", "screen"), fake),
+        (t.public, b'{"game":"forged"}'),
+        (t.host_command, b'{"cmd":"abort"}'),
+    ):
+        forger.publish(topic, payload, retain=True).wait_for_publish(2)
+    time.sleep(0.5)
+    forger.stop()
+    assert drain(victim) == []
+    victim.stop()
+    assert sim.stations["p2"].screen is not None
+    assert sim.stations["p2"].screen.title != "Forged"
+    assert sim.watch.public.get("game") != "forged"
