@@ -59,6 +59,15 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--out", required=True, help="folder to write into")
     conf.add_argument("--bind", default="", help="listen address (default: all interfaces)")
 
+    keys = sub.add_parser("keys", help="register your own NFC tags")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    learn = keys_sub.add_parser("learn", help="tap every key on a station, write a key set")
+    learn.add_argument("--out", default="keys.toml")
+    learn.add_argument("--backend", default=None, help="real | mock | emulated")
+    learn.add_argument("--colours", default=None, help="comma-separated (default: the 8)")
+    learn.add_argument("--votes", type=int, default=8, help="vote keys per colour")
+    learn.add_argument("--mysteries", type=int, default=8, help="mystery keys")
+
     selftest = sub.add_parser("selftest", help="check a station's hardware, step by step")
     selftest.add_argument("--backend", default=None, help="real | mock | emulated")
     selftest.add_argument("--yes", action="store_true", help="do not wait for the builder")
@@ -86,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bench.main(args)
     if args.command == "broker-config":
         return _broker_config(args)
+    if args.command == "keys":
+        from firmware import keylearn
+
+        return keylearn.main(args)
     if args.command == "selftest":
         return _selftest(args)
     return 1
