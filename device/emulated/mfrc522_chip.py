@@ -10,9 +10,10 @@ TxModeReg.TxCRCEn/RxModeReg.RxCRCEn, the timer (TModeReg.TAuto, prescaler, reloa
 and VersionReg 0x92. The NRSTPD pin (the driver's "RST") holds the chip in power-down
 while low and hard-resets it on the rising edge; the IRQ pin follows ComIEnReg.
 
-The timer either fires at once when nobody answers (``timer="instant"``, for fast
-tests) or after its real duration in wall-clock time (``timer="realtime"``, for
-benchmarks of CPU use while waiting).
+With ``timer="instant"`` (fast tests) answers and the timer's interrupt are there at
+once; with ``timer="realtime"`` (benchmarks of CPU use while waiting) an answer's
+interrupt comes after the frames' air time at 106 kbit/s plus the frame delay time,
+and the timer fires after its programmed duration, in wall-clock time.
 
 Chip faults: ``go_silent(level)`` makes the SPI answer ``level`` (0x00: MISO held low,
 0xFF: floating) until a hard reset (or for good with ``until_reset=False``);
@@ -78,6 +79,13 @@ _RESET_VALUES = {
 
 _CRC_PRESETS = (0x0000, 0x6363, 0xA671, 0xFFFF)
 CLOCK_HZ = 13_560_000
+BIT_S = 128 / CLOCK_HZ  # 106 kbit/s
+FDT_S = 1236 / CLOCK_HZ  # PICC frame delay time after a PCD frame (~91 us)
+
+
+def _air_time_s(tx_bits: int, rx_bits: int) -> float:
+    """Both frames on the air (a parity bit per byte, start and end) plus the delay."""
+    return (tx_bits * 9 / 8 + rx_bits * 9 / 8 + 4) * BIT_S + FDT_S
 
 
 class Mfrc522Chip:
@@ -103,6 +111,7 @@ class Mfrc522Chip:
         self.soft_resets = 0
         self.spi_transfers = 0
         self._timer_deadline: float | None = None
+        self._answer: tuple[float, int] | None = None  # realtime: (when, ComIrq bits)
         self._reset_registers()
 
     # -- faults ------------------------------------------------------------------------
@@ -247,9 +256,13 @@ class Mfrc522Chip:
             self.regs[reg] &= ~bits & 0xFF
 
     def _check_timer(self) -> None:
-        if self._timer_deadline is not None and time.monotonic() >= self._timer_deadline:
+        now = time.monotonic()
+        if self._timer_deadline is not None and now >= self._timer_deadline:
             self._timer_deadline = None
             self.regs[COM_IRQ] |= TIMER_IRQ
+        if self._answer is not None and now >= self._answer[0]:
+            self.regs[COM_IRQ] |= self._answer[1]
+            self._answer = None
 
     def _timeout_s(self) -> float:
         prescaler = ((self.regs[T_MODE] & 0x0F) << 8) | self.regs[T_PRESCALER]
@@ -275,6 +288,7 @@ class Mfrc522Chip:
             return
         self.regs[COMMAND] = flags | cmd
         self._timer_deadline = None
+        self._answer = None
         if cmd == IDLE:
             return
         if cmd == SOFT_RESET:
@@ -333,7 +347,7 @@ class Mfrc522Chip:
         data = got.frame.data
         self.fifo.extend(data[:FIFO_SIZE])
         self.regs[CONTROL] = (self.regs[CONTROL] & 0xF8) | (got.frame.bits % 8)
-        self.regs[COM_IRQ] |= RX_IRQ
+        irq = RX_IRQ
         errors = 0
         if got.collision_bit is not None:
             errors |= COLL_ERR
@@ -347,7 +361,11 @@ class Mfrc522Chip:
             errors |= CRC_ERR
         if errors:
             self.regs[ERROR] |= errors
-            self.regs[COM_IRQ] |= ERR_IRQ
+            irq |= ERR_IRQ
+        if self.timer == "instant":
+            self.regs[COM_IRQ] |= irq
+        else:  # the answer arrives after both frames' air time and the frame delay time
+            self._answer = (time.monotonic() + _air_time_s(frame.bits, got.frame.bits), irq)
 
     def _authenticate(self) -> None:
         data = bytes(self.fifo)

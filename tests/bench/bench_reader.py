@@ -48,11 +48,13 @@ def poll_cost(n: int) -> None:
                   f"CPU mean {cpu:.1f} us; {spi:.1f} SPI transfers")
 
 
-def idle_cpu(seconds: float, interval: float, timer: str) -> float:
+def idle_cpu(seconds: float, interval: float, timer: str, card: str | None = None) -> float:
     """CPU-seconds per second of a station reader loop with no card (timer "none": the
     same loop without the poll, i.e. the cost of waking up)."""
     with open_emulated_station(timer="instant" if timer == "none" else timer) as st:  # type: ignore[arg-type]
         reader = st.reader
+        if card:
+            st.field.place(card)
         poll = (lambda: None) if timer == "none" else reader.poll
         wall0, cpu0 = time.monotonic(), time.process_time()
         next_tick = wall0
@@ -66,7 +68,8 @@ def idle_cpu(seconds: float, interval: float, timer: str) -> float:
                 time.sleep(delay)
         wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
         rate = cpu / wall
-        print(f"  idle loop, chip timer {timer:8}: {polls} polls in {wall:.2f} s, "
+        what = f"card {card} lying" if card else "idle loop"
+        print(f"  {what}, chip timer {timer:8}: {polls} polls in {wall:.2f} s, "
               f"CPU {cpu * 1000:.1f} ms -> {rate:.4f} CPU-s/s ({rate * 100:.2f} % of a core)")
         return rate
 
@@ -100,10 +103,11 @@ def main() -> None:
     print("wall p99/max include preemption on a shared machine, CPU mean does not):")
     poll_cost(args.polls)
     for interval in args.interval:
-        print(f"Station reader loop, no card, one poll every {interval * 1000:.0f} ms:")
+        print(f"Station reader loop, one poll every {interval * 1000:.0f} ms:")
         idle_cpu(args.seconds, interval, "none")
         idle_cpu(args.seconds, interval, "instant")
         idle_cpu(args.seconds, interval, "realtime")
+        idle_cpu(args.seconds, interval, "realtime", card="04A1B2C3D4E5F6")
     print("Reference:")
     package_request_cost()
 
