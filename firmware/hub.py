@@ -68,6 +68,7 @@ class TableActor:
     timer_due: float | None = None
     timer_body: dict[str, Any] | None = None
     message: str = ""
+    client: Client | None = None
 
 
 class Hub:
@@ -94,24 +95,25 @@ class Hub:
         for cfg in tables:
             menu = HostMenu(games, max_players=len(cfg.stations), limits=limits)
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
-        subs: list[str] = []
+        # One connection per table, so each table's hub/status has its own will ("lost"),
+        # all feeding one mailbox: the hub handles every table's messages in order.
+        self.inbox: queue.Queue[Message | None] = queue.Queue()
         for actor in self.actors.values():
             t = actor.topics
-            subs += [t.all_station_inputs, t.all_station_status, t.host_command]
-        first = next(iter(self.actors.values()))
-        self.client = Client(
-            broker,
-            client_id,
-            subs,
-            will=Will(first.topics.hub_status, proto.encode(proto.HubStatus(state="lost"))),
-            # A persistent session: inputs sent while the hub is down wait in the broker.
-            clean_session=False,
-            on_connected=lambda: self.client.inbox.put(Message(CONNECTED_TOPIC, b"")),
-        )
-        if panel is not None:
-            panel.on_button = lambda name: self.client.inbox.put(
-                Message(PANEL_TOPIC, name.encode())
+            actor.client = Client(
+                broker,
+                f"{client_id}-{actor.config.name}",
+                [t.all_station_inputs, t.all_station_status, t.host_command],
+                will=Will(t.hub_status, proto.encode(proto.HubStatus(state="lost"))),
+                # A persistent session: inputs sent while the hub is down wait in the broker.
+                clean_session=False,
+                on_connected=lambda name=actor.config.name: self.inbox.put(  # type: ignore[misc]
+                    Message(CONNECTED_TOPIC, name.encode())
+                ),
+                inbox=self.inbox,
             )
+        if panel is not None:
+            panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
         self._thread: threading.Thread | None = None
         self.processed = 0
         for actor in self.actors.values():
@@ -119,19 +121,32 @@ class Hub:
 
     # --- life cycle ----------------------------------------------------------------
 
+    @property
+    def client(self) -> Client:
+        """The first table's connection (the only one on a one-table hub)."""
+        client = next(iter(self.actors.values())).client
+        assert client is not None
+        return client
+
+    def clients(self) -> list[Client]:
+        return [a.client for a in self.actors.values() if a.client is not None]
+
     def start(self) -> None:
-        self.client.start()
+        for client in self.clients():
+            client.start()
         self._thread = threading.Thread(target=self.run, name="hub", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
         for actor in self.actors.values():
-            self.client.publish(
+            self._publish(
+                actor,
                 actor.topics.hub_status,
                 proto.encode(proto.HubStatus(state="disconnected")),
                 retain=True,
             ).wait_for_publish(2)
-        self.client.stop()
+        for client in self.clients():
+            client.stop()
         if self._thread:
             self._thread.join(5)
         self.store.close()
@@ -141,7 +156,7 @@ class Hub:
         while True:
             timeout = self._next_timer()
             try:
-                msg = self.client.inbox.get(timeout=timeout)
+                msg = self.inbox.get(timeout=timeout)
             except queue.Empty:
                 msg = Message("", b"")
             if msg is None:
@@ -185,9 +200,9 @@ class Hub:
 
     def _dispatch(self, msg: Message) -> None:
         if msg.topic == CONNECTED_TOPIC:
-            for actor in self.actors.values():
-                actor.published.clear()
-                self._publish_all(actor, hub_ready=True)
+            actor = self.actors[msg.payload.decode()]
+            actor.published.clear()
+            self._publish_all(actor, hub_ready=True)
             return
         if msg.topic == PANEL_TOPIC:
             # The panel drives the first table (one panel per hub).
@@ -219,7 +234,7 @@ class Hub:
     # --- station inputs ----------------------------------------------------------------
 
     def _ack(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
-        self.client.publish(actor.topics.station(station, "ack"), proto.encode(ack))
+        self._publish(actor, actor.topics.station(station, "ack"), proto.encode(ack))
 
     def _station_input(self, actor: TableActor, station: str, payload: bytes) -> None:
         try:
@@ -403,8 +418,11 @@ class Hub:
             content = proto.encode(screen)
             if actor.published.get(topic) != content:
                 actor.published[topic] = content
-                self.client.publish(
-                    topic, proto.encode(msgspec.structs.replace(screen, rev=rev)), retain=True
+                self._publish(
+                    actor,
+                    topic,
+                    proto.encode(msgspec.structs.replace(screen, rev=rev)),
+                    retain=True,
                 )
         public = table.public() if table else {"game": None, "version": 0, "over": False}
         self._publish_retained(actor, t.public, proto.encode(public))
@@ -418,13 +436,19 @@ class Hub:
         self._publish_retained(actor, t.hub_status, proto.encode(status), force=hub_ready)
         self._publish_host(actor)
 
+    def _publish(
+        self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False
+    ) -> Any:
+        assert actor.client is not None
+        return actor.client.publish(topic, payload, retain=retain)
+
     def _publish_retained(
         self, actor: TableActor, topic: str, payload: bytes, *, force: bool = False
     ) -> None:
         if not force and actor.published.get(topic) == payload:
             return
         actor.published[topic] = payload
-        self.client.publish(topic, payload, retain=True)
+        self._publish(actor, topic, payload, retain=True)
 
     def _publish_host(self, actor: TableActor) -> None:
         now = self.clock()

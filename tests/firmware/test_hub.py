@@ -190,3 +190,28 @@ def test_reveal_timer_fires_on_the_clock(tmp_path: Path) -> None:
     clock.now += 0.2
     hub._fire_timers()
     assert len(table.view(None)["revealed"]) == 1
+
+
+def test_one_hub_runs_two_independent_tables(tmp_path: Path) -> None:
+    """Two tables on one hub: each has its own game, inputs and store rows."""
+    configs = [TableConfig("t", ["p1", "p2", "p3"]), TableConfig("u", ["p1", "p2", "p3"])]
+    hub = Hub(BrokerConfig(port=1), configs, tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    for client in hub.clients():
+        client.publish = lambda *a, **k: None  # type: ignore[method-assign,assignment]
+    assert {c.will.topic for c in hub.clients() if c.will} == {
+        "coffre/t/hub/status",
+        "coffre/u/hub/status",
+    }
+    u = proto.Topics("u")
+    start(hub)
+    deliver(hub, u.host_command, {"cmd": "start", "game": "secret-identity", "players": 3})
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    deliver(
+        hub,
+        u.station("p1", "input"),
+        {"id": "z:1", "kind": "tag", "uid": KEYS.uid_for("mystery", None, 5)},
+    )
+    t_table, u_table = hub.actors["t"].table, hub.actors["u"].table
+    assert t_table is not None and u_table is not None
+    assert (t_table.view(0)["my_mystery"], u_table.view(0)["my_mystery"]) == (3, 5)
+    assert len(hub.store.events("t", 1)) == len(hub.store.events("u", 1)) == 1
