@@ -150,9 +150,10 @@ class Table:
     def public(self) -> dict[str, Any]:
         """The ``public`` payload: the engine's public view plus seating, never a secret."""
         view = self.view(None)
-        # A game whose scores are secret until the end (Identiquest) says so in its
-        # public view (``"scores": null``); the engine's scores() is the host's truth.
-        scores = view["scores"] if "scores" in view else self.engine.scores(self.state)
+        # Nothing leaves the hub but through a view: during the game the scores are what
+        # the public view shows (Identiquest keeps them secret: null; Secret Identity shows
+        # them per seat), and the engine's final scores only once the game is over.
+        scores = self.engine.scores(self.state) if self.over else view.get("scores")
         return {
             "game": self.game_id,
             "version": self.state.version,
