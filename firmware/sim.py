@@ -317,10 +317,18 @@ class SimTable:
             reader = self.devices[station].reader
             assert isinstance(reader, MockReader)
             reader.remove_tag()
-        time.sleep(self.poll_interval * 3)  # the reader notices the tag left
+        self.wait_lifted(station)
         if not ok:
             raise TimeoutError(f"{station}: no answer from the hub")
         return st.last_ack
+
+    def wait_lifted(self, station: str, timeout: float = 5.0) -> None:
+        """Wait until the station's reader has noticed the tag left (so a second tap counts)."""
+        reader = self.devices[station].reader
+        deadline = time.monotonic() + timeout
+        time.sleep(self.poll_interval)
+        while reader.current is not None and time.monotonic() < deadline:
+            time.sleep(self.poll_interval / 2)
 
     def frame_count(self, station: str) -> int:
         return len(getattr(self.devices[station].display, "frames", []))

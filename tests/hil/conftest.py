@@ -4,7 +4,6 @@ hub on a real mosquitto (ACL on)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,30 +14,10 @@ from PIL import Image
 if TYPE_CHECKING:
     from firmware.sim import SimTable
 
-HARDWARE_ENV = "COFFRE_HARDWARE"
 TableFactory = Callable[..., "SimTable"]
 
 #: The platform suite's golden screens (mock displays): the emulated glass must match.
 GOLDEN = Path(__file__).parent.parent / "platform" / "golden"
-
-
-def on_station_hardware() -> bool:
-    """A Raspberry Pi with the station's parts, and the builder said so (COFFRE_HARDWARE=1)."""
-    try:
-        model = Path("/proc/device-tree/model").read_text(errors="replace")
-    except OSError:
-        return False
-    return "Raspberry Pi" in model and os.environ.get(HARDWARE_ENV) == "1"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``hardware`` are deselected (not skipped) off station hardware."""
-    if on_station_hardware():
-        return
-    off = [i for i in items if i.get_closest_marker("hardware") is not None]
-    if off:
-        config.hook.pytest_deselected(items=off)
-        items[:] = [i for i in items if i.get_closest_marker("hardware") is None]
 
 
 @pytest.fixture(scope="session")
