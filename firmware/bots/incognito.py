@@ -46,31 +46,7 @@ class Bot:
 
     def start_game(self, players: int) -> None:
         """The host panel with default options, else a host command (options, remote hub)."""
-        hub = self.sim.hub
-        if self.options or hub is None:
-            self.sim.host(
-                {"cmd": "start", "game": GAME, "players": players, "options": self.options}
-            )
-        else:
-            menu = hub.actors[TABLE].menu
-            panel = self.sim.panel
-            while menu.row != 0:
-                moved = _differs(lambda: menu.row)
-                panel.press("next")
-                _until(moved)
-            while menu.games[menu.game] != GAME:
-                moved = _differs(lambda: menu.game)
-                panel.press("ok")
-                _until(moved)
-            panel.press("next")
-            _until(lambda: menu.row == 1)
-            while menu.players != players:
-                moved = _differs(lambda: menu.players)
-                panel.press("ok")
-                _until(moved)
-            panel.press("next")
-            _until(lambda: menu.row == 2)
-            panel.press("ok")
+        host_starts(self.sim, self.watcher, GAME, players, self.options)
         self.watcher.wait(
             lambda p: p.get("game") == GAME and (p.get("view") or {}).get("round") == 1
         )
@@ -113,7 +89,7 @@ class Bot:
         """Wait until the station shows a screen ``ready`` accepts, lift the flap, read, close."""
         name = self._station(seat)
         station = self.sim.stations[name]
-        _until(lambda: station.screen is not None and ready(station.screen), 10)
+        until(lambda: station.screen is not None and ready(station.screen), 10)
         controls = self.sim.controls(name)
         before = self.sim.frame_count(name)
         controls.open_flap()
@@ -176,6 +152,40 @@ class Bot:
         self.sim.next()
 
 
+def host_starts(
+    sim: SimTable,
+    watcher: PublicWatcher,
+    game: str,
+    players: int,
+    options: dict[str, Any],
+) -> None:
+    """The host starts ``game``: on the hub's panel (default options), else by command."""
+    hub = sim.hub
+    if options or hub is None:
+        sim.host({"cmd": "start", "game": game, "players": players, "options": options})
+    else:
+        menu = hub.actors[TABLE].menu
+        panel = sim.panel
+        while menu.row != 0:
+            moved = _differs(lambda: menu.row)
+            panel.press("next")
+            until(moved)
+        while menu.games[menu.game] != game:
+            moved = _differs(lambda: menu.game)
+            panel.press("ok")
+            until(moved)
+        panel.press("next")
+        until(lambda: menu.row == 1)
+        while menu.players != players:
+            moved = _differs(lambda: menu.players)
+            panel.press("ok")
+            until(moved)
+        panel.press("next")
+        until(lambda: menu.row == 2)
+        panel.press("ok")
+    watcher.wait(lambda p: p.get("game") == game and p.get("version") == 0)
+
+
 def _differs(get: Callable[[], object]) -> Callable[[], bool]:
     """A predicate: ``get()`` no longer returns what it returns now."""
     old = get()
@@ -195,7 +205,7 @@ def _drawing(rnd: int) -> Callable[[Screen], bool]:
     return lambda s: f"R{rnd}/" in s.title and " Draw" in s.title
 
 
-def _until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
     """Wait (briefly polling) until ``predicate`` holds; TimeoutError otherwise."""
     deadline = time.monotonic() + timeout
     while not predicate():

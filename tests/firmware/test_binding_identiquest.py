@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from firmware.bindings.identiquest import gem_codes, make_binding
+from firmware.bindings.identiquest import IdentiquestBinding, Menu, gem_codes, make_binding
 from firmware.protocol import Input, Screen
 from firmware.table import Seating, Table
 from hardware.keys import COLOURS, load_keyset
@@ -42,10 +42,21 @@ def refused(table: Table, seat: int, kind: str, **fields: Any) -> str:
     return err.value.message
 
 
+def menus(table: Table) -> IdentiquestBinding:
+    binding = table.binding
+    assert isinstance(binding, IdentiquestBinding)
+    return binding
+
+
+def menu_of(table: Table, seat: int) -> Menu:
+    menu = menus(table).menu(table, seat)
+    assert menu is not None
+    return menu
+
+
 def choose(table: Table, seat: int, index: int) -> dict[str, Any]:
     """Turn the knob from where the cursor is to item ``index``, then press."""
-    menu = table.binding.menu(table, seat)
-    assert menu is not None
+    menu = menu_of(table, seat)
     if index != menu.cursor:
         send(table, seat, "knob", step=index - menu.cursor)
     return send(table, seat, "press")
@@ -192,7 +203,7 @@ def test_give_choose_menu_is_under_the_flap_of_the_giver_only() -> None:
     assert all("(" not in line for line in screen.lines)
     other = 3 - seat - target
     assert refused(table, other, "press") == f"Wait: {table.seating.name(seat)} gives gems"
-    items = table.binding.items(table, seat, table.binding.menu(table, seat))  # type: ignore[arg-type]
+    items = menus(table).items(table, seat, menu_of(table, seat))
     colour = items[-1][1]
     assert choose(table, seat, len(items) - 1) == {
         "rules": {"type": "give", "seat": seat, "colour": colour}
