@@ -101,16 +101,20 @@ class Bot:
         self.sim.wait_frames(name, before + 1)
         return screen
 
+    def _learn_word(self, seat: int, rnd: int, phase: str) -> None:
+        """Peek under the seat's flap once a round: the secret part's first line is the word."""
+        record = self._round(rnd)
+        if seat not in record["word"]:
+            screen = self.peek(seat, _showing(rnd, phase))
+            assert screen.secret is not None
+            record["word"][seat] = screen.secret.lines[0]
+
     def _draw(self, view: dict[str, Any]) -> None:
         rnd = view["round"]
-        record = self._round(rnd)
         order = [s for s in range(view["players"]) if not view["done"][s]]
         self.rng.shuffle(order)
         for seat in order:
-            if seat not in record["word"]:
-                screen = self.peek(seat, _drawing(rnd))
-                assert screen.secret is not None
-                record["word"][seat] = screen.secret.lines[0]
+            self._learn_word(seat, rnd, "Draw")
         for i, seat in enumerate(order):
             if self.late and i == len(order) - 1:
                 self.say(f"{self._colour(seat)} draws on: the countdown will stop them")
@@ -123,12 +127,14 @@ class Bot:
         n = view["players"]
         words = view["list"]
         self.say("the list: " + ", ".join(f"{i + 1} {w}" for i, w in enumerate(words)))
+        for seat in range(n):
+            # The station spells the list as the glass can (glass()); so does the bot's eye.
+            self._learn_word(seat, view["round"], "Vote")
+            record["number"][seat] = [glass(w) for w in words].index(record["word"][seat]) + 1
         voters = [v for v in range(n) if len(view["voted"][v]) < n - 1]
         self.rng.shuffle(voters)
         for i, voter in enumerate(voters):
-            # The station spells the list as the glass can (glass()); so does the bot's eye.
-            own = [glass(w) for w in words].index(record["word"][voter]) + 1
-            record["number"][voter] = own
+            own = record["number"][voter]
             drawers = [d for d in range(n) if d != voter]
             guesses = self.rng.sample([k for k in range(1, 7) if k != own], n - 1)
             if self.late and i == len(voters) - 1:
@@ -200,9 +206,9 @@ def _moved_on(version: int, rnd: int, phase: str) -> Callable[[dict[str, Any]], 
     ) != (rnd, phase)
 
 
-def _drawing(rnd: int) -> Callable[[Screen], bool]:
-    """A predicate on a station's screen: round ``rnd``'s drawing phase."""
-    return lambda s: f"R{rnd}/" in s.title and " Draw" in s.title
+def _showing(rnd: int, phase: str) -> Callable[[Screen], bool]:
+    """A predicate on a station's screen: round ``rnd``, phase label ``phase``."""
+    return lambda s: f"R{rnd}/" in s.title and f" {phase}" in s.title
 
 
 def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:

@@ -149,3 +149,28 @@ def test_accuse_without_two_gems_is_refused_at_the_menu(started: SimTable) -> No
     assert snapshot(started) == before
     screen = started.stations[station].screen
     assert screen is not None and screen.lines[3] == "> Accuse a player"
+
+
+def test_hub_killed_mid_menu_keeps_the_picked_gem(make_table: TableFactory) -> None:
+    """SIGKILL the hub after a first gem is picked: after the restart one press completes it."""
+    sim = make_table(3, hub_mode="process")
+    players = bots(sim, seed=2)
+    players.start_game(3)
+    view = sim.watch.public["view"]
+    seat, market = view["turn"], view["market"]
+    station = sim.names[seat]
+    for act in (lambda c: c.press(), lambda c: c.turn(2), lambda c: c.press()):
+        ack = sim.gesture(station, act)
+        assert ack is not None and ack.ok
+    sim.kill_hub()
+    sim.start_hub()
+    ack = sim.gesture(station, lambda c: c.turn(1))
+    assert ack is not None and ack.ok
+    ack = sim.gesture(station, lambda c: c.press())
+    assert ack is not None and ack.ok
+    pub = sim.watch.wait(lambda p: p["version"] == 1)
+    assert pub["view"]["loot"][seat] == {"size": 2, "top": market[3]}
+    players.piles[seat] += [market[2], market[3]]
+    final = players.play()
+    assert final["over"] is True
+    check_against_piles(players, final)

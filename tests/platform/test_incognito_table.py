@@ -193,3 +193,22 @@ def test_knob_scrolls_the_list_on_that_station_only(voting: SimTable) -> None:
     assert screen is not None and screen.lines[1] == f"4 {words[3]}"
     other = voting.stations["p2"].screen
     assert other is not None and other.lines[1] == f"1 {words[0]}"
+
+
+def test_hub_killed_during_a_countdown_still_ends_it(make_table: TableFactory) -> None:
+    """SIGKILL the hub while the drawing countdown runs: the restarted hub's timer ends it."""
+    sim = make_table(3, hub_mode="process")
+    players = bots(sim, seed=6, options={"countdown": 3})
+    players.start_game(3)
+    for station in ("p1", "p2"):
+        ack = sim.gesture(station, lambda c: c.press())
+        assert ack is not None and ack.ok
+    sim.watch.wait(lambda p: p["view"]["countdown"]["running"])
+    sim.kill_hub()
+    assert sim.watch.public["view"]["phase"] == "draw"
+    sim.start_hub()
+    pub = sim.watch.wait(lambda p: p["view"]["phase"] == "vote", timeout=20)
+    assert pub["view"]["done"] == [True, True, True]
+    final = players.play()
+    assert final["over"] is True
+    assert final["scores"] == expected_scores(players.record, 3)
