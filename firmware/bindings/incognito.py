@@ -7,8 +7,9 @@
   drawing. The numbered list of six words is on every screen; the knob scrolls it.
 - The "5... stop" countdowns (option ``countdown``) show on every screen and the
   hub display; when one runs out the binding's timer sends the engine's ``timeout``.
-- After each round the results are on every screen; the host's "next" deals the
-  next round (during a countdown, "next" ends it at once).
+- After each round the results are on every screen (yours first; the knob pages
+  through every other drawing: word, finders, points); the host's "next" deals
+  the next round (during a countdown, "next" ends it at once).
 """
 
 from __future__ import annotations
@@ -53,20 +54,25 @@ class IncognitoBinding:
                 raise IllegalAction("Tap your vote cards on drawings")
             raise IllegalAction("The host starts the next round")
         if inp.kind == "knob":
-            if phase != "vote":
+            if phase == "vote":
+                top = max(0, len(pub["list"]) - LIST_WINDOW)
+            elif phase == "reveal":
+                top = table.players - 1  # page 0: your results; then each other drawing
+            else:
                 raise IllegalAction("Nothing to choose now")
-            top = max(0, len(pub["list"]) - LIST_WINDOW)
             new = max(0, min(top, self.scroll(table, seat) + (inp.step or 0)))
-            return {"ui": {"seat": seat, "round": pub["round"], "scroll": new}}
+            return {"ui": {"seat": seat, "round": pub["round"], "phase": phase, "scroll": new}}
         raise IllegalAction("That button does nothing here")
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
-        table.ui[f"scroll:{ui['seat']}"] = (int(ui["round"]), int(ui["scroll"]))
+        table.ui[f"scroll:{ui['seat']}"] = (int(ui["round"]), str(ui["phase"]), int(ui["scroll"]))
 
     def scroll(self, table: Table, seat: int) -> int:
-        """First list entry shown on a seat's station (reset each round)."""
-        rnd, value = table.ui.get(f"scroll:{seat}", (0, 0))
-        return int(value) if rnd == table.view(None)["round"] else 0
+        """The knob's position for a seat: first list word shown while voting, results
+        page after the round (both start afresh with each round and phase)."""
+        rnd, phase, value = table.ui.get(f"scroll:{seat}", (0, "", 0))
+        pub = table.view(None)
+        return int(value) if (rnd, phase) == (pub["round"], pub["phase"]) else 0
 
     # --- host and timers ---------------------------------------------------------
 
@@ -109,8 +115,12 @@ class IncognitoBinding:
         elif phase == "vote":
             lines, busy = self._vote_lines(table, pub, seat)
         elif phase == "reveal":
-            lines, busy = self._reveal_lines(table, pub, seat), False
-            lines.append("Host: next round")
+            page = self.scroll(table, seat)
+            if page == 0:
+                lines = [*self._reveal_lines(table, pub, seat), "Knob: each drawing"]
+            else:
+                lines = self._drawing_lines(table, pub, (seat + page) % table.players)
+            busy = False
         else:
             lines, busy = self._final_lines(table, pub, seat), False
         if busy:
@@ -159,6 +169,21 @@ class IncognitoBinding:
             f"Found by {len(drawing['finders'])}/{others}, you {found}/{others}",
         ]
         return lines
+
+    def _drawing_lines(self, table: Table, pub: dict[str, Any], drawer: int) -> list[str]:
+        """One drawing's results: its word, who found it, its drawer's points."""
+        name = table.seating.name
+        reveal = pub["reveal"]
+        drawing = reveal["drawings"][drawer]
+        found = "Found: " + (" ".join(name(v)[:3] for v in drawing["finders"]) or "nobody")
+        if len(found) > WIDTH:
+            found = f"Found by {len(drawing['finders'])} of {table.players - 1}"
+        return [
+            f"{name(drawer)} drew #{drawing['number']}",
+            drawing["word"],
+            found,
+            f"{name(drawer)} +{reveal['points'][drawer]}, total {pub['scores'][drawer]}",
+        ]
 
     def _final_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
         ranking = pub["ranking"] or []
