@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from firmware.bindings.incognito import glass, make_binding
 from firmware.protocol import Input, Screen
@@ -310,3 +311,28 @@ def test_knob_browses_each_drawing_after_the_round() -> None:
     send_next(table)
     all_done(table)
     assert table.binding.station_screen(table, 1).lines[1].startswith("1 ")
+
+
+def test_redealt_words_change_only_the_secret_parts() -> None:
+    """Words swapped between seats: public parts and hub display are unchanged till results."""
+    for phase in ("draw", "vote"):
+        table = make(4, seed=11)
+        send(table, 0, "press")
+        if phase == "vote":
+            for seat in range(1, 4):
+                send(table, seat, "press")
+            send(table, 2, "tag", uid=vote_uid(table, 0, 4))
+        before = [table.binding.station_screen(table, s) for s in range(4)]
+        host = table.binding.host_screen(table)
+        word_at = table.state.word_at
+        table.state = replace(table.state, word_at=word_at[1:] + word_at[:1])
+        table.events += 1  # a new state: views are recomputed
+        assert table.binding.host_screen(table) == host
+        for seat in range(4):
+            after = table.binding.station_screen(table, seat)
+            assert (after.title, after.lines, after.led) == (
+                before[seat].title,
+                before[seat].lines,
+                before[seat].led,
+            )
+            assert after.secret != before[seat].secret
