@@ -1,0 +1,81 @@
+"""Red team, random abuse: thousands of random inputs from every station in every phase."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hardware.keys import COLOURS
+from tests.redteam.harness import KEYS, Rig
+
+SCREEN_CHARS = 63
+SECRET_KEYS = ("my_mystery", "my_votes", "free_keys", '"secret"')  # history has "answer"
+
+
+def random_input(rng: random.Random, players: int) -> dict[str, Any]:
+    """Any input a station, a careless player or a cheat could send."""
+    roll = rng.random()
+    if roll < 0.35:
+        colour = rng.choice(COLOURS[: players + 1])  # now and then a colour nobody plays
+        return {"kind": "tag", "uid": KEYS.uid_for("vote", colour, rng.randint(1, 8))}
+    if roll < 0.55:
+        return {"kind": "tag", "uid": KEYS.uid_for("mystery", None, rng.randint(1, 8))}
+    if roll < 0.6:
+        return {"kind": "tag", "uid": rng.choice(["DEADBEEF", "04A1B2C3D4E5F6", "00000000"])}
+    if roll < 0.78:
+        return {"kind": "knob", "step": rng.choice([-8, -3, -1, 0, 1, 1, 2, 8])}
+    if roll < 0.97:
+        return {"kind": "press"}
+    return {"kind": "button", "button": "peek"}
+
+
+def fingerprint(rig: Rig) -> tuple[Any, ...]:
+    table = rig.hub.actors["t"].table
+    state = table.state if table else None
+    return state, json.dumps(table.ui if table else {}, sort_keys=True), len(rig.events())
+
+
+@pytest.mark.parametrize(
+    ("options", "players", "seed"),
+    [({}, 3, 1), ({}, 5, 2), ({"mode": "coop"}, 4, 3), ({"mystery": "dealt"}, 4, 4)],
+)
+def test_random_inputs_are_answered_readably_and_refusals_change_nothing(
+    tmp_path: Path, options: dict[str, Any], players: int, seed: int
+) -> None:
+    """Every input gets an ack; a refusal is readable and changes nothing; public stays clean."""
+    rng = random.Random(seed)
+    stations = tuple(f"p{i + 1}" for i in range(players + 1))  # one station sits out
+    rig = Rig(tmp_path, stations)
+    rig.connected()
+    rig.start(players, seed=seed, options=options)
+    messages: set[str] = set()
+    steps = 0
+    while not rig.public().get("over") and steps < 4000:
+        steps += 1
+        if rng.random() < 0.04:
+            before_host = fingerprint(rig)
+            rig.host(rng.choice(["next", "next", "next", "undo"]))
+            note = rig.host_lines()[-1]
+            assert len(note) <= 21 * 3, note
+            if before_host == fingerprint(rig):
+                continue
+        station = rng.choice(stations)
+        before = fingerprint(rig)
+        ack = rig.send(station, **random_input(rng, players))
+        if ack["ok"]:
+            assert len(rig.events()) == before[2] + 1
+        else:
+            message = ack["message"]
+            messages.add(message)
+            assert message and len(message) <= SCREEN_CHARS, message
+            assert not message.startswith("Hub error"), message
+            assert fingerprint(rig) == before, message
+        text = json.dumps(rig.public())
+        assert not any(key in text for key in SECRET_KEYS)
+    assert rig.public()["over"], f"no end after {steps} steps"
+    assert "Not in this game" in messages
+    assert rig.table.state.phase == "over"
