@@ -13,6 +13,7 @@ import pytest
 
 from firmware.hub import Hub
 from firmware.mqtt import Message
+from hardware.keys import COLOURS
 from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T, prepare_all
 
 SCREEN_CHARS = 63
@@ -429,3 +430,22 @@ def test_final_ranking_survives_a_hub_restart(tmp_path: Path) -> None:
     fresh = Rig(tmp_path)
     fresh.connected()
     assert fresh.public().get("ranking") == final["ranking"]
+
+
+def test_a_table_with_many_stations(tmp_path: Path) -> None:
+    """40 stations, 8 play: the others idle and are told; 9 players is refused readably."""
+    stations = tuple(f"s{i:02d}" for i in range(40))
+    rig = Rig(tmp_path, stations)
+    rig.connected()
+    rig.host("start", game="secret-identity", players=9)
+    assert rig.hub.actors[TABLE].table is None and readable(rig.host_lines()[-1])
+    rig.start(8)
+    assert [s["colour"] for s in rig.public()["seats"]] == list(COLOURS)
+    assert rig.mystery("s39", 2)["message"] == "Not in this game"
+    idle = rig.last(T.station("s08", "screen"))
+    assert "Waiting for the host" in idle["lines"] and "secret" not in idle
+    for seat in range(8):
+        assert rig.mystery(stations[seat], seat + 1)["ok"]
+        assert rig.press(stations[seat])["ok"]
+    assert rig.public()["view"]["phase"] == "vote"
+    assert rig.vote(7, "s00", 3)["ok"]  # white votes on red

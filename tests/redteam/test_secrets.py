@@ -173,3 +173,19 @@ def test_secret_reaches_only_its_own_station_topic(tmp_path: Path) -> None:
         numbers = {int(c) for c in text if c.isdigit()}
         assert numbers <= {mystery[seat]}, (topic, secret)
     assert rig.hub.actors[TABLE].table is not None
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug: hub seeds are 32-bit; dealt numbers can be brute-forced mid-game"
+)
+def test_hub_chosen_seeds_cannot_be_brute_forced(tmp_path: Path) -> None:
+    """With ``mystery: dealt`` the seed is every secret: the hub must draw it from > 32 bits."""
+    rig = Rig(tmp_path)
+    seeds = []
+    for _ in range(24):
+        rig.host("start", game="secret-identity", players=3, options={"mystery": "dealt"})
+        record = rig.hub.actors[TABLE].record
+        assert record is not None
+        seeds.append(record.seed)
+    # 24 draws from 63 bits all below 2**32: odds 2**-744. From 32 bits: certain.
+    assert max(seeds) >= 2**32, max(seeds)
