@@ -449,3 +449,24 @@ def test_a_table_with_many_stations(tmp_path: Path) -> None:
         assert rig.press(stations[seat])["ok"]
     assert rig.public()["view"]["phase"] == "vote"
     assert rig.vote(7, "s00", 3)["ok"]  # white votes on red
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug: refused input ids are forgotten; a redelivery is accepted later"
+)
+def test_redelivered_refused_input_stays_refused(tmp_path: Path) -> None:
+    """A tap refused, then delivered again after the table moved on, must not count."""
+    rig = Rig(tmp_path)
+    rig.start()
+    for seat, station in enumerate(("p1", "p2", "p3")):
+        assert rig.mystery(station, seat + 1)["ok"]
+    assert rig.press("p1")["ok"] and rig.press("p2")["ok"]
+    uid = KEYS.uid_for("vote", COLOURS[0], 5)
+    first = rig.tap("p2", uid, "early:1")  # red votes before everyone is ready
+    assert first["ok"] is False and first["message"] == "Voting has not started"
+    assert rig.press("p3")["ok"]  # the last ready: voting opens
+    # The station resends "early:1" (it did so on the hub/status of an earlier move, the
+    # copy queued behind the last press): the same input must get the same answer.
+    again = rig.tap("p2", uid, "early:1")
+    assert rig.table.view(0)["my_votes"] == [], "red was told 'refused' but the vote counts"
+    assert again == first

@@ -261,3 +261,27 @@ def test_vote_racing_the_host_closing_the_vote(make_table: TableFactory) -> None
     yellow = sim.watch.public["view"]["revealed"][1]
     red_in_yellow = [v for v in yellow["votes"] if v["voter"] == 0]
     assert [v["number"] for v in red_in_yellow] == ([4] if ack.ok else [])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: each accepted tap makes every station republish its status and resend inputs",
+)
+def test_one_tap_does_not_echo_through_every_station(make_table: TableFactory) -> None:
+    """One vote: one input on the wire, no station status rewritten (hub/status is no rebirth)."""
+    sim = voting(make_table, players=5)
+    counter = Client(
+        sim.broker.config(HUB_USER),
+        "redteam-count",
+        [T.all_station_status, T.all_station_inputs],
+    )
+    counter.start()
+    assert counter.wait_connected()
+    time.sleep(0.5)
+    drain(counter)  # retained statuses
+    assert sim.tap("p2", sim.keys.uid_for("vote", colour(sim, 0), 3)).ok  # type: ignore[union-attr]
+    time.sleep(0.8)
+    topics = [topic for topic, _ in drain(counter)]
+    counter.stop()
+    assert topics.count(T.station("p2", "input")) == 1, topics
+    assert [t for t in topics if t.endswith("/status")] == [], topics
