@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 PANEL_TOPIC = "!panel"
 CONNECTED_TOPIC = "!connected"
+#: How long a host note ("Game started", a refusal) stays on the hub display.
+NOTE_SECONDS = 5.0
 
 
 @dataclass
@@ -68,6 +70,7 @@ class TableActor:
     timer_due: float | None = None
     timer_body: dict[str, Any] | None = None
     message: str = ""
+    message_at: float = 0.0
     client: Client | None = None
 
 
@@ -302,7 +305,7 @@ class Hub:
         try:
             cmd = proto.decode_host_command(payload)
         except proto.ProtocolError as exc:
-            actor.message = str(exc)
+            self._note(actor, str(exc))
             self._publish_host(actor)
             return
         self._host_command(actor, cmd)
@@ -315,7 +318,7 @@ class Hub:
         try:
             if cmd.cmd == "start":
                 self._start(actor, cmd)
-                actor.message = "Game started"
+                self._note(actor, "Game started")
                 return
             table = actor.table
             if table is None or table.over:
@@ -336,7 +339,7 @@ class Hub:
                 self._publish_all(actor)
             actor.message = ""
         except (IllegalAction, RulesError) as exc:
-            actor.message = str(exc)
+            self._note(actor, str(exc))
 
     def _start(self, actor: TableActor, cmd: proto.HostCommand) -> None:
         game = cmd.game or actor.menu.games[actor.menu.game]
@@ -375,6 +378,8 @@ class Hub:
         now = self.clock()
         dues = []
         for a in self.actors.values():
+            if a.message:
+                dues.append(a.message_at + NOTE_SECONDS + 0.001)
             if a.timer_due is not None:
                 dues.append(a.timer_due)
                 left = a.timer_due - now
@@ -383,9 +388,12 @@ class Hub:
 
     def _tick(self) -> None:
         """While a countdown runs, screens that show it are refreshed as seconds pass."""
+        now = self.clock()
         for actor in self.actors.values():
             if actor.timer_due is not None and actor.table is not None:
                 self._publish_all(actor)
+            elif actor.message and now - actor.message_at > NOTE_SECONDS:
+                self._publish_host(actor)
 
     def _fire_timers(self) -> None:
         now = self.clock()
@@ -450,6 +458,10 @@ class Hub:
         actor.published[topic] = payload
         self._publish(actor, topic, payload, retain=True)
 
+    def _note(self, actor: TableActor, text: str) -> None:
+        """A short note on the hub display's last line, for NOTE_SECONDS."""
+        actor.message, actor.message_at = text, self.clock()
+
     def _publish_host(self, actor: TableActor) -> None:
         now = self.clock()
         table = actor.table
@@ -459,6 +471,8 @@ class Hub:
                 title = "Game over"
         else:
             title, lines = "coffre: new game", actor.menu.lines(now)
+        if actor.message and now - actor.message_at > NOTE_SECONDS:
+            actor.message = ""  # a note is news, not a fixture: it gives its line back
         note = actor.menu.prompt(now) or actor.message
         if note:
             lines = [*lines[:3], note]

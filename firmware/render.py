@@ -6,6 +6,7 @@ every machine (golden PNGs compare exactly).
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
@@ -23,8 +24,27 @@ def font() -> ImageFont.ImageFont:
     return ImageFont.load_default_imagefont()
 
 
+#: Letters the bitmap font (Latin-1) lacks, spelled with ones it has.
+_SPELL = {"œ": "oe", "Œ": "OE", "’": "'", "‘": "'", "“": '"', "”": '"', "…": "...", "–": "-"}
+
+
+def glass(text: str) -> str:
+    """``text`` in characters the station's Latin-1 font can draw ("cœur" -> "coeur")."""
+    if text.isascii():
+        return text
+    out = []
+    for char in text:
+        char = _SPELL.get(char, char)
+        if char.encode("latin-1", "ignore").decode("latin-1") != char:
+            plain = unicodedata.normalize("NFKD", char).encode("latin-1", "ignore")
+            char = plain.decode("latin-1") or "?"
+        out.append(char)
+    return "".join(out)
+
+
 def fit(text: str, width: int = CHARS) -> str:
-    """Cut a line to what fits on the screen."""
+    """A line in drawable characters, cut to what fits on the screen."""
+    text = glass(text)
     return text if len(text) <= width else text[: width - 1] + "~"
 
 
@@ -55,6 +75,7 @@ def _secret_body(
 ) -> None:
     top = LINE_H + 1
     if big:
+        big = glass(big)
         glyphs = Image.new("1", (6 * len(big), 11), 0)
         ImageDraw.Draw(glyphs).text((0, 0), big, font=font(), fill=255)
         scaled = glyphs.resize((glyphs.width * 4, glyphs.height * 4), Image.Resampling.NEAREST)
@@ -67,7 +88,7 @@ def _secret_body(
 
 def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
     """An ack message boxed over the bottom of the screen (two lines at most)."""
-    words = text.split()
+    words = glass(text).split()
     rows: list[str] = [""]
     for word in words:
         candidate = f"{rows[-1]} {word}".strip()

@@ -15,10 +15,10 @@
 from __future__ import annotations
 
 import math
-import unicodedata
 from typing import Any
 
 from firmware.protocol import Input, Screen, Secret
+from firmware.render import glass
 from firmware.table import Table
 from rules.core import IllegalAction
 
@@ -233,22 +233,6 @@ class IncognitoBinding:
         if phase == "reveal":
             rows.append("Next: new round")
         return title, [glass(row) for row in rows[:4]]
-
-
-#: Letters the station's bitmap font (Latin-1) lacks, spelled with ones it has.
-_SPELL = {"œ": "oe", "Œ": "OE", "’": "'", "‘": "'", "“": '"', "”": '"', "…": "...", "–": "-"}
-
-
-def glass(text: str) -> str:
-    """``text`` in characters the station's Latin-1 font can draw ("cœur" -> "coeur")."""
-    out = []
-    for char in text:
-        char = _SPELL.get(char, char)
-        if char.encode("latin-1", "ignore").decode("latin-1") != char:
-            plain = unicodedata.normalize("NFKD", char).encode("latin-1", "ignore")
-            char = plain.decode("latin-1") or "?"
-        out.append(char)
-    return "".join(out)
 
 
 def _wrap(text: str, count: int, width: int = WIDTH) -> list[str]:

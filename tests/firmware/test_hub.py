@@ -215,3 +215,16 @@ def test_one_hub_runs_two_independent_tables(tmp_path: Path) -> None:
     assert t_table is not None and u_table is not None
     assert (t_table.view(0)["my_mystery"], u_table.view(0)["my_mystery"]) == (3, 5)
     assert len(hub.store.events("t", 1)) == len(hub.store.events("u", 1)) == 1
+
+
+def test_host_note_gives_its_line_back(tmp_path: Path) -> None:
+    """'Game started' shows on the hub display, then leaves the line to the game."""
+    clock = Clock()
+    hub, sent = make_hub(tmp_path, clock)
+    start(hub)
+    screens = [p for t, p in sent if t == T.host_screen]
+    assert screens[-1]["lines"][-1] == "Game started"
+    clock.now += 6
+    hub._tick()
+    screens = [p for t, p in sent if t == T.host_screen]
+    assert "Game started" not in screens[-1]["lines"]

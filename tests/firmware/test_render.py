@@ -45,3 +45,12 @@ def test_fit_cuts_long_lines() -> None:
     """Lines longer than the screen end with '~'."""
     assert fit("x" * 30) == "x" * (CHARS - 1) + "~"
     assert fit("short") == "short"
+
+
+def test_text_outside_the_font_is_spelled_not_fatal() -> None:
+    """Characters the Latin-1 font lacks are spelled out or replaced, never raised on."""
+    screen = Screen(rev=1, title="Œuvre ☃", lines=("cœur “quoted” — 東京",), secret=Secret(big="œ"))
+    for show in (False, True):
+        image = render(screen, show_secret=show, toast="déjà vu… ✓")
+        assert image.size == (WIDTH, HEIGHT)
+    assert fit("cœur") == "coeur"
