@@ -285,3 +285,27 @@ def test_one_tap_does_not_echo_through_every_station(make_table: TableFactory) -
     counter.stop()
     assert topics.count(T.station("p2", "input")) == 1, topics
     assert [t for t in topics if t.endswith("/status")] == [], topics
+
+
+def test_abort_then_a_smaller_game_leaves_no_old_screen(make_table: TableFactory) -> None:
+    """Abort a 4-player game mid-vote, start 3: the 4th station idles, flap open shows no key."""
+    sim = make_table(4)
+    bots = director(sim, seed=3, stop_at=(1, "vote"))
+    bots.start_game(4)
+    bots.play()
+    sim.host({"cmd": "abort"})
+    sim.watch.wait(lambda p: p.get("game") is None)
+    sim.host({"cmd": "start", "game": "secret-identity", "players": 3})
+    sim.watch.wait(lambda p: p.get("game") == "secret-identity" and len(p["seats"]) == 3)
+    time.sleep(0.3)
+    p4 = sim.stations["p4"]
+    assert p4.screen is not None and p4.screen.secret is None
+    assert "Waiting for the host" in p4.screen.lines
+    sim.controls("p4").open_flap()
+    time.sleep(0.2)
+    ack = sim.tap("p4", sim.keys.uid_for("mystery", None, 2))
+    assert ack is not None and ack.message == "Not in this game"
+    p1 = sim.stations["p1"].screen
+    assert p1 is not None and p1.secret is not None and "No key yet" in p1.secret.lines
+    assert sim.watch.public["view"]["round"] == 1
+    assert all(not s["mystery_locked"] for s in sim.watch.public["view"]["seats"])
