@@ -309,3 +309,50 @@ def test_abort_then_a_smaller_game_leaves_no_old_screen(make_table: TableFactory
     assert p1 is not None and p1.secret is not None and "No key yet" in p1.secret.lines
     assert sim.watch.public["view"]["round"] == 1
     assert all(not s["mystery_locked"] for s in sim.watch.public["view"]["seats"])
+
+
+def test_hub_killed_during_a_burst_of_taps_loses_no_acknowledged_input(
+    make_table: TableFactory,
+) -> None:
+    """SIGKILL the hub while three stations tap away: every ok ack is in the store, once."""
+    sim = make_table(4, hub_mode="process")
+    bots = director(sim, seed=12, stop_at=(1, "vote"))
+    bots.start_game(4)
+    bots.play()
+    watcher = Client(sim.broker.config(HUB_USER), "redteam-acks", [f"{T.base}/station/+/ack"])
+    watcher.start()
+    assert watcher.wait_connected()
+    plan = [  # (voter, safe): every vote of seats 0..2
+        (voter, safe) for voter in range(3) for safe in range(4) if safe != voter
+    ]
+
+    def tapper(voter: int) -> None:
+        for v, safe in plan:
+            if v == voter:
+                uid = sim.keys.uid_for("vote", colour(sim, voter), safe + 1)
+                sim.tap(sim.names[safe], uid, settle=False)
+                time.sleep(0.03)
+
+    threads = [threading.Thread(target=tapper, args=(v,)) for v in range(3)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.12)
+    sim.kill_hub()
+    for thread in threads:
+        thread.join()
+    sim.start_hub()
+    for name in sim.names:
+        assert sim.stations[name].wait_settled(0, 20), f"{name} still has unanswered inputs"
+    time.sleep(0.3)
+    acks = [json.loads(payload) for _, payload in drain(watcher)]
+    watcher.stop()
+    acked = {f"{TABLE}/{a['id']}" for a in acks if a["ok"]}
+    store = Store(sim.store_path)
+    rows = store._db.execute("SELECT source_id FROM events WHERE source_id IS NOT NULL").fetchall()
+    stored = [r[0] for r in rows]
+    assert len(stored) == len(set(stored))
+    stored_ids = {s.split("/", 1)[0] + "/" + s.split("/", 2)[2] for s in stored}
+    assert acked <= stored_ids, acked - stored_ids
+    sim.watch.wait(lambda p: [s["votes_cast"] for s in p["view"]["seats"]] == [3, 3, 3, 0])
+    log = (sim.workdir / "hub.log").read_text()
+    assert "my_mystery" not in log and "secret" not in log.lower()
