@@ -500,3 +500,31 @@ def test_host_note_never_hides_a_seat_on_the_track(tmp_path: Path) -> None:
     shown = " ".join(rig.host_lines())
     for colour in COLOURS:
         assert colour.capitalize()[:5] in shown, (colour, rig.host_lines())
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug: the reveal timer is not restarted by the host's next (safes collide)"
+)
+def test_host_next_restarts_the_reveal_delay(tmp_path: Path) -> None:
+    """Auto reveal every 5 s: a safe the host opens by hand gets its full 5 s on screen."""
+    clock = Clock()
+    rig = voting_rig(tmp_path, reveal_delay=5.0, clock=clock)
+    all_votes(rig, 3)
+    clock.now += 4.9
+    rig.host("next")  # the host does not wait: safe 0 opens now
+    assert len(rig.public()["view"]["revealed"]) == 1
+    clock.now += 0.2
+    rig.hub._fire_timers()
+    assert len(rig.public()["view"]["revealed"]) == 1, "safe 1 opened 0.2 s after safe 0"
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug: schema errors say 'not JSON' (ValidationError caught as DecodeError)"
+)
+def test_schema_violation_is_not_called_not_json(tmp_path: Path) -> None:
+    """Valid JSON with a wrong field is refused with what is wrong, not 'not JSON'."""
+    rig = Rig(tmp_path)
+    rig.start()
+    ack = rig.send("p1", "x:1", kind="tag", uid="nothex!")
+    assert ack["ok"] is False and readable(ack["message"])
+    assert "not JSON" not in ack["message"], ack["message"]
