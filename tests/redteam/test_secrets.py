@@ -189,3 +189,27 @@ def test_hub_chosen_seeds_cannot_be_brute_forced(tmp_path: Path) -> None:
         seeds.append(record.seed)
     # 24 draws from 63 bits all below 2**32: odds 2**-744. From 32 bits: certain.
     assert max(seeds) >= 2**32, max(seeds)
+
+
+def test_coop_active_player_sees_nothing_of_the_answer(tmp_path: Path) -> None:
+    """Co-op: the active station (secret part too), public and hub see no answer number."""
+    runs = []
+    for answer in (3, 6):
+        folder = tmp_path / f"answer{answer}"
+        folder.mkdir()
+        rig = Rig(folder, ("p1", "p2", "p3", "p4"))
+        rig.connected()
+        rig.start(4, seed=11, options={"mode": "coop"})
+        assert rig.mystery("p1", 5)["ok"] and rig.press("p1")["ok"]
+        assert rig.tap("p1", vote_key(1, answer))["ok"]
+        assert rig.tap("p1", vote_key(2, 8 - answer))["ok"]  # changed their mind
+        assert rig.tap("p1", vote_key(3, answer))["ok"]  # and back
+        assert rig.press("p2")["ok"] is False  # a guesser cannot open
+        seen = [
+            (t, p)
+            for t, p, _ in rig.sent
+            if t in (T.public, T.host_screen, T.hub_status)
+            or t in (T.station("p1", "screen"), T.station("p1", "ack"))
+        ]
+        runs.append(seen)
+    assert runs[0] == runs[1], first_difference(runs[0], runs[1])
