@@ -356,3 +356,71 @@ def test_hub_killed_during_a_burst_of_taps_loses_no_acknowledged_input(
     sim.watch.wait(lambda p: [s["votes_cast"] for s in p["view"]["seats"]] == [3, 3, 3, 0])
     log = (sim.workdir / "hub.log").read_text()
     assert "my_mystery" not in log and "secret" not in log.lower()
+
+
+class Relay:
+    """A TCP hop between a client and the broker that keeps every byte (a sniffer's view)."""
+
+    def __init__(self, port: int) -> None:
+        import socket
+
+        self.target = port
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.seen = bytearray()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        try:
+            client, _ = self.server.accept()
+        except OSError:
+            return
+        upstream = socket.create_connection(("127.0.0.1", self.target))
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, src: Any, dst: Any) -> None:
+        while True:
+            try:
+                data = src.recv(4096)
+            except OSError:
+                return
+            if not data:
+                return
+            with self.lock:
+                self.seen += data
+            try:
+                dst.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.server.close()
+
+
+@pytest.mark.xfail(
+    strict=True, reason="bug: MQTT is cleartext; anyone on the Wi-Fi reads secrets and passwords"
+)
+def test_an_eavesdropper_on_the_network_learns_no_secret(make_table: TableFactory) -> None:
+    """Sniffing p1's connection shows neither p1's mystery key nor p1's broker password."""
+    sim = make_table(3)
+    director(sim).start_game(3)
+    assert sim.tap("p1", sim.keys.uid_for("mystery", None, 7)).ok  # type: ignore[union-attr]
+    relay = Relay(sim.broker.port)
+    config = sim.broker.station_config("p1")
+    via = BrokerConfig(config.host, relay.port, config.username, config.password)
+    client = Client(via, "redteam-p1-via-wifi", [T.station("p1", "screen")])
+    client.start()
+    assert client.wait_connected()
+    msg = client.inbox.get(timeout=5)
+    client.stop()
+    relay.close()
+    assert msg is not None and json.loads(msg.payload)["secret"]["big"] == "7"
+    with relay.lock:
+        wire = bytes(relay.seen)
+    assert config.password is not None
+    assert config.password.encode() not in wire, "the station's password crossed in clear"
+    assert b'"big":"7"' not in wire, "p1's mystery key crossed in clear"
