@@ -79,3 +79,17 @@ def test_random_inputs_are_answered_readably_and_refusals_change_nothing(
     assert rig.public()["over"], f"no end after {steps} steps"
     assert "Not in this game" in messages
     assert rig.table.state.phase == "over"
+    final = rig.public()
+    if final["view"]["mode"] == "competitive":
+        # The final scores are what the opened safes say, counted independently.
+        scores = [0] * players
+        for rnd in final["view"]["history"]:
+            for safe in rnd["safes"]:
+                scores[safe["safe"]] += len(safe["right"])
+                for voter in safe["right"]:
+                    scores[voter] += 1
+                assert safe["points"] == len(safe["right"])
+                right = [v["voter"] for v in safe["votes"] if v["number"] == safe["mystery"]]
+                assert safe["right"] == right
+        assert final["scores"] == scores
+        assert len(final["view"]["history"]) == 4
