@@ -53,7 +53,7 @@ def test_random_inputs_are_answered_readably_and_refusals_change_nothing(
     rig.connected()
     rig.start(players, seed=seed, options=options)
     messages: set[str] = set()
-    steps = 0
+    steps = restarts = 0
     while not rig.public().get("over") and steps < 4000:
         steps += 1
         if rng.random() < 0.04:
@@ -76,8 +76,18 @@ def test_random_inputs_are_answered_readably_and_refusals_change_nothing(
             assert fingerprint(rig) == before, message
         text = json.dumps(rig.public())
         assert not any(key in text for key in SECRET_KEYS)
+        if rng.random() < 0.01 and not rig.public().get("over"):
+            # The hub restarts: the resumed table is the same table, cursors included.
+            was = fingerprint(rig)
+            rig.close()
+            seq, rig = rig.seq, Rig(tmp_path, stations)
+            rig.seq = seq  # the stations keep their boot ids and counters
+            rig.connected()
+            assert fingerprint(rig) == was
+            restarts += 1
     assert rig.public()["over"], f"no end after {steps} steps"
     assert "Not in this game" in messages
+    assert restarts > 0
     assert rig.table.state.phase == "over"
     final = rig.public()
     if final["view"]["mode"] == "competitive":
