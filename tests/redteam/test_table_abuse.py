@@ -424,3 +424,25 @@ def test_an_eavesdropper_on_the_network_learns_no_secret(make_table: TableFactor
     assert config.password is not None
     assert config.password.encode() not in wire, "the station's password crossed in clear"
     assert b'"big":"7"' not in wire, "p1's mystery key crossed in clear"
+
+
+@pytest.mark.parametrize("victim", ["hub", "p2"])
+@pytest.mark.xfail(
+    strict=True, reason="bug: any station user can take over the hub's or a station's client id"
+)
+def test_a_station_user_cannot_kick_others_off_by_client_id(
+    make_table: TableFactory, victim: str
+) -> None:
+    """p1's credentials with the hub's (or p2's) client id must not disconnect it."""
+    sim = make_table(3)
+    client_id = f"coffre-hub-{TABLE}" if victim == "hub" else f"coffre-{TABLE}-{victim}"
+    target = sim.hub.client if victim == "hub" else sim.stations[victim].client  # type: ignore[union-attr]
+    assert target.connected.is_set()
+    intruder = Client(sim.broker.station_config("p1"), client_id, [])
+    intruder.start()
+    intruder.wait_connected(3)
+    time.sleep(0.3)
+    kicked = not target.connected.is_set()
+    intruder.stop()
+    assert target.wait_connected(10)  # it comes back once the intruder leaves
+    assert not kicked, f"{victim} was disconnected by p1's credentials"
