@@ -20,6 +20,8 @@ needed for this game (the box's cards stay in the box; the hub keeps them).
   "Sheet >", opens it; the knob then turns its pages and a press goes back to the
   menu. With nothing to choose, the knob turns the sheet's pages directly.
   Cursor, page, mode and the steps already picked live in ``table.ui``.
+- Seats go by the game's colours (red, yellow, green, black, lilac, blue: hotels
+  H1-H6), which differ from the key set's seat colours from the fourth seat on.
 - Public lines show the phase, who still has to act, the seat's own agent,
   informant and bug, and what happened to its agent; never a card or a dial.
 """
@@ -61,6 +63,11 @@ WINDOW = 4
 
 def short(colour: str | None) -> str:
     return (colour or "-")[:3].capitalize()
+
+
+def seat_name(seat: int) -> str:
+    """A seat goes by its Ultra Secret colour (hotel H1 red ... H6 blue), not the key set's."""
+    return COLOURS[seat].capitalize()
 
 
 def card_code(card: str | None) -> str:
@@ -355,7 +362,7 @@ class UltraSecretBinding:
     def station_screen(self, table: Table, seat: int) -> Screen:
         pub = table.view(None)
         phase = pub["phase"]
-        name = table.seating.name(seat)
+        name = seat_name(seat)
         turn = f" T{pub['turn']}" if pub["turn"] else ""
         title = f"{name}{turn} {PHASE_LABEL.get(phase, phase)}"
         acting = self.can_act(table, seat)
@@ -371,7 +378,7 @@ class UltraSecretBinding:
     def _public_lines(self, table: Table, seat: int, acting: bool) -> list[str]:
         pub = table.view(None)
         phase = pub["phase"]
-        name = table.seating.name
+        name = seat_name
         if phase == "over":
             return self._final_lines(table, seat)
         waiting = " ".join(name(s)[:3] for s in pub["waiting"]) or "-"
@@ -420,7 +427,7 @@ class UltraSecretBinding:
         filing = end.get("filing") or {}
         lines = [OUTCOME.get(outcome, outcome)]
         if fugitive is not None:
-            lines.append(f"Fugitive: {table.seating.name(fugitive)}")
+            lines.append(f"Fugitive: {seat_name(fugitive)}")
         lines.append(f"Formula was {end.get('formula', '?')}")
         if filing:
             lines.append(f"Filed formula {filing.get('formula', '?')}")
@@ -450,7 +457,7 @@ class UltraSecretBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        name = table.seating.name
+        name = seat_name
         turn = f"T{pub['turn']} " if pub["turn"] else ""
         title = f"{turn}{PHASE_LABEL.get(pub['phase'], pub['phase'])}"
         agents = " ".join(a or "-" for a in pub["agents"])

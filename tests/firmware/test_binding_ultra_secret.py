@@ -318,3 +318,11 @@ def test_advance_and_timer_do_nothing() -> None:
     """Nothing in Ultra Secret is timed or waits for the host."""
     t = hidden()
     assert t.binding.advance(t) is None and t.binding.timer(t) is None
+
+
+def test_seats_go_by_the_game_colours() -> None:
+    """At 6 players seat 3 is Black (hotel H4) and seat 5 Blue, whatever the key set says."""
+    t = table(6)
+    assert t.binding.station_screen(t, 3).title.startswith("Black ")
+    assert t.binding.station_screen(t, 5).title.startswith("Blue ")
+    assert "Bug H4 Bla hotel" in labels(hidden(6), 0)
