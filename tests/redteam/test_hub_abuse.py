@@ -528,3 +528,19 @@ def test_schema_violation_is_not_called_not_json(tmp_path: Path) -> None:
     ack = rig.send("p1", "x:1", kind="tag", uid="nothex!")
     assert ack["ok"] is False and readable(ack["message"])
     assert "not JSON" not in ack["message"], ack["message"]
+
+
+def test_undo_a_picto_confirm_gives_the_cards_back(tmp_path: Path) -> None:
+    """Undo of a 3-picto 'ready': the 3 cards are back in hand and the seat confirms again."""
+    rig = Rig(tmp_path)
+    rig.start()
+    for _ in range(2):
+        rig.knob("p1", 1)
+    assert rig.press("p1")["ok"]
+    seat = rig.public()["view"]["seats"][0]
+    assert (seat["pictos_left"], seat["ready"]) == (7, True)
+    rig.host("undo")
+    seat = rig.public()["view"]["seats"][0]
+    assert (seat["pictos_left"], seat["ready"], seat["pictos_placed"]) == (10, False, 0)
+    assert rig.knob("p1", 1)["ok"] and rig.press("p1")["ok"]
+    assert rig.public()["view"]["seats"][0]["pictos_left"] == 8
