@@ -3,10 +3,11 @@
 Hub (``/etc/coffre/hub.toml``)::
 
     [broker]
-    host = "127.0.0.1"
-    port = 1883
+    host = "127.0.0.1"        # a name or address on the broker's certificate
+    port = 8883               # default: 8883 with ca_file, 1883 without
     username = "hub"
     password_file = "/etc/coffre/hub.password"   # or: password = "..."
+    ca_file = "/etc/mosquitto/coffre/ca.crt"     # TLS; leave out only for a plain broker
 
     [store]
     path = "/var/lib/coffre/hub.sqlite3"
@@ -25,10 +26,11 @@ Hub (``/etc/coffre/hub.toml``)::
 Station (``/etc/coffre/station.toml``)::
 
     [broker]
-    host = "hub.local"
-    port = 1883
+    host = "hub.local"        # must be on the broker's certificate (broker-config --hostname)
+    port = 8883
     username = "main.p1"
     password_file = "/etc/coffre/station.password"
+    ca_file = "/etc/coffre/ca.crt"   # the table's CA, copied from the hub
 
     [station]
     table = "main"
@@ -57,11 +59,15 @@ def _broker(data: dict[str, Any], where: Path) -> BrokerConfig:
     password = section.get("password")
     if "password_file" in section:
         password = Path(section["password_file"]).read_text().strip()
+    ca_file = section.get("ca_file")
+    if ca_file is not None and not Path(str(ca_file)).is_file():
+        raise ConfigError(f"{where}: [broker] ca_file {ca_file} is not a file")
     return BrokerConfig(
         host=str(section.get("host", "127.0.0.1")),
-        port=int(section.get("port", 1883)),
+        port=int(section.get("port", 8883 if ca_file else 1883)),
         username=section.get("username"),
         password=password,
+        tls_ca=str(ca_file) if ca_file is not None else None,
     )
 
 
@@ -103,6 +109,8 @@ def load_hub(path: str | Path) -> HubSettings:
             )
         except KeyError as exc:
             raise ConfigError(f"{path}: [[table]] needs {exc.args[0]}") from None
+        except ValueError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
     keyset = data.get("keyset")
     return HubSettings(
         broker=_broker(data, path),

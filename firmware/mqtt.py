@@ -3,10 +3,14 @@
 The program owning the client processes messages in its own thread; paho's
 network thread only enqueues. Subscriptions are made in ``on_connect`` so they
 survive reconnects, and an optional hook runs on every (re)connection.
+
+With ``BrokerConfig.tls_ca`` set the connection is TLS 1.2+, trusting only that CA
+and checking the broker's host name (see :mod:`firmware.tls`).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import queue
 import socket
@@ -19,6 +23,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
 from firmware.protocol import QOS
+from firmware.tls import client_context
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +37,9 @@ class BrokerConfig:
     username: str | None = None
     password: str | None = None
     keepalive: int = 10
+    #: The table's CA certificate (a path): set, the link is TLS and the broker's
+    #: certificate must come from that CA and name ``host``. None: plain MQTT.
+    tls_ca: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,8 @@ class Client:
         )
         self._paho.max_queued_messages_set(10_000)
         self._paho.reconnect_delay_set(min_delay=1, max_delay=2)
+        if self.config.tls_ca:
+            self._paho.tls_set_context(client_context(self.config.tls_ca))
         if self.config.username:
             self._paho.username_pw_set(self.config.username, self.config.password)
         if self.will:
@@ -84,6 +94,12 @@ class Client:
 
     def start(self) -> None:
         """Connect (retrying in the background until the broker answers)."""
+        if not self.config.tls_ca and not _loopback(self.config.host):
+            log.warning(
+                "%s: no ca_file: MQTT to %s is not encrypted (passwords and screens in clear)",
+                self.client_id,
+                self.config.host,
+            )
         self._paho.connect_async(self.config.host, self.config.port, self.config.keepalive)
         self._paho.loop_start()
 
@@ -121,6 +137,15 @@ class Client:
 
     def _on_message(self, _c: paho.Client, _u: Any, msg: paho.MQTTMessage) -> None:
         self.inbox.put(Message(msg.topic, bytes(msg.payload), bool(msg.retain)))
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _no_delay(_client: paho.Client, _userdata: Any, sock: Any) -> None:

@@ -47,6 +47,7 @@ from firmware.broker import (
 from firmware.hub import Hub, TableConfig
 from firmware.mqtt import BrokerConfig, Client
 from firmware.station import Station
+from firmware.tls import CA_FILE
 from hardware.keys import KeySet, load_keyset
 
 log = logging.getLogger(__name__)
@@ -105,10 +106,18 @@ class BrokerSetup:
     access: TableAccess | None
     process: Mosquitto | EmbeddedBroker
     conf_dir: Path | None = None
+    #: The CA that signed mosquitto's certificate (None: the plain embedded broker).
+    tls_ca: Path | None = None
 
     def config(self, user: str) -> BrokerConfig:
         password = self.access.passwords[user] if self.access else None
-        return BrokerConfig("127.0.0.1", self.port, user if self.access else None, password)
+        return BrokerConfig(
+            "127.0.0.1",
+            self.port,
+            user if self.access else None,
+            password,
+            tls_ca=str(self.tls_ca) if self.tls_ca else None,
+        )
 
     def station_config(self, station: str) -> BrokerConfig:
         return self.config(station_user(TABLE, station) if self.access else station)
@@ -120,7 +129,12 @@ class BrokerSetup:
 def start_broker(
     workdir: Path, stations: list[str], *, embedded: bool | None = None, table: str = TABLE
 ) -> BrokerSetup:
-    """mosquitto with the table's ACL when installed (or asked), else embedded amqtt."""
+    """mosquitto with the table's ACL over TLS when installed (or asked), else embedded amqtt.
+
+    mosquitto listens on 127.0.0.1 with TLS only, its certificate (for 127.0.0.1 and
+    localhost) signed by a CA made in ``workdir/broker``. The embedded amqtt fallback
+    stays plain MQTT: it has no ACL either and listens on loopback only.
+    """
     port = free_port()
     if embedded is None:
         embedded = find_mosquitto() is None
@@ -130,10 +144,16 @@ def start_broker(
         return BrokerSetup(port, None, broker)
     access = TableAccess(table, stations)
     conf_dir = workdir / "broker"
-    conf = write_broker_files(conf_dir, port, [access], stay_root=os.geteuid() == 0)
+    conf = write_broker_files(
+        conf_dir,
+        port,
+        [access],
+        stay_root=os.geteuid() == 0,
+        tls_hostnames=["127.0.0.1", "localhost"],
+    )
     mosq = Mosquitto(conf, port)
     mosq.start()
-    return BrokerSetup(port, access, mosq, conf_dir)
+    return BrokerSetup(port, access, mosq, conf_dir, tls_ca=conf_dir / CA_FILE)
 
 
 # --- the table -------------------------------------------------------------------------
@@ -222,6 +242,8 @@ class SimTable:
         lines = ["[broker]", f'host = "{broker.host}"', f"port = {broker.port}"]
         if broker.username:
             lines += [f'username = "{broker.username}"', f'password = "{broker.password}"']
+        if broker.tls_ca:
+            lines.append(f'ca_file = "{broker.tls_ca}"')
         lines += [
             "[store]",
             f'path = "{self.store_path}"',
