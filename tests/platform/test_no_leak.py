@@ -13,6 +13,7 @@ from firmware import protocol as proto
 from firmware.broker import station_user
 from firmware.mqtt import Client
 from firmware.sim import TABLE, SimTable
+from firmware.tls import client_context
 from tests.platform.conftest import TableFactory, director
 
 SECRET_KEYS = {"secret", "my_mystery", "my_votes", "free_keys", "answer"}
@@ -131,6 +132,8 @@ def test_anonymous_and_wrong_password_are_refused(make_table: TableFactory) -> N
         client.on_connect = lambda c, u, f, rc, p, codes=codes: codes.append(rc)
         if user:
             client.username_pw_set(user, password)
+        if sim.broker.tls_ca:  # the fixture's mosquitto speaks TLS only
+            client.tls_set_context(client_context(sim.broker.tls_ca))
         client.connect("127.0.0.1", sim.broker.port)
         client.loop_start()
         deadline = time.monotonic() + 5
