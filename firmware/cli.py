@@ -55,9 +55,21 @@ def build_parser() -> argparse.ArgumentParser:
     conf = sub.add_parser("broker-config", help="write mosquitto.conf, passwords and ACL")
     conf.add_argument("--table", required=True)
     conf.add_argument("--stations", required=True, help="comma-separated station ids")
-    conf.add_argument("--port", type=int, default=1883)
+    conf.add_argument("--port", type=int, default=None, help="default 8883 (TLS), 1883 (plain)")
     conf.add_argument("--out", required=True, help="folder to write into")
     conf.add_argument("--bind", default="", help="listen address (default: all interfaces)")
+    conf.add_argument(
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="TLS with a private CA (default); --no-tls: plain MQTT, passwords in clear",
+    )
+    conf.add_argument(
+        "--hostname",
+        action="append",
+        help="a name or IP stations use for the hub, repeatable (default: this host's "
+        "name and its .local name); localhost and 127.0.0.1 are always added",
+    )
 
     keys = sub.add_parser("keys", help="register your own NFC tags")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -153,12 +165,22 @@ def _run_station(args: Any) -> int:
 def _broker_config(args: Any) -> int:
     from pathlib import Path
 
-    from firmware.broker import TableAccess, write_broker_files
+    from firmware.broker import TableAccess, give_key_to_mosquitto, write_broker_files
+    from firmware.tls import CA_FILE, KEY_FILE, TLS_PORT, broker_hostnames
 
     stations = [s.strip() for s in args.stations.split(",") if s.strip()]
     access = TableAccess(args.table, stations)
     out = Path(args.out)
-    conf = write_broker_files(out, args.port, [access], bind=args.bind)
+    port = args.port or (TLS_PORT if args.tls else 1883)
+    names = broker_hostnames(args.hostname) if args.tls else None
+    conf = write_broker_files(out, port, [access], bind=args.bind, tls_hostnames=names)
+    if names is not None:
+        owned = give_key_to_mosquitto(out / KEY_FILE)
+        print(
+            f"TLS on port {port}: wrote {out / CA_FILE} (copy it to every station), "
+            f"broker.crt for {', '.join(names)} and broker.key (0600"
+            + (", owner mosquitto)" if owned else "; mosquitto must be able to read it)")
+        )
     secrets = out / "credentials"
     secrets.mkdir(exist_ok=True)
     for user, password in access.passwords.items():
