@@ -33,9 +33,10 @@ case "$role" in
     [ -f /etc/coffre/hub.toml ] || cat > /etc/coffre/hub.toml <<'TOML'
 [broker]
 host = "127.0.0.1"
-port = 1883
+port = 8883
 username = "hub"
 password_file = "/etc/coffre/hub.password"
+ca_file = "/etc/mosquitto/coffre/ca.crt"
 
 [store]
 path = "/var/lib/coffre/hub.sqlite3"
@@ -48,23 +49,28 @@ name = "main"
 stations = ["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]
 reveal_delay = 3.0
 TOML
-    echo "next: coffre broker-config --table main --stations p1,...,p8 --out /etc/mosquitto/coffre"
+    echo "next: coffre broker-config --table main --stations p1,...,p8 --out /etc/mosquitto/coffre \\"
+    echo "        --hostname $(hostname) --hostname $(hostname).local   # + the hub's IP if stations use it"
     echo "      cp deploy/mosquitto.conf /etc/mosquitto/conf.d/coffre.conf; systemctl restart mosquitto"
+    echo "      install -m 0600 -o coffre /etc/mosquitto/coffre/credentials/hub.password /etc/coffre/"
+    echo "      copy /etc/mosquitto/coffre/ca.crt to every station as /etc/coffre/ca.crt"
     ;;
   station)
     [ -f /etc/coffre/station.toml ] || cat > /etc/coffre/station.toml <<'TOML'
 [broker]
 host = "coffre-hub.local"
-port = 1883
+port = 8883
 username = "main.p1"
 password_file = "/etc/coffre/station.password"
+ca_file = "/etc/coffre/ca.crt"
 
 [station]
 table = "main"
 id = "p1"
 backend = "real"
 TOML
-    echo "next: edit /etc/coffre/station.toml (id, username) and copy its password file"
+    echo "next: edit /etc/coffre/station.toml (id, username, the hub's host name as on its"
+    echo "      certificate) and copy from the hub its password file and ca.crt to /etc/coffre/"
     echo "      then check the parts: /opt/coffre/venv/bin/coffre selftest --backend real"
     ;;
   *) echo "role must be hub or station" >&2; exit 64 ;;

@@ -1,4 +1,4 @@
-"""Broker set-up: password hashes, ACL lines, the generated config runs in mosquitto."""
+"""Broker set-up: password hashes, ACL lines, TLS files, the generated config runs in mosquitto."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import hashlib
 import subprocess
 import sys
 from pathlib import Path
+
+from cryptography import x509
 
 from firmware.broker import (
     PBKDF2_ROUNDS,
@@ -65,9 +67,8 @@ def test_generated_config_starts_mosquitto(tmp_path: Path) -> None:
     broker.stop()
 
 
-def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
-    """`coffre broker-config` writes conf, passwd, acl and one private password file per user."""
-    subprocess.run(
+def _broker_config(out: Path, *extra: str) -> str:
+    done = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -78,16 +79,63 @@ def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
             "--stations",
             "p1,p2",
             "--out",
-            str(tmp_path),
+            str(out),
+            *extra,
         ],
         check=True,
         capture_output=True,
         cwd=ROOT,
+        text=True,
     )
+    return done.stdout
+
+
+def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
+    """`coffre broker-config` writes conf, passwd, acl and one private password file per user."""
+    _broker_config(tmp_path)
     users = {p.stem for p in (tmp_path / "credentials").glob("*.password")}
     assert users == {"hub", "host", "main.p1", "main.p2"}
     assert (tmp_path / "credentials" / "hub.password").stat().st_mode & 0o077 == 0
-    assert "listener 1883\n" in (tmp_path / "mosquitto.conf").read_text()
+
+
+def test_broker_config_command_makes_tls_the_default(tmp_path: Path) -> None:
+    """Without options: a TLS-only listener on 8883 with the CA, certificate and 0600 key."""
+    out = _broker_config(tmp_path, "--hostname", "coffre-hub.local", "--hostname", "10.0.0.2")
+    conf = (tmp_path / "mosquitto.conf").read_text()
+    assert "listener 8883\n" in conf and "listener 1883" not in conf
+    for line in (
+        f"cafile {tmp_path / 'ca.crt'}",
+        f"certfile {tmp_path / 'broker.crt'}",
+        f"keyfile {tmp_path / 'broker.key'}",
+        "tls_version tlsv1.2",
+    ):
+        assert line + "\n" in conf
+    assert (tmp_path / "broker.key").stat().st_mode & 0o777 == 0o600
+    cert = x509.load_pem_x509_certificate((tmp_path / "broker.crt").read_bytes())
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    names = ["coffre-hub.local", "10.0.0.2", "localhost", "127.0.0.1"]
+    assert [str(n.value) for n in san] == names, "loopback is always there: the hub dials it"
+    assert "ca.crt" in out and "copy it to every station" in out
+
+
+def test_broker_config_command_no_tls_opts_out(tmp_path: Path) -> None:
+    """--no-tls: the old plain listener on 1883 and no certificate files."""
+    _broker_config(tmp_path, "--no-tls")
+    conf = (tmp_path / "mosquitto.conf").read_text()
+    assert "listener 1883\n" in conf and "cafile" not in conf
+    assert not (tmp_path / "ca.crt").exists() and not (tmp_path / "broker.key").exists()
+
+
+def test_generated_tls_config_starts_mosquitto(tmp_path: Path) -> None:
+    """mosquitto loads the generated TLS listener (key, certificate, CA, tlsv1.2)."""
+    port = free_port()
+    conf = write_broker_files(
+        tmp_path, port, [TableAccess("main", ["p1"])], stay_root=True, tls_hostnames=["127.0.0.1"]
+    )
+    assert "keyfile " in conf.read_text()
+    broker = Mosquitto(conf, port)
+    broker.start()
+    broker.stop()
 
 
 def test_shipped_mosquitto_conf_matches_the_generated_policy() -> None:
@@ -95,3 +143,12 @@ def test_shipped_mosquitto_conf_matches_the_generated_policy() -> None:
     text = (ROOT / "deploy" / "mosquitto.conf").read_text()
     for line in ("allow_anonymous false", "password_file ", "acl_file ", "set_tcp_nodelay true"):
         assert line in text
+    listener = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert listener[0] == "listener 8883", "the only listener is the TLS one"
+    for line in (
+        "cafile /etc/mosquitto/coffre/ca.crt",
+        "certfile /etc/mosquitto/coffre/broker.crt",
+        "keyfile /etc/mosquitto/coffre/broker.key",
+        "tls_version tlsv1.2",
+    ):
+        assert line in listener
