@@ -52,8 +52,29 @@ class TableConfig:
     #: Fixed seed for every game (reproducible simulations and tests); None: random.
     seed: int | None = None
 
+    def __post_init__(self) -> None:
+        """Refuse at start what would break the table mid-game (a typo in hub.toml)."""
+        proto.check_name(self.name, "table")
+        for station in self.stations:
+            proto.check_name(station, "station")
+        if len(set(self.stations)) != len(self.stations):
+            raise ValueError(f"table {self.name}: a station is listed twice")
+        if self.colours is not None:
+            if len(self.colours) < len(self.stations):
+                raise ValueError(f"table {self.name}: fewer colours than stations")
+            if len(set(self.colours)) != len(self.colours):
+                raise ValueError(f"table {self.name}: a colour is listed twice")
+        if self.seed is not None and (
+            not isinstance(self.seed, int) or isinstance(self.seed, bool)
+        ):
+            raise ValueError(f"table {self.name}: seed must be a whole number")
+        if self.seed is not None and not 0 <= self.seed < 2**63:
+            raise ValueError(f"table {self.name}: seed must be 0 to 2**63-1")
+
     def seating(self) -> Seating:
-        colours = self.colours or list(COLOURS[: len(self.stations)])
+        # Past the 8 colours of a box (Identités cryptées seats 16), seats go by number.
+        default = [*COLOURS, *(f"seat{i + 1}" for i in range(len(COLOURS), len(self.stations)))]
+        colours = self.colours or default[: len(self.stations)]
         return Seating(list(self.stations), colours)
 
 
@@ -72,6 +93,7 @@ class TableActor:
     message: str = ""
     message_at: float = 0.0
     client: Client | None = None
+    offline: set[str] = field(default_factory=set)
 
 
 class Hub:
@@ -88,7 +110,6 @@ class Hub:
         client_id: str = "coffre-hub",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.store = Store(store_path)
         self.keys = keys or load_keyset()
         self.clock = clock
         self.panel = panel
@@ -96,8 +117,16 @@ class Hub:
         games = bound_games()
         limits = {g: (get_game(g).min_players, get_game(g).max_players) for g in games}
         for cfg in tables:
+            lacking = [c for c in cfg.colours or () if c not in self.keys.colours]
+            if lacking:
+                raise ValueError(f"table {cfg.name}: the key set has no {lacking[0]} keys")
             menu = HostMenu(games, max_players=len(cfg.stations), limits=limits)
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
+        self.store = Store(store_path, exclusive=True)
+        # The hub's session is persistent, so its client id is fixed; it is also secret (a
+        # random token kept in the store), so no other user can take the id over and kick
+        # the hub off the broker.
+        token = self.store.setting("client_token", os.urandom(8).hex())
         # One connection per table, so each table's hub/status has its own will ("lost"),
         # all feeding one mailbox: the hub handles every table's messages in order.
         self.inbox: queue.Queue[Message | None] = queue.Queue()
@@ -105,7 +134,7 @@ class Hub:
             t = actor.topics
             actor.client = Client(
                 broker,
-                f"{client_id}-{actor.config.name}",
+                f"{client_id}-{actor.config.name}-{token}",
                 [t.all_station_inputs, t.all_station_status, t.host_command],
                 will=Will(t.hub_status, proto.encode(proto.HubStatus(state="lost"))),
                 # A persistent session: inputs sent while the hub is down wait in the broker.
@@ -118,6 +147,7 @@ class Hub:
         if panel is not None:
             panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
         self._thread: threading.Thread | None = None
+        self._clearing: set[str] = set()
         self.processed = 0
         for actor in self.actors.values():
             self._resume(actor)
@@ -164,18 +194,26 @@ class Hub:
                 msg = Message("", b"")
             if msg is None:
                 return
-            try:
-                self._dispatch(msg)
-            except Exception:  # a bug must not take the whole table down
-                log.exception("hub: failed on %s", msg.topic)
-            self._fire_timers()
-            self._tick()
+            self._guarded(self._dispatch, msg)
+            self._guarded(self._fire_timers)
+            self._guarded(self._tick)
             self.processed += 1
+
+    @staticmethod
+    def _guarded(step: Callable[..., None], *args: Any) -> None:
+        """Run one step; a bug or a failing disk must not take the tables down."""
+        try:
+            step(*args)
+        except Exception:
+            log.exception("hub: %s failed", getattr(step, "__name__", "a step"))
 
     def _resume(self, actor: TableActor) -> None:
         record = self.store.current_game(actor.config.name)
         if record is None:
-            return
+            # A finished game stays on the screens (its ranking) until the next start.
+            record = self.store.last_game(actor.config.name)
+            if record is None or record.status != "over":
+                return
         try:
             actor.table = self._new_table(actor, record)
         except RulesError as exc:
@@ -218,10 +256,22 @@ class Hub:
             self._publish_host(actor)
             return
         for actor in self.actors.values():
+            parsed = actor.topics.parse_station_topic(msg.topic)
+            is_input = parsed is not None and parsed[1] == "input"
+            is_event = msg.topic == actor.topics.host_command or is_input
+            if is_event and msg.retain:
+                # An event is never retained: one would replay at every (re)subscription.
+                # Clear it (an empty retained message deletes it) and act on nothing.
+                if msg.payload:
+                    self._clearing.add(msg.topic)
+                    self._publish(actor, msg.topic, b"", retain=True)
+                return
+            if is_event and not msg.payload and msg.topic in self._clearing:
+                self._clearing.discard(msg.topic)  # the echo of our own clearing
+                return
             if msg.topic == actor.topics.host_command:
                 self._host_payload(actor, msg.payload)
                 return
-            parsed = actor.topics.parse_station_topic(msg.topic)
             if parsed is None:
                 continue
             station, leaf = parsed
@@ -250,23 +300,28 @@ class Hub:
             self._ack(actor, station, proto.Ack(inp.id, False, "Unknown station"))
             return
         source_id = f"{actor.config.name}/{station}/{inp.id}"
-        if self.store.seen(source_id):
-            self._ack(actor, station, proto.Ack(inp.id, True, ""))
+        prior = self.store.answer(source_id)
+        if prior is not None:
+            # Delivered again (QoS 1, a resend): the same answer, and nothing applied twice.
+            self._ack(actor, station, proto.Ack(inp.id, *prior))
             return
         table = actor.table
-        if table is None or actor.record is None:
-            self._ack(actor, station, proto.Ack(inp.id, False, "No game: ask the host"))
-            return
-        if station not in table.seating.stations[: table.players]:
-            self._ack(actor, station, proto.Ack(inp.id, False, "Not in this game"))
-            return
-        seat = table.seating.stations.index(station)
         try:
+            if table is None or actor.record is None:
+                raise IllegalAction("No game: ask the host")
+            if station not in table.seating.stations[: table.players]:
+                raise IllegalAction("Not in this game")
             if table.over:
                 raise IllegalAction("The game is over")
+            seat = table.seating.stations.index(station)
             body = table.binding.translate(table, seat, inp)
+            if "ui" in body and table.ui_noop(body):
+                self._ack(actor, station, proto.Ack(inp.id, True, ""))
+                return  # a knob against its stop: nothing to store
             self._apply(actor, body, source_id)
         except IllegalAction as exc:
+            # Remembered, so a late copy of this input gets this answer, not a new one.
+            self.store.remember(source_id, False, exc.message)
             self._ack(actor, station, proto.Ack(inp.id, False, exc.message))
             return
         except Exception:
@@ -284,10 +339,15 @@ class Hub:
         if not self.store.append(record.table_id, record.game_no, body, source_id):
             return  # a duplicate that raced past seen(): already applied
         table.commit(body, checked)
-        if table.over:
-            self.store.set_status(record.table_id, record.game_no, "over")
-        self._arm_timer(actor)
-        self._publish_all(actor)
+        actor.message = ""  # a note about the last host command is stale once the game moves
+        try:
+            if table.over:
+                self.store.set_status(record.table_id, record.game_no, "over")
+            self._arm_timer(actor)
+            self._publish_all(actor)
+        except Exception:
+            # Committed: the move counts and is acked; screens catch up on the next publish.
+            log.exception("hub: publishing after %s failed", source_id or "an event")
 
     def _station_status(self, actor: TableActor, station: str, payload: bytes) -> None:
         try:
@@ -295,9 +355,13 @@ class Hub:
         except msgspec.MsgspecError:
             return
         if status.state == "online":
+            actor.offline.discard(station)
             # Rebirth: make sure the station has its screen, even if retained ones were lost.
             actor.published.pop(actor.topics.station(station, "screen"), None)
             self._publish_all(actor)
+        else:
+            actor.offline.add(station)
+            self._publish_host(actor)
 
     # --- host ----------------------------------------------------------------------------
 
@@ -312,12 +376,15 @@ class Hub:
         self._publish_host(actor)
 
     def _host_command(self, actor: TableActor, cmd: proto.HostCommand) -> None:
-        source_id = f"{actor.config.name}/host/{cmd.id}" if cmd.id else None
-        if source_id and self.store.seen(source_id):
+        # Host ids live apart from station ids (a station may be called "host").
+        source_id = f"{actor.config.name}!host/{cmd.id}" if cmd.id else None
+        if source_id and self.store.answer(source_id) is not None:
             return
         try:
             if cmd.cmd == "start":
                 self._start(actor, cmd)
+                if source_id:
+                    self.store.remember(source_id, True, "")
                 self._note(actor, "Game started")
                 return
             table = actor.table
@@ -336,10 +403,17 @@ class Hub:
                 actor.table = None
                 actor.record = None
                 actor.timer_due = None
+                if source_id:
+                    self.store.remember(source_id, True, "")
                 self._publish_all(actor)
             actor.message = ""
         except (IllegalAction, RulesError) as exc:
+            if source_id:
+                self.store.remember(source_id, False, str(exc)[:63])
             self._note(actor, str(exc))
+        except Exception:
+            log.exception("hub: host command %s failed", cmd.cmd)
+            self._note(actor, "Hub error: see its log")
 
     def _start(self, actor: TableActor, cmd: proto.HostCommand) -> None:
         game = cmd.game or actor.menu.games[actor.menu.game]
@@ -350,7 +424,7 @@ class Hub:
             raise IllegalAction(f"Only {len(actor.config.stations)} stations here")
         seed = cmd.seed if cmd.seed is not None else actor.config.seed
         if seed is None:
-            seed = int.from_bytes(os.urandom(4), "big")
+            seed = int.from_bytes(os.urandom(8), "big") >> 1  # 63 bits: no brute force
         stations = actor.config.stations[:players]
         # Validate by setting up before anything is stored.
         get_game(game).setup(players, cmd.options, seed)
@@ -404,8 +478,9 @@ class Hub:
             actor.timer_due = None
             try:
                 self._apply(actor, body, None)
-            except IllegalAction:
+            except Exception:
                 self._arm_timer(actor)
+                raise
 
     # --- publishing ----------------------------------------------------------------------
 
@@ -475,7 +550,9 @@ class Hub:
             actor.message = ""  # a note is news, not a fixture: it gives its line back
         note = actor.menu.prompt(now) or actor.message
         if note:
-            lines = [*lines[:3], note]
+            title = note  # the title, so no seat's line on the track is ever hidden
+        if actor.offline:
+            title = "Offline: " + " ".join(sorted(actor.offline))
         payload = proto.encode({"title": title, "lines": lines})
         self._publish_retained(actor, actor.topics.host_screen, payload)
         if self.panel is not None and actor is next(iter(self.actors.values())):

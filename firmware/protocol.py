@@ -165,7 +165,7 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     game: Name | None = None
     players: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None
     options: dict[str, Any] = msgspec.field(default_factory=dict)
-    seed: int | None = None
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
     id: ShortText | None = None
 
 
@@ -193,10 +193,10 @@ def _decode(payload: bytes, kind: type[_T]) -> _T:
         raise ProtocolError("Message too big")
     try:
         return msgspec.json.decode(payload, type=kind)
+    except msgspec.ValidationError as exc:  # a DecodeError subclass: catch it first
+        raise ProtocolError(f"Bad message: {exc}"[:63]) from None
     except msgspec.DecodeError:
         raise ProtocolError("Bad message: not JSON") from None
-    except msgspec.ValidationError as exc:
-        raise ProtocolError(f"Bad message: {exc}"[:63]) from None
 
 
 def salvage_id(payload: bytes) -> str | None:

@@ -64,7 +64,7 @@ class Station:
         self.id = proto.check_name(station_id, "station")
         self.devices = devices
         self.poll_interval = poll_interval
-        self.boot = boot or os.urandom(4).hex()
+        self.boot = boot or os.urandom(8).hex()
         self.clock = clock
         self.seq = 0
         self.pending: dict[str, tuple[bytes, float]] = {}
@@ -74,11 +74,13 @@ class Station:
         self.last_ack: proto.Ack | None = None
         self.acks = 0
         self.sent = 0
+        self.hub_ready = False
         self.read_at = 0.0  # perf_counter of the last tag read (for the latency bench)
         self.settled = threading.Condition()
         self.client = Client(
             broker,
-            f"coffre-{table}-{station_id}",
+            # The boot id makes the client id unguessable: no other user can take it over.
+            f"coffre-{table}-{station_id}-{self.boot}",
             [
                 self.topics.station(station_id, "screen"),
                 self.topics.station(station_id, "ack"),
@@ -180,12 +182,15 @@ class Station:
                 status = msgspec.json.decode(msg.payload, type=proto.HubStatus)
             except msgspec.MsgspecError:
                 return
-            if status.state == "ready":
+            ready = status.state == "ready"
+            if ready and not self.hub_ready:
                 # Rebirth: the hub is (back) up; say who we are, resend what it never answered.
+                # Only on that change: the status also changes with every move of the game.
                 self.client.publish(
                     self.topics.station(self.id, "status"), self._status("online"), retain=True
                 )
                 self._resend(force=True)
+            self.hub_ready = ready
             return
         leaf = msg.topic.rsplit("/", 1)[-1]
         if leaf == "screen":

@@ -7,12 +7,13 @@ status; undo is an event like any other.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -25,6 +26,15 @@ CREATE TABLE IF NOT EXISTS games (
     seating TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'playing',
     PRIMARY KEY (table_id, game_no)
+);
+CREATE TABLE IF NOT EXISTS answered (
+    source_id TEXT PRIMARY KEY,
+    ok INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS events (
     table_id TEXT NOT NULL,
@@ -51,20 +61,75 @@ class GameRecord:
     status: str
 
 
-class Store:
-    """One SQLite file for every table a hub process runs."""
+class StoreError(RuntimeError):
+    """The store cannot be trusted to keep what it is given."""
 
-    def __init__(self, path: str | Path) -> None:
+
+class Store:
+    """One SQLite file for every table a hub process runs (and one hub per file)."""
+
+    def __init__(self, path: str | Path, *, exclusive: bool = False) -> None:
+        """Open (or create) the store; ``exclusive``: the hub's, refusing a second hub."""
+        self.path = Path(path)
         self._lock = threading.Lock()
+        self._lock_file: IO[str] | None = None
+        if exclusive:
+            # One hub per store: a second one (systemd plus a manual run) would split the table.
+            self._lock_file = open(f"{self.path}.lock", "w")  # noqa: SIM115 - held while open
+            try:
+                fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                self._lock_file.close()
+                raise StoreError(f"another hub is using {self.path}") from None
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         # A few inputs a minute: durability is worth an fsync each.
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(SCHEMA)
+        self._inode = self.path.stat().st_ino
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            if self._lock_file is not None:
+                self._lock_file.close()
+
+    def check(self) -> None:
+        """Refuse to go on if the file under us was deleted or replaced."""
+        try:
+            inode = self.path.stat().st_ino
+        except OSError:
+            inode = -1
+        if inode != self._inode:
+            raise StoreError(f"{self.path} was removed or replaced")
+
+    def setting(self, key: str, default: str) -> str:
+        """A persistent hub setting, created with ``default`` the first time."""
+        with self._lock, self._db:
+            self._db.execute("INSERT OR IGNORE INTO settings VALUES (?, ?)", (key, default))
+            row = self._db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
+        return str(row[0])
+
+    def answer(self, source_id: str) -> tuple[bool, str] | None:
+        """The answer already given to an input or command id, if any."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT ok, message FROM answered WHERE source_id=?", (source_id,)
+            ).fetchone()
+            if row is not None:
+                return bool(row[0]), str(row[1])
+            row = self._db.execute(
+                "SELECT 1 FROM events WHERE source_id=?", (source_id,)
+            ).fetchone()
+        return (True, "") if row is not None else None
+
+    def remember(self, source_id: str, ok: bool, message: str) -> None:
+        """Record the answer to an input or command that is not an event (a refusal...)."""
+        self.check()
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO answered VALUES (?, ?, ?)", (source_id, int(ok), message)
+            )
 
     def new_game(
         self,
@@ -76,6 +141,7 @@ class Store:
         seating: list[str],
     ) -> GameRecord:
         """Record a new game (ending any game still playing at that table)."""
+        self.check()
         with self._lock, self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute(
@@ -96,6 +162,7 @@ class Store:
         self, table_id: str, game_no: int, body: dict[str, Any], source_id: str | None
     ) -> bool:
         """Append one event; False (and nothing written) if ``source_id`` was seen."""
+        self.check()
         with self._lock, self._db:
             self._db.execute("BEGIN IMMEDIATE")
             row = self._db.execute(

@@ -122,6 +122,14 @@ class Table:
         else:
             self.binding.apply_ui(self, body["ui"])
 
+    def ui_noop(self, body: dict[str, Any]) -> bool:
+        """Whether a ``ui`` event would leave the binding's state as it is."""
+        before = dict(self.ui)
+        self.binding.apply_ui(self, body["ui"])
+        same = self.ui == before
+        self.ui = before
+        return same
+
     def replay_events(self, bodies: Sequence[dict[str, Any]]) -> None:
         """Rebuild from the store's events (skipping any the rules now refuse)."""
         for body in bodies:

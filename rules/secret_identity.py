@@ -232,7 +232,7 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
         if st.mystery[s]:
             raise IllegalAction("Your mystery key is locked")
         if a.number in st.mystery:
-            raise IllegalAction(f"Key {a.number} is in another safe")
+            raise IllegalAction("That key is in another safe")
         st = replace(st, mystery=_set(st.mystery, s, a.number))
         events = [
             Event("mystery_locked", {"seat": s}),
@@ -280,7 +280,7 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
         n = _number(a.number)
         row = st.votes[s]
         if row[t] == n:
-            raise IllegalAction(f"Key {n} is already there")
+            raise IllegalAction("That key is already there")
         moved_from = row.index(n) if n in row else -1
         returned = row[t]
         new_row = list(row)
@@ -313,7 +313,7 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
             raise IllegalAction("You can't answer your own safe")
         n = _number(a.number)
         if st.answer == n:
-            raise IllegalAction(f"Key {n} is already there")
+            raise IllegalAction("That key is already there")
         st = replace(st, answer=n, answered_by=s)
         guessers = tuple(i for i in range(st.players) if i != st.active)
         events = [

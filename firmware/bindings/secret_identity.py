@@ -114,8 +114,12 @@ class SecretIdentityBinding:
         return None
 
     def timer(self, table: Table) -> tuple[float, dict[str, Any]] | None:
-        if self.reveal_delay > 0 and table.view(None)["phase"] == "reveal":
-            return self.reveal_delay, {"rules": {"type": "advance"}}
+        pub = table.view(None)
+        if self.reveal_delay > 0 and pub["phase"] == "reveal":
+            # Named after the safe it opens, so a safe the host opens by hand restarts the
+            # delay: every safe gets its full time on the screens.
+            safe = f"r{pub['round']}s{len(pub['revealed'])}"
+            return self.reveal_delay, {"rules": {"type": "advance"}, "timer": safe}
         return None
 
     # --- screens ----------------------------------------------------------------
@@ -221,7 +225,8 @@ class SecretIdentityBinding:
             for s in group:
                 lines.append(f"{place}. {table.seating.name(s):<7}{pub['seats'][s]['score']:>3}")
         mine = next(i for i, g in enumerate(pub["ranking"], start=1) if seat in g)
-        return [f"You: #{mine}", *lines][:4]
+        me = f"You: #{mine} {table.seating.name(seat)} {pub['seats'][seat]['score']} pts"
+        return [me, *lines][:4]
 
     def _secret(self, table: Table, me: dict[str, Any]) -> Secret | None:
         pub = me["table"]

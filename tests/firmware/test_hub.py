@@ -148,7 +148,7 @@ def test_bad_host_commands_show_on_the_hub_display(
     hub, sent = make_hub(tmp_path)
     deliver(hub, T.host_command, command)
     screens = [p for t, p in sent if t == T.host_screen]
-    assert message in screens[-1]["lines"][-1]
+    assert message in screens[-1]["title"]
     assert hub.store.current_game("t") is None
 
 
@@ -218,13 +218,13 @@ def test_one_hub_runs_two_independent_tables(tmp_path: Path) -> None:
 
 
 def test_host_note_gives_its_line_back(tmp_path: Path) -> None:
-    """'Game started' shows on the hub display, then leaves the line to the game."""
+    """'Game started' shows as the hub display's title, then gives it back to the game."""
     clock = Clock()
     hub, sent = make_hub(tmp_path, clock)
     start(hub)
     screens = [p for t, p in sent if t == T.host_screen]
-    assert screens[-1]["lines"][-1] == "Game started"
+    assert screens[-1]["title"] == "Game started"
     clock.now += 6
     hub._tick()
     screens = [p for t, p in sent if t == T.host_screen]
-    assert "Game started" not in screens[-1]["lines"]
+    assert screens[-1]["title"] != "Game started"

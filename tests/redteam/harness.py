@@ -52,7 +52,7 @@ class Rig:
         self.hub.client.publish = self._record  # type: ignore[method-assign]
 
     def _record(self, topic: str, payload: bytes, *, retain: bool = False) -> Any:
-        self.sent.append((topic, json.loads(payload), retain))
+        self.sent.append((topic, json.loads(payload) if payload else None, retain))
         return _Done()
 
     # --- driving ------------------------------------------------------------------

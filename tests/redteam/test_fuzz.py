@@ -67,7 +67,9 @@ def test_random_inputs_are_answered_readably_and_refusals_change_nothing(
         before = fingerprint(rig)
         ack = rig.send(station, **random_input(rng, players))
         if ack["ok"]:
-            assert len(rig.events()) == before[2] + 1
+            # One event, or none for a knob turned against its stop (nothing moved).
+            after = fingerprint(rig)
+            assert len(rig.events()) == before[2] + 1 or after == before
         else:
             message = ack["message"]
             messages.add(message)

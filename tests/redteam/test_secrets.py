@@ -13,8 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from firmware import protocol as proto
 from hardware.keys import COLOURS
 from tests.redteam.harness import KEYS, TABLE, Rig, T
@@ -127,18 +125,12 @@ def test_public_never_carries_a_number_before_its_safe_opens(tmp_path: Path) -> 
                 )
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: 'Key N is already there' shows a vote number on the safe's glass"
-)
 def test_double_tapped_vote_does_not_show_its_number(tmp_path: Path) -> None:
     """Red taps its key twice on yellow: yellow's station must not learn red's number."""
     a, b = (play(tmp_path, double_tap_round, deal) for deal in (0, 1))
     assert a == b, first_difference(a, b)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: co-op 'Key N is already there' shows the answer to the active seat"
-)
 def test_coop_double_tapped_answer_stays_hidden_from_the_active_player(tmp_path: Path) -> None:
     """Co-op: the team's answer tapped twice must not appear on the active station's glass."""
 
@@ -175,9 +167,6 @@ def test_secret_reaches_only_its_own_station_topic(tmp_path: Path) -> None:
     assert rig.hub.actors[TABLE].table is not None
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: hub seeds are 32-bit; dealt numbers can be brute-forced mid-game"
-)
 def test_hub_chosen_seeds_cannot_be_brute_forced(tmp_path: Path) -> None:
     """With ``mystery: dealt`` the seed is every secret: the hub must draw it from > 32 bits."""
     rig = Rig(tmp_path)

@@ -126,9 +126,6 @@ def test_station_names_that_look_like_wildcards_or_paths_are_refused(name: str) 
 # --- cheats with a station's own credentials --------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: a retained input is replayed into the game when the hub restarts"
-)
 def test_retained_input_does_not_count_after_a_hub_restart(make_table: TableFactory) -> None:
     """p1 publishes a retained mystery tap while voting; a restarted hub must not lock it."""
     sim = voting(make_table)
@@ -146,9 +143,6 @@ def test_retained_input_does_not_count_after_a_hub_restart(make_table: TableFact
     assert not seat_view(sim, 0)["mystery_locked"], "a key nobody tapped was locked"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: 'Key N is already there' toasts red's vote number on yellow's glass"
-)
 def test_double_tap_does_not_show_the_vote_number_on_the_safe(make_table: TableFactory) -> None:
     """Red taps red 6 on yellow's station twice: yellow's glass must not read '6'."""
     sim = voting(make_table)
@@ -264,10 +258,6 @@ def test_vote_racing_the_host_closing_the_vote(make_table: TableFactory) -> None
     assert [v["number"] for v in red_in_yellow] == ([4] if ack.ok else [])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: each accepted tap makes every station republish its status and resend inputs",
-)
 def test_one_tap_does_not_echo_through_every_station(make_table: TableFactory) -> None:
     """One vote: one input on the wire, no station status rewritten (hub/status is no rebirth)."""
     sim = voting(make_table, players=5)
@@ -428,9 +418,6 @@ def test_an_eavesdropper_on_the_network_learns_no_secret(make_table: TableFactor
 
 
 @pytest.mark.parametrize("victim", ["hub", "p2"])
-@pytest.mark.xfail(
-    strict=True, reason="bug: any station user can take over the hub's or a station's client id"
-)
 def test_a_station_user_cannot_kick_others_off_by_client_id(
     make_table: TableFactory, victim: str
 ) -> None:
@@ -449,9 +436,6 @@ def test_a_station_user_cannot_kick_others_off_by_client_id(
     assert not kicked, f"{victim} was disconnected by p1's credentials"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: a retained host 'start' restarts the game at every hub restart"
-)
 def test_retained_host_command_does_not_wipe_the_game_on_restart(
     make_table: TableFactory,
 ) -> None:
@@ -470,9 +454,6 @@ def test_retained_host_command_does_not_wipe_the_game_on_restart(
     assert seat_view(sim, 0)["mystery_locked"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: the hub ignores a station's 'lost' will; the host is never told"
-)
 def test_host_display_says_when_a_station_drops_out(make_table: TableFactory) -> None:
     """p3's station loses power mid-vote: the hub display names it before the host says next."""
     sim = voting(make_table)

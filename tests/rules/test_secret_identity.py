@@ -139,7 +139,7 @@ def test_setup_and_actions_replay_byte_identical() -> None:
 def test_mystery_numbers_are_distinct() -> None:
     """A key number held by another seat is refused: no two safes share a number."""
     state = run(GAME.setup(4, {}, 0), [Mystery(0, 3)])
-    refused(state, Mystery(1, 3), "Key 3 is in another safe")
+    refused(state, Mystery(1, 3), "That key is in another safe")
     state = run(state, [Mystery(1, 4)])
     assert state.mystery == (3, 4, 0, 0)
 
@@ -273,7 +273,7 @@ def test_a_second_key_on_the_same_safe_replaces_the_first() -> None:
     assert state.votes[0] == (0, 6, 0, 0)
     assert events[0].data["replaced"] is True
     assert events[1].data["returned"] == 5
-    refused(state, Vote(0, 1, 6), "Key 6 is already there")
+    refused(state, Vote(0, 1, 6), "That key is already there")
     # the returned key 5 is free again: it can go anywhere
     state = run(state, [Vote(0, 2, 5)])
     assert state.votes[0] == (0, 6, 5, 0)

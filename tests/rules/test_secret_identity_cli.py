@@ -51,7 +51,7 @@ def test_illegal_action_prints_the_message_and_exits_2() -> None:
     lines = [*PREPARE[:2], '{"type":"mystery","seat":1,"number":3}']
     status, result = play(lines)
     assert status == EXIT_ILLEGAL == 2
-    assert result == {"error": "Key 3 is in another safe", "line": 3}
+    assert result == {"error": "That key is in another safe", "line": 3}
     status, result = play(['{"type":"vote","seat":0,"safe":0,"number":1,"x":1}'])
     assert status == 2 and result["error"].startswith("Bad action")
 

@@ -82,7 +82,7 @@ def test_a_later_answer_replaces_the_earlier() -> None:
     state = run(GAME.setup(4, COOP, 0), [Mystery(0, 7), Pictos(0, 1)])
     state = run(state, [Answer(1, 3), Answer(2, 7)])
     assert (state.answer, state.answered_by) == (7, 2)
-    refused(state, Answer(3, 7), "Key 7 is already there")
+    refused(state, Answer(3, 7), "That key is already there")
     state = run(state, [Advance()])
     assert state.scores[0] == 1
 
