@@ -114,7 +114,11 @@ class IdentitesCrypteesBinding:
         return table.engine.legal_actions(table.state, seat)
 
     def in_cards(self, table: Table, seat: int) -> bool:
-        return not self.legal(table, seat) or table.ui.get(f"mode:{seat}") == "cards"
+        """The knob turns the card pages: nothing to choose, or opened from this menu."""
+        if not self.legal(table, seat):
+            return True
+        mode = (table.ui.get(f"mode:{seat}"), table.ui.get(f"modectx:{seat}"))
+        return mode == ("cards", self._decision(table))
 
     def page(self, table: Table, seat: int) -> int:
         pages = len(self.card_pages(table, seat))
@@ -127,10 +131,16 @@ class IdentitesCrypteesBinding:
         return str(table.ui.get(f"group:{seat}", ""))
 
     def _decision(self, table: Table) -> str:
-        """What is being decided: a sub-menu or cursor is kept only while it lasts."""
+        """What is being decided: a sub-menu or cursor is kept only while it lasts.
+
+        Any accepted action ends a decision, except the others' passes in a window
+        (a seat choosing its answer keeps its place while the others pass).
+        """
         pub = table.view(None)["table"]
-        pending = pub["pending"]
-        return f"{pub['active']}/{pending['kind']}/{pending.get('seat')}/{pub['may_change']}"
+        if pub["phase"] == "window":
+            declared = msgspec.json.encode(pub["declared"]).decode()
+            return f"w/{pub['active']}/{declared}/{pub['may_change']}"
+        return f"v/{pub['version']}"
 
     def context(self, table: Table, seat: int) -> str:
         return f"{self._decision(table)}/{self.group(table, seat)}"
@@ -145,7 +155,8 @@ class IdentitesCrypteesBinding:
 
     def menu(self, table: Table, seat: int) -> list[Option]:
         """The options a press may choose now (never empty)."""
-        cards = Option(CARDS, {"ui": {"seat": seat, "mode": "cards", "page": 0}})
+        opened = {"seat": seat, "mode": "cards", "page": 0, "modectx": self._decision(table)}
+        cards = Option(CARDS, {"ui": opened})
         legal = self.legal(table, seat)
         if not legal:
             return [cards]
@@ -326,7 +337,7 @@ class IdentitesCrypteesBinding:
             message = (pub["check"] or {}).get("message", "")
             return [
                 *wrap(message, 1),
-                f"Won: {names}",
+                *wrap(f"Won: {names}", 2),
                 "You win!" if seat in winners else "You lose",
             ]
         lines = [self._status(table, seat)]

@@ -126,7 +126,14 @@ class UltraSecretBinding:
         return pub["phase"] != "over" and seat in pub["waiting"]
 
     def in_sheet(self, table: Table, seat: int) -> bool:
-        return not self.can_act(table, seat) or table.ui.get(f"mode:{seat}") == "sheet"
+        """The knob turns the sheet: nothing to choose, or opened from this step's menu."""
+        if not self.can_act(table, seat):
+            return True
+        pub = table.view(None)
+        return (table.ui.get(f"mode:{seat}"), table.ui.get(f"modectx:{seat}")) == (
+            "sheet",
+            f"{pub['phase']}/{pub['turn']}",
+        )
 
     def page(self, table: Table, seat: int) -> int:
         pages = len(self.sheet_pages(table, seat))
@@ -172,7 +179,10 @@ class UltraSecretBinding:
 
     def menu(self, table: Table, seat: int) -> list[Option]:
         """The options a press may choose now (never empty)."""
-        sheet = Option(SHEET, {"ui": {"seat": seat, "mode": "sheet", "page": 0}})
+        pub = table.view(None)
+        modectx = f"{pub['phase']}/{pub['turn']}"
+        opened = {"seat": seat, "mode": "sheet", "page": 0, "modectx": modectx}
+        sheet = Option(SHEET, {"ui": opened})
         if not self.can_act(table, seat):
             return [sheet]
         phase = table.view(None)["phase"]

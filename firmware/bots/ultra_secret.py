@@ -34,6 +34,7 @@ from firmware.sim import PublicWatcher, SimTable
 GAME = "ultra-secret"
 SHEET = "Sheet >"
 BACK = "< Back"
+CARDS = "Cards >"
 COLOURS = ("red", "yellow", "green", "black", "lilac", "blue")
 _TITLE = re.compile(r"^(.*) (\d+)/(\d+)$")
 
@@ -49,42 +50,20 @@ class Known:
 
 
 @dataclass
-class Bot:
-    """The players of an Ultra Secret table plus its host."""
+class KnobBot:
+    """Hands on the stations' knobs and flaps, reading knob menus under the flap.
+
+    A menu under the flap has a title ``<heading> <cursor>/<size>`` and shows four
+    options, the cursor's marked ``> `` (shared by the Ultra Secret and
+    Identités cryptées bindings).
+    """
 
     sim: SimTable
     watcher: PublicWatcher
     rng: random.Random
     say: Callable[[str], None] = print
-    #: Options the host starts the game with.
-    options: dict[str, Any] = field(default_factory=lambda: {"declare": "any"})
-    #: Declare (under ``declare=any``) once the game has run this many turns.
-    max_turns: int = 12
-    bug_rate: float = 0.3
-    informant_rate: float = 0.3
-    known: dict[int, Known] = field(default_factory=dict)
-    #: Counts of what the bots did (``press``, ``turn``, ``peek``, per action kind).
+    #: Counts of what the bots did (``press``, ``turn``, per phase or action kind).
     counts: dict[str, int] = field(default_factory=dict)
-
-    # --- host -----------------------------------------------------------------------
-
-    def start_game(self, players: int) -> None:
-        """The host starts the game by command (with the bots' options)."""
-        self.sim.host({"cmd": "start", "game": GAME, "players": players, "options": self.options})
-        self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
-
-    def play(self) -> dict[str, Any]:
-        """Play until the game is over; returns the final public table."""
-        while True:
-            pub = self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
-            view, version = pub["view"], pub["version"]
-            if pub["over"]:
-                self._say_end(pub)
-                return pub
-            for seat in list(view["waiting"]):
-                self._act(seat, view)
-                self.watcher.wait(functools.partial(_moved_on, seat=seat, before=view))
-            self.watcher.wait(functools.partial(_newer, version=version))
 
     # --- devices --------------------------------------------------------------------
 
@@ -104,7 +83,7 @@ class Bot:
         self.sim.controls(name).turn(steps)
         if not station.wait_settled(before + abs(steps) - 1, 15):
             raise TimeoutError(f"{name}: no answer from the hub")
-        self._count("turn", abs(steps))
+        self._count("detent", abs(steps))
 
     def _press(self, seat: int) -> None:
         ack = self.sim.gesture(self._station(seat), lambda c: c.press())
@@ -167,6 +146,51 @@ class Bot:
         self._press(seat)
         return labels[target]
 
+    def _pick(self, seat: int, *wishes: Callable[[str], bool]) -> str:
+        """Press a random option the first wish that any option meets likes."""
+
+        def want(labels: list[str]) -> int:
+            for ok in (*wishes, _real):
+                good = [i for i, lb in enumerate(labels) if ok(lb)]
+                if good:
+                    return self.rng.choice(good)
+            raise AssertionError(labels)
+
+        return self._choose(seat, want)
+
+
+@dataclass
+class Bot(KnobBot):
+    """The players of an Ultra Secret table plus its host."""
+
+    #: Options the host starts the game with.
+    options: dict[str, Any] = field(default_factory=lambda: {"declare": "any"})
+    #: Declare (under ``declare=any``) once the game has run this many turns.
+    max_turns: int = 12
+    bug_rate: float = 0.3
+    informant_rate: float = 0.3
+    known: dict[int, Known] = field(default_factory=dict)
+
+    # --- host -----------------------------------------------------------------------
+
+    def start_game(self, players: int) -> None:
+        """The host starts the game by command (with the bots' options)."""
+        self.sim.host({"cmd": "start", "game": GAME, "players": players, "options": self.options})
+        self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
+
+    def play(self) -> dict[str, Any]:
+        """Play until the game is over; returns the final public table."""
+        while True:
+            pub = self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
+            view, version = pub["view"], pub["version"]
+            if pub["over"]:
+                self._say_end(pub)
+                return pub
+            for seat in list(view["waiting"]):
+                self._act(seat, view)
+                self.watcher.wait(functools.partial(_moved_on, seat=seat, before=view))
+            self.watcher.wait(functools.partial(_newer, version=version))
+
     # --- a seat's move --------------------------------------------------------------
 
     def _act(self, seat: int, view: dict[str, Any]) -> None:
@@ -181,18 +205,6 @@ class Bot:
         self._flap(seat, False)
         self._count(phase)
         self.say(f"{COLOURS[seat]}: {chosen}")
-
-    def _pick(self, seat: int, *wishes: Callable[[str], bool]) -> str:
-        """Press a random option the first wish that any option meets likes."""
-
-        def want(labels: list[str]) -> int:
-            for ok in (*wishes, _real):
-                good = [i for i, lb in enumerate(labels) if ok(lb)]
-                if good:
-                    return self.rng.choice(good)
-            raise AssertionError(labels)
-
-        return self._choose(seat, want)
 
     def _hide(self, seat: int, view: dict[str, Any]) -> str:
         picks = [self._pick(seat, _real) for _ in range(3)]
@@ -280,8 +292,8 @@ class Bot:
 
 
 def _real(label: str) -> bool:
-    """A menu option that does something (not the sheet, not a step back)."""
-    return label not in (SHEET, BACK)
+    """A menu option that does something (not the sheet or cards, not a step back)."""
+    return label not in (SHEET, BACK, CARDS)
 
 
 def _starts(prefix: str) -> Callable[[str], bool]:

@@ -255,3 +255,18 @@ def test_victory_check_says_only_goes_on_or_winners() -> None:
         assert "Won: " in text and ("You win!" in text or "You lose" in text)
         winners = " ".join(t.seating.colours[s][:3].capitalize() for s in pub["winners"])
         assert f"Won: {winners}" in text
+
+
+def test_a_sub_menu_left_open_does_not_outlive_the_decision() -> None:
+    """A seat that opened 'Investigate >' and then acted gets the top menu next turn."""
+    t = table(interrupt_window=0)
+    choose(t, 0, "Investigate >")
+    choose(t, 0, "Look Yel left")
+    for seat in (1, 2, 3):
+        choose(t, seat, "Draw a program")
+        while t.view(None)["table"]["phase"] == "discard":
+            who = t.view(None)["table"]["pending"]["seat"]
+            choose(t, who, "Discard >")
+            send(t, who, "press")
+    assert t.view(None)["table"]["active"] == 0
+    assert labels(t, 0)[0] == "Investigate >" and binding(t).group(t, 0) == ""

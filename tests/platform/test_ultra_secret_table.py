@@ -57,8 +57,7 @@ def test_three_player_game_through_knobs_and_flaps(make_table: TableFactory) -> 
     assert players.counts["hide"] == 3 and players.counts["file"] == 1
     assert players.counts["bug"] >= 3 * 4 and players.counts["flight"] >= 3
 
-    host = sim.watch.host
-    assert host["title"] == "Game over"
+    host = wait_host_title(sim, "Game over")  # after the "Game started" note (5 s)
     panel_frames = getattr(sim.panel.display, "frames", [])
     assert panel_frames[-1].tobytes() == render_lines(host["title"], host["lines"]).tobytes()
 
@@ -102,6 +101,17 @@ def test_no_card_leaves_a_station_or_the_public_table(make_table: TableFactory) 
             continue
         for line in screen["lines"]:
             assert not re.search(r"\b[PX][1-6]\b", line), line
+
+
+def wait_host_title(sim: SimTable, title: str, timeout: float = 10) -> dict[str, Any]:
+    """Wait until the hub display's title is ``title``; returns the host screen."""
+    deadline = time.monotonic() + timeout
+    with sim.watch.changed:
+        while sim.watch.host.get("title") != title:
+            left = deadline - time.monotonic()
+            assert left > 0, sim.watch.host
+            sim.watch.changed.wait(left)
+        return dict(sim.watch.host)
 
 
 def snapshot(sim: SimTable) -> tuple[int, int, str]:
