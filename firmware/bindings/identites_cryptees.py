@@ -18,6 +18,7 @@ refused with a readable message).
   pass or play an anytime program; the window closes when all passed or when the
   hub's timer sends ``timeout`` (``interrupt_window`` seconds, default 5).
 - The victory check announces only "The game goes on" or the winners.
+- Seats go by the table's colours; past the key set's eight, by number (S9...).
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ TIMEOUT = {"rules": {"type": "timeout"}}
 
 
 def seat_name(table: Table, seat: int | None) -> str:
-    """A seat's colour at this table (``Seat N`` past the key set's colours)."""
+    """A seat's colour at this table (``S9``... past the key set's eight colours)."""
     if seat is None:
         return "-"
     colours = table.seating.colours
-    return colours[seat].capitalize() if seat < len(colours) else f"Seat{seat + 1}"
+    return colours[seat].capitalize() if seat < len(colours) else f"S{seat + 1}"
 
 
 def short(table: Table, seat: int | None) -> str:

@@ -19,7 +19,7 @@ KEYS = load_keyset()
 
 
 def table(players: int = 4, seed: int = 1, **options: Any) -> Table:
-    colours = [*COLOURS, *(f"x{i}" for i in range(8))][:players]
+    colours = list(COLOURS[:players])  # 8 at most: later seats go by number
     seating = Seating([f"p{i + 1}" for i in range(players)], colours)
     return Table(
         "identites-cryptees",
@@ -270,3 +270,12 @@ def test_a_sub_menu_left_open_does_not_outlive_the_decision() -> None:
             send(t, who, "press")
     assert t.view(None)["table"]["active"] == 0
     assert labels(t, 0)[0] == "Investigate >" and binding(t).group(t, 0) == ""
+
+
+def test_seats_past_the_key_colours_go_by_number() -> None:
+    """At 12 players seats 9-12 are S9-S12 in menus (the key set has 8 colours)."""
+    t = table(12)
+    choose(t, 0, "Investigate >")
+    looks = labels(t, 0)
+    assert "Look S9 left" in looks and "Look S12 right" in looks
+    assert t.binding.station_screen(t, 10).title == "S11 2HP"
