@@ -326,3 +326,18 @@ def test_seats_go_by_the_game_colours() -> None:
     assert t.binding.station_screen(t, 3).title.startswith("Black ")
     assert t.binding.station_screen(t, 5).title.startswith("Blue ")
     assert "Bug H4 Bla hotel" in labels(hidden(6), 0)
+
+
+def test_free_dial_offers_every_code_and_a_closed_square_sits_out() -> None:
+    """With dial=free the knob offers all 36 dial codes; dialling VM1 sits the agent out."""
+    t = hidden(3, 1, dial="free")
+    for seat in range(3):
+        choose(t, seat, "Pass (no bug)")
+    codes = [lb.split()[0] for lb in labels(t, 0)[:-1]]
+    assert len(codes) == 36 and "VM6" in codes and "V3" in codes
+    choose(t, 0, "VM1")
+    choose(t, 1, "H1 Red hotel")
+    choose(t, 2, "H2 Yel hotel")
+    for seat in range(3):
+        choose(t, seat, "Pass (stay)")
+    assert "Bad dial: sat out" in t.binding.station_screen(t, 0).lines
