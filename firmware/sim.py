@@ -675,7 +675,14 @@ def main(args: Any) -> int:
             seat_view = (final.get("view") or {}).get("seats") or []
             if seat < len(seat_view) and "pictos_left" in seat_view[seat]:
                 extra = f"  ({seat_view[seat]['pictos_left']} picto cards left: the tie-break)"
-            print(f"  {place}. {seats[seat]['colour']:<7} {scores[seat]:>3} points{extra}")
+            # A game with its own colours (Ultra Secret's agents) names seats by them.
+            own = (final.get("view") or {}).get("colours")
+            name = own[seat] if isinstance(own, list) and seat < len(own) else seats[seat]["colour"]
+            print(f"  {place}. {name:<7} {scores[seat]:>3} points{extra}")
+    view = final.get("view") or {}
+    for key in ("outcome", "winners", "result"):
+        if view.get(key) not in (None, [], {}):
+            print(f"{key}: {json.dumps(view[key], ensure_ascii=False)}")
     print(f"saved {saved} screens under {out}/ (one folder per station, hub/ for the host)")
     return 0
 
