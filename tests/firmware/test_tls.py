@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import socket
 import ssl
@@ -286,3 +288,63 @@ def test_a_hub_process_reads_the_ca_from_its_config(make_table: TableFactory) ->
     director(sim).start_game(3)
     ack = sim.tap("p2", sim.keys.uid_for("mystery", None, 3))
     assert ack is not None and ack.ok
+
+
+class Sniffer:
+    """A TCP hop between one client and the broker that keeps every byte, both ways."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.seen = bytearray()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        try:
+            client, _ = self.server.accept()
+        except OSError:
+            return
+        upstream = socket.create_connection(("127.0.0.1", self.target))
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+        while True:
+            try:
+                data = src.recv(4096)
+                if not data:
+                    return
+                with self.lock:
+                    self.seen += data
+                dst.sendall(data)
+            except OSError:
+                return
+
+
+def test_the_wire_shows_neither_password_nor_secret_screen(make_table: TableFactory) -> None:
+    """A station's own config through a sniffing hop: its screen arrives, the bytes say nothing."""
+    sim = make_table(3)
+    director(sim).start_game(3)
+    ack = sim.tap("p1", sim.keys.uid_for("mystery", None, 7))
+    assert ack is not None and ack.ok
+    sniffer = Sniffer(sim.broker.port)
+    config = sim.broker.station_config("p1")
+    client = Client(
+        dataclasses.replace(config, port=sniffer.port),
+        "t-wifi",
+        [proto.Topics(TABLE).station("p1", "screen")],
+    )
+    client.start()
+    try:
+        assert client.wait_connected(5)
+        msg = client.inbox.get(timeout=5)
+    finally:
+        client.stop()
+        sniffer.server.close()
+    assert msg is not None and json.loads(msg.payload)["secret"]["big"] == "7"
+    with sniffer.lock:
+        wire = bytes(sniffer.seen)
+    assert config.password is not None and config.password.encode() not in wire
+    assert b'"big":"7"' not in wire and b"MQTT" not in wire and b"sim.p1" not in wire
