@@ -153,6 +153,10 @@ def write_broker_files(
         "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(passwords.items()))
     )
     (conf_dir / "acl").write_text(_merge_acl(acl_parts))
+    # Password hashes are nobody else's business: private to us (or to mosquitto).
+    (conf_dir / "passwd").chmod(0o600)
+    if not stay_root:
+        give_key_to_mosquitto(conf_dir / "passwd")
     tls = write_tls_files(conf_dir, tls_hostnames) if tls_hostnames is not None else None
     conf = conf_dir / "mosquitto.conf"
     conf.write_text(

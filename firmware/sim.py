@@ -651,7 +651,7 @@ def main(args: Any) -> int:
     rng = random.Random(args.seed)
     started = time.monotonic()
     with running_table(sim):
-        kind = "mosquitto with ACL" if sim.broker.access else "embedded amqtt"
+        kind = "mosquitto with ACL over TLS" if sim.broker.access else "embedded amqtt"
         print(f"broker: {kind} on 127.0.0.1:{sim.broker.port}")
         print(f"hub and {len(sim.names)} stations ({sim.device_backend} hardware) are up")
         bot = bot_class(args.game)(sim, sim.watch, rng)
