@@ -83,7 +83,9 @@ class EmbeddedBroker:
         self._loop.run_forever()
 
     def start(self) -> None:
-        for name in ("amqtt", "transitions", "passlib"):
+        # amqtt logs (and survives) a race of its own when clients come and go at once
+        # ("dictionary changed size during iteration"); the game is unaffected.
+        for name in ("amqtt", "transitions", "passlib", "asyncio"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
         self._thread.start()
         if not self._ready.wait(10):
@@ -305,6 +307,8 @@ class SimTable:
             self.broker.station_config(name), TABLE, name, devices, poll_interval=self.poll_interval
         )
         station.start()
+        # One at a time: amqtt (the embedded fallback) trips over simultaneous connects.
+        station.client.wait_connected(10)
         self.stations[name] = station
         return station
 

@@ -192,17 +192,17 @@ class Station:
                 self._resend(force=True)
             self.hub_ready = ready
             return
-        leaf = msg.topic.rsplit("/", 1)[-1]
-        if leaf == "screen":
+        # Exact topics only: a broker that delivers more than we asked for changes nothing.
+        if msg.topic == self.topics.station(self.id, "screen"):
             try:
                 self.screen = msgspec.json.decode(msg.payload, type=proto.Screen)
             except msgspec.MsgspecError:
-                log.warning("%s: bad screen payload", self.id)
+                log.warning("%s: bad screen payload %r", self.id, msg.payload[:80])
                 return
             if self.screen.led is not None and self.clock() >= self.led_until:
                 self.devices.controls.led(_rgb(self.screen.led))
             self._draw()
-        elif leaf == "ack":
+        elif msg.topic == self.topics.station(self.id, "ack"):
             try:
                 ack = msgspec.json.decode(msg.payload, type=proto.Ack)
             except msgspec.MsgspecError:
