@@ -41,7 +41,7 @@ case "$cmd" in
       exit 1
     fi
     "$venv/bin/ruff" check .
-    "$venv/bin/mypy" rules device
+    "$venv/bin/mypy" rules device firmware hardware  # strict on rules/ and device/ (pyproject)
     exec "$venv/bin/pytest" "$@"
     ;;
   *)

@@ -48,6 +48,19 @@ def fit(text: str, width: int = CHARS) -> str:
     return text if len(text) <= width else text[: width - 1] + "~"
 
 
+def wrap(text: str, count: int, width: int = CHARS) -> list[str]:
+    """Words of ``text`` on at most ``count`` lines; what does not fit ends the last one."""
+    rows: list[str] = [""]
+    for word in text.split():
+        if rows[-1] and len(rows[-1]) + 1 + len(word) > width:
+            if len(rows) == count:
+                rows[-1] = rows[-1] + " " + word
+                continue
+            rows.append("")
+        rows[-1] = f"{rows[-1]} {word}".strip()
+    return rows
+
+
 def blank() -> Image.Image:
     return Image.new("1", (WIDTH, HEIGHT), 0)
 

@@ -27,7 +27,9 @@ from typing import Any
 
 import msgspec
 
+from firmware.bindings.menus import Option
 from firmware.protocol import Input, Screen, Secret
+from firmware.render import wrap
 from firmware.table import Table
 from rules.core import Action, IllegalAction, action_to_json
 
@@ -51,29 +53,10 @@ def short(table: Table, seat: int | None) -> str:
     return seat_name(table, seat)[:3]
 
 
-def wrap(text: str, count: int, width: int = 21) -> list[str]:
-    rows: list[str] = [""]
-    for word in text.split():
-        if len(rows[-1]) + len(word) + 1 > width and rows[-1]:
-            rows.append("")
-        rows[-1] = f"{rows[-1]} {word}".strip()
-    return rows[:count]
-
-
 def plain(action: Action) -> dict[str, Any]:
     """An action's JSON notation as the store keeps it (lists, not tuples)."""
     out: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(action_to_json(action)))
     return out
-
-
-class Option:
-    """One menu entry: a label and the table event a press on it means."""
-
-    __slots__ = ("body", "label")
-
-    def __init__(self, label: str, body: dict[str, Any]) -> None:
-        self.label = label
-        self.body = body
 
 
 class IdentitesCrypteesBinding:
@@ -390,9 +373,7 @@ class IdentitesCrypteesBinding:
         if ident and ident.get("text"):
             pages.append((f"ID: {ident['name']}", wrap(ident["text"], 4)))
         for prog in you["programs"]:
-            pages.append(
-                (f"{prog['name']} ({prog['timing'][:4]})", wrap(prog["text"], 4))
-            )
+            pages.append((f"{prog['name']} ({prog['timing'][:4]})", wrap(prog["text"], 4)))
         seen = []
         for s in you["seen"]:
             if s["kind"] == "id":
@@ -423,9 +404,7 @@ class IdentitesCrypteesBinding:
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
         title = self._status(table, -1)
-        cells = [
-            f"{short(table, s['seat'])}{s['hp'] if s['alive'] else 'x'}" for s in pub["seats"]
-        ]
+        cells = [f"{short(table, s['seat'])}{s['hp'] if s['alive'] else 'x'}" for s in pub["seats"]]
         rows = [" ".join(cells[i : i + 4]) for i in range(0, len(cells), 4)]
         held = [
             f"{w['key'][:1].upper()}:{short(table, w['holder'])}>"

@@ -19,6 +19,7 @@ from typing import Any
 
 from firmware.protocol import Input, Screen, Secret
 from firmware.render import glass
+from firmware.render import wrap as _wrap
 from firmware.table import Table
 from rules.core import IllegalAction
 
@@ -233,19 +234,6 @@ class IncognitoBinding:
         if phase == "reveal":
             rows.append("Next: new round")
         return title, [glass(row) for row in rows[:4]]
-
-
-def _wrap(text: str, count: int, width: int = WIDTH) -> list[str]:
-    """Words of ``text`` on at most ``count`` lines (the last one cut if need be)."""
-    rows: list[str] = [""]
-    for word in text.split():
-        if rows[-1] and len(rows[-1]) + 1 + len(word) > width:
-            if len(rows) == count:
-                rows[-1] = rows[-1] + " " + word
-                continue
-            rows.append("")
-        rows[-1] = f"{rows[-1]} {word}".strip()
-    return rows
 
 
 def make_binding(**settings: Any) -> IncognitoBinding:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.protocol import Input, Screen, Secret
+from firmware.render import wrap as _wrap
 from firmware.table import Table
 from rules.core import IllegalAction
 
@@ -257,15 +258,6 @@ class SecretIdentityBinding:
             cells.append(f"{name(s['seat'])[:5]:<5}{s['position']:>2}{laps}")
         rows = ["  ".join(cells[i : i + 2]) for i in range(0, len(cells), 2)]
         return title, rows[:4]
-
-
-def _wrap(text: str, count: int, width: int = 21) -> list[str]:
-    rows: list[str] = [""]
-    for word in text.split():
-        if len(rows[-1]) + len(word) + 1 > width and rows[-1]:
-            rows.append("")
-        rows[-1] = f"{rows[-1]} {word}".strip()
-    return rows[:count]
 
 
 def make_binding(**settings: Any) -> SecretIdentityBinding:

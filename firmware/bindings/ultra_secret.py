@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from firmware.bindings.menus import Option
 from firmware.protocol import Input, Screen, Secret
 from firmware.table import Table
 from rules.core import Action, IllegalAction, action_to_json
@@ -75,16 +76,6 @@ def card_code(card: str | None) -> str:
     if not card:
         return "?"
     return "TB" if card == "toothbrush" else card
-
-
-class Option:
-    """One menu entry: a label and the table event a press on it means."""
-
-    __slots__ = ("body", "label")
-
-    def __init__(self, label: str, body: dict[str, Any]) -> None:
-        self.label = label
-        self.body = body
 
 
 class UltraSecretBinding:
@@ -197,9 +188,7 @@ class UltraSecretBinding:
 
     def _pick(self, table: Table, seat: int, picks: list[str]) -> dict[str, Any]:
         pub = table.view(None)
-        return {
-            "ui": {"seat": seat, "pick": picks, "pickctx": f"{pub['phase']}/{pub['turn']}"}
-        }
+        return {"ui": {"seat": seat, "pick": picks, "pickctx": f"{pub['phase']}/{pub['turn']}"}}
 
     def _hide_menu(self, table: Table, seat: int) -> list[Option]:
         picks = self.picks(table, seat)

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from firmware.bindings.incognito import glass
 from firmware.protocol import Screen
+from firmware.render import glass
 from firmware.sim import TABLE, PublicWatcher, SimTable
 
 GAME = "incognito"
@@ -200,10 +200,14 @@ def _differs(get: Callable[[], object]) -> Callable[[], bool]:
 
 def _moved_on(version: int, rnd: int, phase: str) -> Callable[[dict[str, Any]], bool]:
     """A predicate on ``public``: a newer version in another round or phase."""
-    return lambda p: p.get("version", 0) > version and (
-        p["view"]["round"],
-        p["view"]["phase"],
-    ) != (rnd, phase)
+    return lambda p: (
+        p.get("version", 0) > version
+        and (
+            p["view"]["round"],
+            p["view"]["phase"],
+        )
+        != (rnd, phase)
+    )
 
 
 def _showing(rnd: int, phase: str) -> Callable[[Screen], bool]:
