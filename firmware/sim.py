@@ -672,13 +672,14 @@ def main(args: Any) -> int:
     shutil.rmtree(workdir, ignore_errors=True)
     seats = final["seats"]
     scores = final["scores"]
-    print(f"game over in {time.monotonic() - started:.1f} s; final ranking:")
+    tiebreak = " (ties: most picto cards left)" if args.game == "secret-identity" else ""
+    print(f"game over in {time.monotonic() - started:.1f} s; final ranking{tiebreak}:")
     for place, group in enumerate(final["ranking"], start=1):
         for seat in group:
             extra = ""
             seat_view = (final.get("view") or {}).get("seats") or []
             if seat < len(seat_view) and "pictos_left" in seat_view[seat]:
-                extra = f"  ({seat_view[seat]['pictos_left']} picto cards left: the tie-break)"
+                extra = f"  ({seat_view[seat]['pictos_left']} picto cards left)"
             # A game with its own colours (Ultra Secret's agents) names seats by them.
             own = (final.get("view") or {}).get("colours")
             name = own[seat] if isinstance(own, list) and seat < len(own) else seats[seat]["colour"]

@@ -22,7 +22,7 @@ def test_sim_plays_a_whole_game(tmp_path: Path, broker: str) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     text = run.stdout
     assert ("mosquitto with ACL" if broker == "mosquitto" else "embedded amqtt") in text
-    assert "final ranking:" in text and text.count(" points") == 3
+    assert "final ranking" in text and text.count(" points") == 3
     assert "-- round 4 of 4" in text
     for folder in ("p1", "p2", "p3", "hub"):
         pngs = list((out / folder).glob("*.png"))
