@@ -490,7 +490,8 @@ class Director:
         while menu.players != players and time.monotonic() < deadline:
             panel.press("ok")
             time.sleep(0.02)
-        panel.press("next")  # row: start
+        panel.press("prev")  # row: the game
+        panel.press("prev")  # the rows wrap: Start, after the game's options
         panel.press("ok")
         self.watcher.wait(
             lambda p: p.get("game") == "secret-identity" and p.get("view", {}).get("round") == 1

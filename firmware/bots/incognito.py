@@ -186,8 +186,9 @@ def host_starts(
             moved = _differs(lambda: menu.players)
             panel.press("ok")
             until(moved)
-        panel.press("next")
-        until(lambda: menu.row == 2)
+        panel.press("prev")
+        panel.press("prev")  # the rows wrap: Start, after the game's options
+        until(lambda: menu.row == menu.start_row)
         panel.press("ok")
     watcher.wait(lambda p: p.get("game") == game and p.get("version") == 0)
 

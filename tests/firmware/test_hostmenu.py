@@ -20,9 +20,12 @@ def test_choose_players_and_start() -> None:
     for _ in range(2):
         m.press("ok", playing=False, now=0)
     assert m.players == 7
-    m.press("next", playing=False, now=0)
+    m.press("prev", playing=False, now=0)
+    m.press("prev", playing=False, now=0)  # wraps round to Start
+    assert m.row == m.start_row
     cmd = m.press("ok", playing=False, now=0)
     assert cmd is not None and (cmd.cmd, cmd.game, cmd.players) == ("start", "secret-identity", 7)
+    assert cmd.options == {"mode": "competitive", "mystery": "keys"}
 
 
 def test_player_count_wraps_within_the_game_limits() -> None:
@@ -63,3 +66,29 @@ def test_menu_lines_mark_the_cursor() -> None:
     m = menu()
     m.press("next", playing=False, now=0)
     assert m.lines(0)[1].startswith("> Players")
+
+
+def test_game_options_on_the_panel() -> None:
+    """The host picks co-op and dealt numbers on the panel; Start carries them."""
+    m = menu()
+    for button in ("next", "next", "ok", "next", "ok", "next"):
+        m.press(button, playing=False, now=0)
+    assert m.row == m.start_row
+    assert m.lines(0)[-1] == "> Start" and len(m.lines(0)) == 4
+    cmd = m.press("ok", playing=False, now=0)
+    assert cmd is not None and cmd.options == {"mode": "coop", "mystery": "dealt"}
+    m.press("prev", playing=False, now=0)
+    m.press("ok", playing=False, now=0)  # dealt -> keys again
+    assert m.options()["mystery"] == "keys"
+
+
+def test_each_game_keeps_its_own_options() -> None:
+    """Switching games shows that game's options; coming back keeps the earlier choice."""
+    m = menu()
+    m.row = 2
+    m.press("ok", playing=False, now=0)  # SI: coop
+    m.row = 0
+    m.press("ok", playing=False, now=0)  # to incognito
+    assert m.options() == {"lang": "fr", "countdown": 5}
+    m.press("back", playing=False, now=0)  # back to SI
+    assert m.options()["mode"] == "coop"

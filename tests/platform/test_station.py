@@ -28,6 +28,12 @@ def test_secret_drawn_only_while_flap_open_or_peek_held(make_table: TableFactory
     bots.start_game(3)
     bots.play()
     station = sim.stations["p1"]
+    # The station's own screen for the vote may land just after the public table does.
+    deadline = time.monotonic() + 5
+    while not (station.screen and station.screen.title.endswith("Vote")):
+        assert time.monotonic() < deadline, "p1 never showed the vote"
+        time.sleep(0.01)
+    time.sleep(0.1)
     screen = station.screen
     assert screen is not None and screen.secret is not None
     display = sim.devices["p1"].display

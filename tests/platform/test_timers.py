@@ -13,4 +13,4 @@ def test_reveal_delay_opens_safes_by_itself(make_table: TableFactory) -> None:
     bots.play()
     pub = sim.watch.wait(lambda p: p["view"]["round"] == 2, timeout=10)
     assert [s["safe"] for s in pub["view"]["history"][0]["safes"]] == [0, 1, 2]
-    assert sim.panel.presses.count("next") == 2  # only the menu navigation to Start
+    assert sim.panel.presses.count("next") == 1  # only the menu navigation (to Players)
