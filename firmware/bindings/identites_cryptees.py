@@ -27,11 +27,11 @@ from typing import Any
 
 import msgspec
 
-from firmware.bindings.menus import Option
-from firmware.protocol import Input, Screen, Secret
+from firmware.bindings.menus import KnobMenus, Option
+from firmware.protocol import Screen, Secret
 from firmware.render import wrap
 from firmware.table import Table
-from rules.core import Action, IllegalAction, action_to_json
+from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
 IDLE_LED = (0, 0, 0)
@@ -59,36 +59,10 @@ def plain(action: Action) -> dict[str, Any]:
     return out
 
 
-class IdentitesCrypteesBinding:
+class IdentitesCrypteesBinding(KnobMenus):
     """Knob menus, hidden cards under the flap, the interrupt window's timer."""
 
-    # --- inputs ----------------------------------------------------------------
-
-    def translate(self, table: Table, seat: int, inp: Input) -> dict[str, Any]:
-        if inp.kind == "tag":
-            raise IllegalAction("No cards to tap in this game: use the knob")
-        if inp.kind == "knob":
-            step = inp.step or 0
-            if self.in_cards(table, seat):
-                pages = len(self.card_pages(table, seat))
-                page = max(0, min(pages - 1, self.page(table, seat) + step))
-                return {"ui": {"seat": seat, "page": page}}
-            menu = self.menu(table, seat)
-            cur = (self.cursor(table, seat) + step) % len(menu)
-            return {"ui": {"seat": seat, "cursor": cur, "ctx": self.context(table, seat)}}
-        if inp.kind == "press":
-            if not self.legal(table, seat):
-                raise IllegalAction("Nothing for you to do now")
-            if self.in_cards(table, seat):
-                return {"ui": {"seat": seat, "mode": ""}}
-            return self.menu(table, seat)[self.cursor(table, seat)].body
-        raise IllegalAction("That button does nothing here")
-
-    def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
-        seat = ui["seat"]
-        for key, value in ui.items():
-            if key != "seat":
-                table.ui[f"{key}:{seat}"] = value
+    tap_refusal = "No cards to tap in this game: use the knob"
 
     # --- a seat's station state ---------------------------------------------------
 
@@ -97,16 +71,15 @@ class IdentitesCrypteesBinding:
             return []
         return table.engine.legal_actions(table.state, seat)
 
-    def in_cards(self, table: Table, seat: int) -> bool:
+    def can_act(self, table: Table, seat: int) -> bool:
+        return bool(self.legal(table, seat))
+
+    def paging(self, table: Table, seat: int) -> bool:
         """The knob turns the card pages: nothing to choose, or opened from this menu."""
         if not self.legal(table, seat):
             return True
         mode = (table.ui.get(f"mode:{seat}"), table.ui.get(f"modectx:{seat}"))
         return mode == ("cards", self._decision(table))
-
-    def page(self, table: Table, seat: int) -> int:
-        pages = len(self.card_pages(table, seat))
-        return max(0, min(pages - 1, int(table.ui.get(f"page:{seat}", 0))))
 
     def group(self, table: Table, seat: int) -> str:
         """The sub-menu open now ("" for the top menu), for this decision only."""
@@ -348,7 +321,7 @@ class IdentitesCrypteesBinding:
 
     # --- under the flap ----------------------------------------------------------------
 
-    def card_pages(self, table: Table, seat: int) -> list[tuple[str, list[str]]]:
+    def pages(self, table: Table, seat: int) -> list[tuple[str, list[str]]]:
         """The seat's own cards and what it has seen, as screen pages."""
         you = table.view(seat)["you"]
 
@@ -386,8 +359,8 @@ class IdentitesCrypteesBinding:
         return pages
 
     def _secret(self, table: Table, seat: int) -> Secret:
-        if self.in_cards(table, seat):
-            pages = self.card_pages(table, seat)
+        if self.paging(table, seat):
+            pages = self.pages(table, seat)
             page = self.page(table, seat)
             title, lines = pages[page]
             return Secret(title=f"{title[:16]} {page + 1}/{len(pages)}", lines=tuple(lines))

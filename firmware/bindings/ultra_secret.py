@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.bindings.menus import Option
-from firmware.protocol import Input, Screen, Secret
+from firmware.bindings.menus import KnobMenus, Option
+from firmware.protocol import Screen, Secret
 from firmware.table import Table
-from rules.core import Action, IllegalAction, action_to_json
+from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
 IDLE_LED = (0, 0, 0)
@@ -78,45 +78,16 @@ def card_code(card: str | None) -> str:
     return "TB" if card == "toothbrush" else card
 
 
-class UltraSecretBinding:
+class UltraSecretBinding(KnobMenus):
     """Knob menus and the investigation sheet for Ultra Secret."""
-
-    # --- inputs ----------------------------------------------------------------
-
-    def translate(self, table: Table, seat: int, inp: Input) -> dict[str, Any]:
-        if inp.kind == "tag":
-            raise IllegalAction("No cards in this game: use the knob")
-        if inp.kind == "knob":
-            step = inp.step or 0
-            if self.in_sheet(table, seat):
-                pages = len(self.sheet_pages(table, seat))
-                page = max(0, min(pages - 1, self.page(table, seat) + step))
-                return {"ui": {"seat": seat, "page": page}}
-            menu = self.menu(table, seat)
-            cur = (self.cursor(table, seat) + step) % len(menu)
-            return {"ui": {"seat": seat, "cursor": cur, "ctx": self.context(table, seat)}}
-        if inp.kind == "press":
-            if not self.can_act(table, seat):
-                raise IllegalAction(self._idle_message(table, seat))
-            if self.in_sheet(table, seat):
-                return {"ui": {"seat": seat, "mode": ""}}
-            return self.menu(table, seat)[self.cursor(table, seat)].body
-        raise IllegalAction("That button does nothing here")
-
-    def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
-        seat = ui["seat"]
-        for key, value in ui.items():
-            if key != "seat":
-                table.ui[f"{key}:{seat}"] = value
 
     # --- state of a seat's station ------------------------------------------------
 
-    @staticmethod
-    def can_act(table: Table, seat: int) -> bool:
+    def can_act(self, table: Table, seat: int) -> bool:
         pub = table.view(None)
         return pub["phase"] != "over" and seat in pub["waiting"]
 
-    def in_sheet(self, table: Table, seat: int) -> bool:
+    def paging(self, table: Table, seat: int) -> bool:
         """The knob turns the sheet: nothing to choose, or opened from this step's menu."""
         if not self.can_act(table, seat):
             return True
@@ -125,10 +96,6 @@ class UltraSecretBinding:
             "sheet",
             f"{pub['phase']}/{pub['turn']}",
         )
-
-    def page(self, table: Table, seat: int) -> int:
-        pages = len(self.sheet_pages(table, seat))
-        return max(0, min(pages - 1, int(table.ui.get(f"page:{seat}", 0))))
 
     def picks(self, table: Table, seat: int) -> list[str]:
         """Steps already chosen in a multi-step menu (hide, file), for this phase only."""
@@ -297,7 +264,7 @@ class UltraSecretBinding:
 
     # --- the investigation sheet -----------------------------------------------------
 
-    def sheet_pages(self, table: Table, seat: int) -> list[tuple[str, list[str]]]:
+    def pages(self, table: Table, seat: int) -> list[tuple[str, list[str]]]:
         """The seat's sheet as screen pages: (title, up to 4 lines)."""
         me = table.view(seat)
         sheet = me["sheet"]
@@ -434,8 +401,8 @@ class UltraSecretBinding:
         return [*lines[:3], lines[-1]]
 
     def _secret(self, table: Table, seat: int) -> Secret:
-        if self.in_sheet(table, seat):
-            pages = self.sheet_pages(table, seat)
+        if self.paging(table, seat):
+            pages = self.pages(table, seat)
             page = self.page(table, seat)
             title, lines = pages[page]
             return Secret(title=f"{title} {page + 1}/{len(pages)}"[:21], lines=tuple(lines))
@@ -448,7 +415,7 @@ class UltraSecretBinding:
         )
         return Secret(title=f"{self._heading(table, seat)} {cur + 1}/{len(menu)}", lines=rows)
 
-    def _idle_message(self, table: Table, seat: int) -> str:
+    def idle_message(self, table: Table, seat: int) -> str:
         pub = table.view(None)
         if pub["phase"] in ("hide", "bug", "dial", "informant", "flight"):
             return "Done: wait for the others"

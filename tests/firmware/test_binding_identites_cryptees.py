@@ -156,12 +156,12 @@ def test_cards_pages_open_from_the_menu_and_press_goes_back() -> None:
     """'Cards >' opens the pages; the knob turns them; a press returns to the menu."""
     t = table()
     choose(t, 0, CARDS)
-    assert binding(t).in_cards(t, 0)
+    assert binding(t).paging(t, 0)
     first = secret_text(t, 0)
     send(t, 0, "knob", 1)
     assert secret_text(t, 0) != first
     send(t, 0, "press")
-    assert not binding(t).in_cards(t, 0)
+    assert not binding(t).paging(t, 0)
     assert t.state.version == 0
 
 

@@ -168,7 +168,7 @@ def test_sheet_opens_from_the_menu_and_the_knob_turns_its_pages() -> None:
     """'Sheet >' shows page 1 under the flap, the knob turns pages, a press goes back."""
     t = hidden()
     choose(t, 0, SHEET)
-    assert binding(t).in_sheet(t, 0)
+    assert binding(t).paging(t, 0)
     assert secret_text(t, 0).startswith("Who is who 1/4")
     mine = t.view(0)["hidden"]["identity"]
     assert f"Red {mine}" in secret_text(t, 0)
@@ -178,7 +178,7 @@ def test_sheet_opens_from_the_menu_and_the_knob_turns_its_pages() -> None:
     send(t, 0, "knob", 8)  # stops at the last page
     assert t.ui["page:0"] == 3
     send(t, 0, "press")
-    assert not binding(t).in_sheet(t, 0)
+    assert not binding(t).paging(t, 0)
     assert secret_text(t, 0).startswith("Bug/declare")
     assert t.view(0)["table"]["acted"][0] is False
 
