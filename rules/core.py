@@ -157,6 +157,13 @@ class BaseGame(Generic[S]):
             )
 
 
+def check_options(options: Mapping[str, Any], known: Iterable[str]) -> None:
+    """Refuse an option the game does not have (a typo must not be silently ignored)."""
+    unknown = set(options) - set(known)
+    if unknown:
+        raise BadOptions(f"Unknown option: {sorted(unknown)[0]}")
+
+
 def encode(obj: Any) -> bytes:
     """Serialise a state, action or event to canonical JSON bytes."""
     return msgspec.json.encode(obj, order="deterministic")

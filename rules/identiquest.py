@@ -29,6 +29,7 @@ from rules.core import (
     GameState,
     IllegalAction,
     Rng,
+    check_options,
     shared_ranking,
 )
 
@@ -145,9 +146,7 @@ class Identiquest(BaseGame[IdentiquestState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> IdentiquestState:
         """Shuffle the deck, lay out 5 gems, deal identities, pick the first player."""
         self.check_players(players)
-        unknown = set(options) - {"deck", "give"}
-        if unknown:
-            raise BadOptions(f"Unknown option: {sorted(unknown)[0]}")
+        check_options(options, {"deck", "give"})
         give = options.get("give", "top")
         if give not in GIVE_MODES:
             raise BadOptions("give must be top or choose")

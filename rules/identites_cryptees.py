@@ -75,6 +75,7 @@ from rules.core import (
     IllegalAction,
     Rng,
     action_to_json,
+    check_options,
     shared_ranking,
 )
 
@@ -136,9 +137,7 @@ class IdentitesCryptees(BaseGame[ICState]):
 
 
 def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
-    unknown = set(options) - _OPTIONS
-    if unknown:
-        raise BadOptions(f"Unknown option: {sorted(unknown)[0]}")
+    check_options(options, _OPTIONS)
     first = options.get("first", 0)
     if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < players:
         raise BadOptions(f"first must be a seat from 0 to {players - 1}")

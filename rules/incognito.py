@@ -28,6 +28,7 @@ from rules.core import (
     GameState,
     IllegalAction,
     Rng,
+    check_options,
     shared_ranking,
 )
 
@@ -123,9 +124,7 @@ class Incognito(BaseGame[IncognitoState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> IncognitoState:
         """A new game, first round dealt."""
         self.check_players(players)
-        unknown = set(options) - {"lang", "countdown"}
-        if unknown:
-            raise BadOptions(f"Unknown option: {sorted(unknown)[0]}")
+        check_options(options, {"lang", "countdown"})
         lang = options.get("lang", "fr")
         if lang not in LANGS:
             raise BadOptions("lang must be fr or en")

@@ -25,6 +25,7 @@ from rules.core import (
     GameState,
     IllegalAction,
     Rng,
+    check_options,
     shared_ranking,
 )
 
@@ -183,9 +184,7 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> State:
         """A new game in its first round (or turn), keys dealt if ``mystery: dealt``."""
         self.check_players(players)
-        unknown = sorted(set(options) - {"mode", "mystery"})
-        if unknown:
-            raise BadOptions(f"Unknown option: {unknown[0]}")
+        check_options(options, {"mode", "mystery"})
         mode = options.get("mode", COMPETITIVE)
         if mode not in (COMPETITIVE, COOP):
             raise BadOptions("mode must be competitive or coop")

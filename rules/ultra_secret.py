@@ -61,6 +61,7 @@ from rules.core import (
     Event,
     IllegalAction,
     Rng,
+    check_options,
     shared_ranking,
 )
 
@@ -764,9 +765,7 @@ class UltraSecret(BaseGame[UltraState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> UltraState:
         """Deal identities, toothbrushes and formulas; hide the true formula; shuffle moles."""
         self.check_players(players)
-        unknown = set(options) - {"dial", "declare"}
-        if unknown:
-            raise BadOptions(f"Unknown option: {sorted(unknown)[0]}")
+        check_options(options, {"dial", "declare"})
         dial = options.get("dial", "strict")
         declare = options.get("declare", "known")
         if dial not in DIAL_MODES:

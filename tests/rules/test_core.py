@@ -60,3 +60,12 @@ def test_unknown_game_is_refused() -> None:
     with pytest.raises(BadOptions, match="Unknown game"):
         get_game("chess")
     assert "secret-identity" in GAME_IDS
+
+
+def test_check_options_names_the_unknown_option() -> None:
+    """A misspelt option is refused by name; known ones pass."""
+    from rules.core import check_options
+
+    check_options({"mode": "coop"}, {"mode", "mystery"})
+    with pytest.raises(BadOptions, match="Unknown option: mod"):
+        check_options({"mod": "coop"}, {"mode", "mystery"})
