@@ -9,6 +9,7 @@ against the rules, commit to the store, publish what changed, then ack.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import threading
@@ -94,6 +95,8 @@ class TableActor:
     message_at: float = 0.0
     client: Client | None = None
     offline: set[str] = field(default_factory=set)
+    #: The countdown second the screens were last drawn with.
+    shown_left: int | None = None
 
 
 class Hub:
@@ -148,7 +151,6 @@ class Hub:
             panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
         self._thread: threading.Thread | None = None
         self._clearing: set[str] = set()
-        self.processed = 0
         for actor in self.actors.values():
             self._resume(actor)
 
@@ -197,7 +199,6 @@ class Hub:
             self._guarded(self._dispatch, msg)
             self._guarded(self._fire_timers)
             self._guarded(self._tick)
-            self.processed += 1
 
     @staticmethod
     def _guarded(step: Callable[..., None], *args: Any) -> None:
@@ -295,8 +296,7 @@ class Hub:
         except proto.ProtocolError as exc:
             self._ack(actor, station, proto.Ack(proto.salvage_id(payload), False, str(exc)))
             return
-        seat = actor.config.seating().seat_of_station(station)
-        if seat is None:
+        if station not in actor.config.stations:
             self._ack(actor, station, proto.Ack(inp.id, False, "Unknown station"))
             return
         source_id = f"{actor.config.name}/{station}/{inp.id}"
@@ -337,7 +337,7 @@ class Hub:
         assert table is not None and record is not None
         checked = table.check(body)
         if not self.store.append(record.table_id, record.game_no, body, source_id):
-            return  # a duplicate that raced past seen(): already applied
+            return  # a duplicate that raced past answer(): already applied
         table.commit(body, checked)
         actor.message = ""  # a note about the last host command is stale once the game moves
         try:
@@ -465,7 +465,9 @@ class Hub:
         now = self.clock()
         for actor in self.actors.values():
             if actor.timer_due is not None and actor.table is not None:
-                self._publish_all(actor)
+                # Only when the shown second changes: every input wakes this loop too.
+                if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
+                    self._publish_all(actor)
             elif actor.message and now - actor.message_at > NOTE_SECONDS:
                 self._publish_host(actor)
 
@@ -491,6 +493,7 @@ class Hub:
         if table is not None:
             due = actor.timer_due
             table.timer_left = None if due is None else max(0.0, due - self.clock())
+            actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
         for seat, station in enumerate(actor.config.stations):
             if table is not None and seat < table.players:
                 screen = table.binding.station_screen(table, seat)

@@ -179,14 +179,6 @@ class Store:
                 return False
         return True
 
-    def seen(self, source_id: str) -> bool:
-        """Whether an input with this id was already committed."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM events WHERE source_id=?", (source_id,)
-            ).fetchone()
-        return row is not None
-
     def set_status(self, table_id: str, game_no: int, status: str) -> None:
         """Mark a game over or aborted."""
         with self._lock, self._db:

@@ -82,7 +82,6 @@ class Table:
     actions: list[Action] = field(default_factory=list)
     ui: dict[str, Any] = field(default_factory=dict)
     events: int = 0
-    aborted: bool = False
     #: Seconds left on the binding's running timer (a countdown), set by the hub.
     timer_left: float | None = None
     _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)

@@ -26,7 +26,7 @@ def test_duplicate_source_id_is_not_stored(tmp_path: Path) -> None:
     game = store.new_game("t", "g", 3, {}, 1, ["a", "b", "c"])
     assert store.append("t", game.game_no, {"ui": {"n": 1}}, "dup")
     assert not store.append("t", game.game_no, {"ui": {"n": 2}}, "dup")
-    assert store.seen("dup")
+    assert store.answer("dup") == (True, "")
     assert store.events("t", game.game_no) == [{"ui": {"n": 1}}]
 
 
