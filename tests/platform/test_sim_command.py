@@ -31,7 +31,7 @@ def test_sim_plays_a_whole_game(tmp_path: Path, broker: str) -> None:
 
 
 def test_sim_refuses_a_game_it_cannot_bind(tmp_path: Path) -> None:
-    """A game with no table binding or bots yet exits 2 with a message (or plays, once bound)."""
+    """An unknown game is refused by the command line, with exit status 2."""
     run = subprocess.run(
         [sys.executable, "-m", "firmware.cli", "sim", "--game", "chess"],
         capture_output=True,

@@ -15,7 +15,7 @@ def test_rng_is_deterministic_and_advances() -> None:
     assert a == b and a2 == b2 == Rng(7, 1)
     c, _ = a2.shuffle(range(10))
     assert sorted(c) == list(range(10))
-    assert c != a or Rng(7, 2).shuffle(range(10))[0] != a
+    assert c != a  # the next draw of the stream is another permutation
 
 
 def test_rng_round_trips_through_json() -> None:
