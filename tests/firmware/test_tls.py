@@ -40,6 +40,7 @@ from firmware.tls import (
     write_tls_files,
 )
 from tests.platform.conftest import TableFactory, director, make_table
+from tests.sniffer import Sniffer
 
 __all__ = ["make_table"]
 
@@ -288,39 +289,6 @@ def test_a_hub_process_reads_the_ca_from_its_config(make_table: TableFactory) ->
     director(sim).start_game(3)
     ack = sim.tap("p2", sim.keys.uid_for("mystery", None, 3))
     assert ack is not None and ack.ok
-
-
-class Sniffer:
-    """A TCP hop between one client and the broker that keeps every byte, both ways."""
-
-    def __init__(self, target: int) -> None:
-        self.target = target
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.seen = bytearray()
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        try:
-            client, _ = self.server.accept()
-        except OSError:
-            return
-        upstream = socket.create_connection(("127.0.0.1", self.target))
-        for a, b in ((client, upstream), (upstream, client)):
-            threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
-        while True:
-            try:
-                data = src.recv(4096)
-                if not data:
-                    return
-                with self.lock:
-                    self.seen += data
-                dst.sendall(data)
-            except OSError:
-                return
 
 
 def test_the_wire_shows_neither_password_nor_secret_screen(make_table: TableFactory) -> None:

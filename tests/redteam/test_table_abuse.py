@@ -26,6 +26,7 @@ from firmware.sim import TABLE, SimTable
 from firmware.store import Store
 from tests.platform.conftest import TableFactory, director
 from tests.platform.test_no_leak import drain, spy
+from tests.sniffer import Sniffer
 
 T = proto.Topics(TABLE)
 
@@ -350,55 +351,12 @@ def test_hub_killed_during_a_burst_of_taps_loses_no_acknowledged_input(
     assert "my_mystery" not in log and "secret" not in log.lower()
 
 
-class Relay:
-    """A TCP hop between a client and the broker that keeps every byte (a sniffer's view)."""
-
-    def __init__(self, port: int) -> None:
-        import socket
-
-        self.target = port
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.seen = bytearray()
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import socket
-
-        try:
-            client, _ = self.server.accept()
-        except OSError:
-            return
-        upstream = socket.create_connection(("127.0.0.1", self.target))
-        for a, b in ((client, upstream), (upstream, client)):
-            threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    def _pipe(self, src: Any, dst: Any) -> None:
-        while True:
-            try:
-                data = src.recv(4096)
-            except OSError:
-                return
-            if not data:
-                return
-            with self.lock:
-                self.seen += data
-            try:
-                dst.sendall(data)
-            except OSError:
-                return
-
-    def close(self) -> None:
-        self.server.close()
-
-
 def test_an_eavesdropper_on_the_network_learns_no_secret(make_table: TableFactory) -> None:
     """Sniffing p1's connection shows neither p1's mystery key nor p1's broker password."""
     sim = make_table(3)
     director(sim).start_game(3)
     assert sim.tap("p1", sim.keys.uid_for("mystery", None, 7)).ok  # type: ignore[union-attr]
-    relay = Relay(sim.broker.port)
+    relay = Sniffer(sim.broker.port)
     config = sim.broker.station_config("p1")
     via = dataclasses.replace(config, port=relay.port)  # the same station, via the relay
     client = Client(via, "redteam-p1-via-wifi", [T.station("p1", "screen")])
