@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,8 @@ from typing import Any
 import pytest
 
 from firmware.broker import find_mosquitto
-from firmware.sim import Director, SimTable
+from firmware.sim import TABLE, Director, SimTable
+from firmware.store import Store
 
 TableFactory = Callable[..., SimTable]
 
@@ -53,3 +56,22 @@ def expected_scores(record: dict[int, dict[str, Any]], players: int) -> list[int
                 scores[safe] += 1
                 scores[voter] += 1
     return scores
+
+
+def wait_host_title(sim: SimTable, title: str, timeout: float = 10) -> dict[str, Any]:
+    """Wait until the hub display's title is ``title``; returns the host screen."""
+    deadline = time.monotonic() + timeout
+    with sim.watch.changed:
+        while sim.watch.host.get("title") != title:
+            left = deadline - time.monotonic()
+            assert left > 0, sim.watch.host
+            sim.watch.changed.wait(left)
+        return dict(sim.watch.host)
+
+
+def engine_snapshot(sim: SimTable) -> tuple[int, int, str]:
+    """What must not change: the version, the stored engine events, the public table."""
+    time.sleep(0.2)
+    pub = sim.watch.public
+    events = [e for e in Store(sim.store_path).events(TABLE, 1) if "rules" in e]
+    return pub["version"], len(events), json.dumps(pub)

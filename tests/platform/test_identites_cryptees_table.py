@@ -12,7 +12,7 @@ from firmware.bots.identites_cryptees import Bot
 from firmware.render import render_lines
 from firmware.sim import TABLE, SimTable, recorded_frames
 from firmware.store import Store
-from tests.platform.conftest import TableFactory
+from tests.platform.conftest import TableFactory, engine_snapshot, wait_host_title
 from tests.platform.golden import frame_problems
 from tests.platform.test_no_leak import drain, leaves, spy
 
@@ -112,35 +112,16 @@ def test_no_secret_leaves_a_station_or_the_public_table(make_table: TableFactory
             assert isinstance(seat["programs"], int)
 
 
-def wait_host_title(sim: SimTable, title: str, timeout: float = 10) -> dict[str, Any]:
-    """Wait until the hub display's title is ``title``; returns the host screen."""
-    deadline = time.monotonic() + timeout
-    with sim.watch.changed:
-        while sim.watch.host.get("title") != title:
-            left = deadline - time.monotonic()
-            assert left > 0, sim.watch.host
-            sim.watch.changed.wait(left)
-        return dict(sim.watch.host)
-
-
-def snapshot(sim: SimTable) -> tuple[int, int, str]:
-    """What must not change: the version, the stored engine events, the public table."""
-    time.sleep(0.2)
-    pub = sim.watch.public
-    events = [e for e in Store(sim.store_path).events(TABLE, 1) if "rules" in e]
-    return pub["version"], len(events), json.dumps(pub)
-
-
 def test_bad_inputs_are_refused_readably(make_table: TableFactory) -> None:
     """A tag, and a press from a seat nothing waits on, are refused and change nothing."""
     sim = make_table(4)
     sim.host({"cmd": "start", "game": GAME, "players": 4})
     sim.watch.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
-    before = snapshot(sim)
+    before = engine_snapshot(sim)
     ack = sim.tap("p1", sim.keys.uid_for("vote", "red", 2))
     assert ack is not None and not ack.ok
     assert ack.message == "No cards to tap in this game: use the knob"
     assert sim.controls("p1").beeps[-1] == "error"
     ack = sim.gesture("p3", lambda c: c.press())
     assert ack is not None and not ack.ok and ack.message == "Nothing for you to do now"
-    assert snapshot(sim) == before
+    assert engine_snapshot(sim) == before

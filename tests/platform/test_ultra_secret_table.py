@@ -12,8 +12,7 @@ from firmware import protocol as proto
 from firmware.bots.ultra_secret import Bot
 from firmware.render import render_lines
 from firmware.sim import TABLE, SimTable, recorded_frames
-from firmware.store import Store
-from tests.platform.conftest import TableFactory
+from tests.platform.conftest import TableFactory, engine_snapshot, wait_host_title
 from tests.platform.golden import frame_problems
 from tests.platform.test_no_leak import drain, leaves, spy
 
@@ -103,41 +102,22 @@ def test_no_card_leaves_a_station_or_the_public_table(make_table: TableFactory) 
             assert not re.search(r"\b[PX][1-6]\b", line), line
 
 
-def wait_host_title(sim: SimTable, title: str, timeout: float = 10) -> dict[str, Any]:
-    """Wait until the hub display's title is ``title``; returns the host screen."""
-    deadline = time.monotonic() + timeout
-    with sim.watch.changed:
-        while sim.watch.host.get("title") != title:
-            left = deadline - time.monotonic()
-            assert left > 0, sim.watch.host
-            sim.watch.changed.wait(left)
-        return dict(sim.watch.host)
-
-
-def snapshot(sim: SimTable) -> tuple[int, int, str]:
-    """What must not change: the version, the stored engine events, the public table."""
-    time.sleep(0.2)
-    pub = sim.watch.public
-    events = [e for e in Store(sim.store_path).events(TABLE, 1) if "rules" in e]
-    return pub["version"], len(events), json.dumps(pub)
-
-
 def test_bad_inputs_are_refused_readably(make_table: TableFactory) -> None:
     """A tag, and a press from a seat that already chose, are refused and change nothing."""
     sim = make_table(3)
     sim.host({"cmd": "start", "game": "ultra-secret", "players": 3})
     sim.watch.wait(lambda p: p.get("game") == "ultra-secret" and bool(p.get("view")))
-    before = snapshot(sim)
+    before = engine_snapshot(sim)
     ack = sim.tap("p1", sim.keys.uid_for("vote", "red", 2))
     assert ack is not None and not ack.ok and ack.message == "No cards in this game: use the knob"
     assert sim.controls("p1").beeps[-1] == "error"
-    assert snapshot(sim) == before
+    assert engine_snapshot(sim) == before
 
     for _ in range(3):  # suitcase, briefcase, locker: red has hidden
         ack = sim.gesture("p1", lambda c: c.press())
         assert ack is not None and ack.ok
     sim.watch.wait(lambda p: p["view"]["acted"][0])
-    before = snapshot(sim)
+    before = engine_snapshot(sim)
     ack = sim.gesture("p1", lambda c: c.press())
     assert ack is not None and not ack.ok and ack.message == "Done: wait for the others"
-    assert snapshot(sim) == before
+    assert engine_snapshot(sim) == before
