@@ -28,13 +28,21 @@ class RulesError(Exception):
 
 
 class IllegalAction(RulesError, ValueError):
-    """An action the rules refuse; ``message`` is readable on a 128x64 screen."""
+    """An action the rules refuse; ``message`` is readable on a 128x64 screen.
 
-    def __init__(self, message: str) -> None:
+    ``msgid`` is the refusal's stable id, an English text with ``{name}`` fields that
+    ``params`` fill (``IllegalAction("Place 1 to {hi} pictos", hi=3)``): the table
+    shows it in its own language from those two; ``message`` is the English text.
+    """
+
+    def __init__(self, msgid: str, /, **params: Any) -> None:
+        message = msgid.format(**params) if params else msgid
         if len(message) > MESSAGE_MAX:
             raise ValueError(f"message too long for the screen: {message!r}")
         super().__init__(message)
         self.message = message
+        self.msgid = msgid
+        self.params = params
 
 
 class BadOptions(RulesError, ValueError):
@@ -182,7 +190,7 @@ def decode_action(game: Game[Any], data: bytes | str | JSON) -> Action:
         else:
             action = msgspec.json.decode(data, type=game.action_type)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise IllegalAction(_short(f"Bad action: {exc}")) from exc
+        raise IllegalAction("Bad action: {why}", why=_short(str(exc))) from exc
     return action
 
 
@@ -218,4 +226,5 @@ def shared_ranking(scores: Sequence[int], tiebreak: Sequence[int] | None = None)
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
+    room = MESSAGE_MAX - len("Bad action: ")
+    return text if len(text) <= room else text[: room - 1] + "…"

@@ -327,7 +327,7 @@ def _accuse(state: IdentiquestState, action: Accuse) -> tuple[IdentiquestState, 
     seat, target = action.seat, action.target
     _check_turn(state, seat)
     if len(state.loot[seat]) < MIN_GEMS_TO_ACCUSE:
-        raise IllegalAction(f"You need {MIN_GEMS_TO_ACCUSE} gems to accuse")
+        raise IllegalAction("You need {n} gems to accuse", n=MIN_GEMS_TO_ACCUSE)
     if not 0 <= target < state.players:
         raise IllegalAction("No such player")
     if target == seat:
@@ -415,7 +415,7 @@ def _give(state: IdentiquestState, action: Give) -> tuple[IdentiquestState, list
     colour = _colour(state, action.colour)
     pile = state.loot[gift.giver]
     if colour not in pile:
-        raise IllegalAction(f"You have no {action.colour} gem")
+        raise IllegalAction("You have no {colour} gem", colour=action.colour)
     at = len(pile) - 1 - pile[::-1].index(colour)  # the topmost one of that colour
     rest = pile[:at] + pile[at + 1 :]
     new, events = _transfer(state, gift.giver, gift.receiver, rest, (colour,))

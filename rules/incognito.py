@@ -300,7 +300,7 @@ def _vote(state: IncognitoState, action: Vote) -> tuple[IncognitoState, list[Eve
     if drawer == seat:
         raise IllegalAction("That's your own drawing")
     if not 1 <= number <= LIST_SIZE:
-        raise IllegalAction(f"Vote cards go 1 to {LIST_SIZE}")
+        raise IllegalAction("Vote cards go 1 to {n}", n=LIST_SIZE)
     row = list(state.votes[seat])
     if row[drawer] == number:
         raise IllegalAction("That card is already there")

@@ -253,7 +253,7 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
                 raise IllegalAction("No picto left: confirm 0")
             if hi == 1:
                 raise IllegalAction("Place 1 picto")
-            raise IllegalAction(f"Place 1 to {hi} pictos")
+            raise IllegalAction("Place 1 to {n} pictos", n=hi)
         st = replace(
             st,
             ready=_set(st.ready, s, True),
@@ -517,7 +517,7 @@ def _seat(st: State, seat: int) -> int:
 
 def _number(n: int) -> int:
     if not 1 <= n <= _KEYS:
-        raise IllegalAction(f"Keys are 1 to {_KEYS}")
+        raise IllegalAction("Keys are 1 to {n}", n=_KEYS)
     return n
 
 

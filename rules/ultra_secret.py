@@ -484,7 +484,9 @@ def _open(state: UltraState, a: Open) -> tuple[UltraState, list[Event]]:
     limit = 1 if _informed(state, here) else 2
     full = _lockers_at(state, here, a.seat)
     if not 1 <= len(a.lockers) <= limit or len(set(a.lockers)) != len(a.lockers):
-        raise IllegalAction(f"Open {'one locker' if limit == 1 else 'one or two lockers'}")
+        if limit == 1:
+            raise IllegalAction("Open one locker")
+        raise IllegalAction("Open one or two lockers")
     if any(c not in full for c in a.lockers):
         raise IllegalAction("Open only full enemy lockers here")
     found = [(c, "locker", state.stashes[COLOURS.index(c)].locker) for c in a.lockers]
@@ -501,7 +503,7 @@ def _read(state: UltraState, a: Read) -> tuple[UltraState, list[Event]]:
     if len(a.moles) not in (1, 2):
         raise IllegalAction("Use the matching mole card or two")
     if len(a.moles) == 1 and a.moles[0] != here:
-        raise IllegalAction(f"One mole card must be the {here} card")
+        raise IllegalAction("One mole card must be the {card} card", card=here)
     hand = Counter(state.hands[a.seat])
     if any(n > hand[c] for c, n in Counter(a.moles).items()):
         raise IllegalAction("You do not hold those mole cards")

@@ -35,11 +35,17 @@ class TableActor:
     timer_due: float | None = None
     timer_body: dict[str, Any] | None = None
     message: str = ""
+    message_params: dict[str, Any] = field(default_factory=dict)
     message_at: float = 0.0
     client: Client | None = None
     offline: set[str] = field(default_factory=set)
     #: The countdown second the screens were last drawn with.
     shown_left: int | None = None
+
+    @property
+    def language(self) -> str:
+        """What this table speaks now (hub.toml's, or what the host chose on the panel)."""
+        return self.menu.language
 
     @property
     def playing(self) -> bool:

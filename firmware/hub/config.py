@@ -20,6 +20,7 @@ Hub (``/etc/coffre/hub.toml``)::
     stations = ["p1", "p2", "p3", "p4", "p5"]
     # colours = ["red", "yellow", ...]   # seat colours, default the key set's order
     # reveal_delay = 3.0                  # seconds between safes; 0 = host presses next
+    language = "fr"                       # what stations and the hub display speak: fr | en
 
     keyset = "/etc/coffre/keys.toml"      # optional; default: the virtual key set
 """
@@ -33,6 +34,7 @@ from pathlib import Path
 from firmware.hub.table import Seating
 from firmware.link import protocol as proto
 from firmware.link.config import ConfigError, broker_section
+from firmware.link.lang import LANGUAGES
 from firmware.link.mqtt import BrokerConfig
 from hardware.keys import COLOURS
 
@@ -48,6 +50,8 @@ class TableConfig:
     reveal_delay: float = 0.0
     #: Fixed seed for every game (reproducible simulations and tests); None: random.
     seed: int | None = None
+    #: What the stations and the hub display speak (``fr``, ``en``); the host may change it.
+    language: str = LANGUAGES[0]
 
     def __post_init__(self) -> None:
         """Refuse at start what would break the table mid-game (a typo in hub.toml)."""
@@ -67,6 +71,8 @@ class TableConfig:
             raise ValueError(f"table {self.name}: seed must be a whole number")
         if self.seed is not None and not 0 <= self.seed < 2**63:
             raise ValueError(f"table {self.name}: seed must be 0 to 2**63-1")
+        if self.language not in LANGUAGES:
+            raise ValueError(f"table {self.name}: language must be one of {', '.join(LANGUAGES)}")
 
     def seating(self) -> Seating:
         # Past the 8 colours of a box (Identités cryptées seats 16), seats go by number.
@@ -100,6 +106,7 @@ def load_hub(path: str | Path) -> HubSettings:
                     colours=t.get("colours"),
                     reveal_delay=float(t.get("reveal_delay", 0.0)),
                     seed=t.get("seed"),
+                    language=str(t.get("language", LANGUAGES[0])),
                 )
             )
         except KeyError as exc:

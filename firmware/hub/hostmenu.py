@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.link.lang import LANGUAGES, N_, _
 from firmware.link.protocol import HostCommand
+from firmware.link.render import scroll_title
 
 CONFIRM_SECONDS = 4.0
 #: The screen shows this many menu rows at a time (it scrolls with the cursor).
@@ -27,11 +29,57 @@ GAME_OPTIONS: dict[str, list[tuple[str, list[Any]]]] = {
 }
 
 
+#: What the host reads for each game and option (ids stay in the code and the store).
+GAME_NAMES = {
+    "secret-identity": N_("Secret Identity"),
+    "incognito": N_("Incognito"),
+    "identiquest": N_("Identiquest"),
+    "ultra-secret": N_("Ultra Secret"),
+    "identites-cryptees": N_("Identités cryptées"),
+}
+OPTION_NAMES = {
+    "mode": N_("Mode"),
+    "mystery": N_("Numbers"),
+    "lang": N_("Words"),
+    "countdown": N_("Countdown"),
+    "give": N_("Gift"),
+    "dial": N_("Dial"),
+    "interrupt_window": N_("Window"),
+}
+VALUE_NAMES = {
+    "competitive": N_("competitive"),
+    "coop": N_("co-op"),
+    "keys": N_("keys"),
+    "dealt": N_("dealt"),
+    "fr": N_("French"),
+    "en": N_("English"),
+    "top": N_("top gem"),
+    "choose": N_("chosen"),
+    "strict": N_("strict"),
+    "free": N_("free"),
+}
+
+
+def game_name(game_id: str) -> str:
+    """A game's name as the table reads it."""
+    return _(GAME_NAMES[game_id]) if game_id in GAME_NAMES else game_id
+
+
+def option_text(name: str, value: Any) -> str:
+    """One option as the host reads it ("Countdown: 5 s", "Window: off")."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        shown = _("off") if value == 0 else _("{n} s", n=value)
+    else:
+        shown = _(VALUE_NAMES[value]) if value in VALUE_NAMES else str(value)
+    return _("{option}: {value}", option=_(OPTION_NAMES.get(name, name)), value=shown)
+
+
 @dataclass
 class HostMenu:
     """Menu state; ``press`` returns the command a button press makes, if any.
 
-    Rows: the game, the number of players, the game's options, Start.
+    Rows: the game, the number of players, the game's options, the table's language,
+    Start.
     """
 
     games: list[str]
@@ -44,6 +92,8 @@ class HostMenu:
     limits: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Chosen option values per game (index into GAME_OPTIONS' values).
     chosen: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: What the table speaks (hub.toml's ``language`` until the host changes it).
+    language: str = LANGUAGES[0]
 
     @property
     def game_id(self) -> str:
@@ -54,8 +104,12 @@ class HostMenu:
         return GAME_OPTIONS.get(self.game_id, [])
 
     @property
-    def start_row(self) -> int:
+    def language_row(self) -> int:
         return 2 + len(self.option_rows)
+
+    @property
+    def start_row(self) -> int:
+        return self.language_row + 1
 
     def options(self) -> dict[str, Any]:
         """The options the host chose for the current game."""
@@ -84,6 +138,9 @@ class HostMenu:
             elif self.row == 1:
                 lo, hi = self._range()
                 self.players = lo + (self.players - lo + step) % (hi - lo + 1)
+            elif self.row == self.language_row:
+                i = (LANGUAGES.index(self.language) + step) % len(LANGUAGES)
+                self.language = LANGUAGES[i]
             elif self.row < self.start_row:
                 name, values = self.option_rows[self.row - 2]
                 picks = self.chosen.setdefault(self.game_id, {})
@@ -109,17 +166,28 @@ class HostMenu:
 
     def lines(self, now: float) -> list[str]:
         """The idle menu's visible lines (cursor marked with '>'; scrolls past 4 rows)."""
-        rows = [f"Game: {self.game_id}", f"Players: {self.players}"]
-        rows += [f"{name}: {value}" for name, value in self.options().items()]
-        rows.append("Start")
-        marked = [("> " if i == self.row else "  ") + r for i, r in enumerate(rows)]
-        top = min(max(0, self.row - VISIBLE_ROWS + 1), max(0, len(rows) - VISIBLE_ROWS))
-        return marked[top : top + VISIBLE_ROWS]
+        marked = [("> " if i == self.row else "  ") + r for i, r in enumerate(self._rows())]
+        return marked[self._top() : self._top() + VISIBLE_ROWS]
+
+    def title(self) -> str:
+        """The idle title, with a scroll marker when rows lie above or below the screen."""
+        return scroll_title(_("New game"), self._top(), VISIBLE_ROWS, len(self._rows()))
+
+    def _rows(self) -> list[str]:
+        rows = [game_name(self.game_id), _("Players: {n}", n=self.players)]
+        rows += [option_text(name, value) for name, value in self.options().items()]
+        rows.append(_("Language: {name}", name=_(VALUE_NAMES[self.language])))
+        rows.append(_("Start"))
+        return rows
+
+    def _top(self) -> int:
+        rows = len(self._rows())
+        return min(max(0, self.row - VISIBLE_ROWS + 1), max(0, rows - VISIBLE_ROWS))
 
     def prompt(self, now: float) -> str | None:
         """A confirmation prompt while a destructive press waits for its second press."""
         if self.armed and now - self.armed_at <= CONFIRM_SECONDS:
-            return "Again to undo" if self.armed == "back" else "Again to abort game"
+            return _("Again to undo") if self.armed == "back" else _("Again to abort game")
         return None
 
     def state(self) -> dict[str, Any]:
@@ -128,4 +196,5 @@ class HostMenu:
             "players": self.players,
             "row": self.row,
             "options": self.options(),
+            "language": self.language,
         }

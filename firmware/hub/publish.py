@@ -16,6 +16,7 @@ import msgspec
 from device.panel import Panel
 from firmware.hub.actor import NOTE_SECONDS, TableActor
 from firmware.link import protocol as proto
+from firmware.link.lang import _, refusal, speaking
 from firmware.link.render import render_lines
 
 
@@ -29,6 +30,10 @@ class Publisher:
 
     def all(self, actor: TableActor, *, hub_ready: bool = False) -> None:
         """Every seat's screen, ``public``, the hub status and the host screen, if changed."""
+        with speaking(actor.language):
+            self._all(actor, hub_ready=hub_ready)
+
+    def _all(self, actor: TableActor, *, hub_ready: bool) -> None:
         t = actor.topics
         table = actor.table
         rev = (actor.record.game_no * 1_000_000 + table.events) if table and actor.record else 0
@@ -76,26 +81,33 @@ class Publisher:
         actor.published[topic] = payload
         self.send(actor, topic, payload, retain=True)
 
-    def note(self, actor: TableActor, text: str) -> None:
-        """A short note on the hub display's last line, for NOTE_SECONDS."""
-        actor.message, actor.message_at = text, self.clock()
+    def note(self, actor: TableActor, msgid: str, params: dict[str, Any] | None = None) -> None:
+        """A short note on the hub display's title, for NOTE_SECONDS (spoken when shown)."""
+        actor.message, actor.message_at = msgid, self.clock()
+        actor.message_params = dict(params or {})
 
     def host(self, actor: TableActor) -> None:
+        with speaking(actor.language):
+            self._host(actor)
+
+    def _host(self, actor: TableActor) -> None:
         now = self.clock()
         table = actor.table
         if table is not None:
             title, lines = table.binding.host_screen(table)
             if table.over:
-                title = "Game over"
+                title = _("Game over")
         else:
-            title, lines = "coffre: new game", actor.menu.lines(now)
+            title, lines = actor.menu.title(), actor.menu.lines(now)
         if actor.message and now - actor.message_at > NOTE_SECONDS:
             actor.message = ""  # a note is news, not a fixture: it gives its line back
-        note = actor.menu.prompt(now) or actor.message
+        note = actor.menu.prompt(now) or (
+            refusal(actor.message, actor.message_params) if actor.message else ""
+        )
         if note:
             title = note  # the title, so no seat's line on the track is ever hidden
         if actor.offline:
-            title = "Offline: " + " ".join(sorted(actor.offline))
+            title = _("Offline: {stations}", stations=" ".join(sorted(actor.offline)))
         payload = proto.encode({"title": title, "lines": lines})
         self.retained(actor, actor.topics.host_screen, payload)
         if self.panel is not None and actor is self.panel_actor:
@@ -107,6 +119,6 @@ def idle_screen(actor: TableActor, station: str) -> proto.Screen:
     return proto.Screen(
         rev=0,
         title=f"coffre {actor.config.name}",
-        lines=(f"Station {station}", "Waiting for the host"),
+        lines=(_("Station {name}", name=station), _("Waiting for the host")),
         led=(0, 0, 0),
     )

@@ -32,6 +32,7 @@ from firmware.hub.publish import Publisher
 from firmware.hub.store import GameRecord, Store
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
+from firmware.link.lang import N_, refusal, speaking
 from firmware.link.mqtt import BrokerConfig, Client, Message, Will
 from hardware.keys import KeySet, load_keyset
 from rules import get_game
@@ -69,7 +70,9 @@ class Hub:
             lacking = [c for c in cfg.colours or () if c not in self.keys.colours]
             if lacking:
                 raise ValueError(f"table {cfg.name}: the key set has no {lacking[0]} keys")
-            menu = HostMenu(games, max_players=len(cfg.stations), limits=limits)
+            menu = HostMenu(
+                games, max_players=len(cfg.stations), limits=limits, language=cfg.language
+            )
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
         self.store = Store(store_path, exclusive=True)
         # The hub's session is persistent, so its client id is fixed; it is also secret (a
@@ -200,7 +203,7 @@ class Hub:
             cmd = actor.menu.press(msg.payload.decode(), playing=actor.playing, now=self.clock())
             if cmd is not None:
                 self._host_command(actor, cmd)
-            self.out.host(actor)
+            self.out.all(actor)  # the language may have changed: the idle stations too
             return
         for actor in self.actors.values():
             parsed = actor.topics.parse_station_topic(msg.topic)
@@ -233,6 +236,12 @@ class Hub:
     def _ack(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
         self.out.send(actor, actor.topics.station(station, "ack"), proto.encode(ack))
 
+    @staticmethod
+    def _say(actor: TableActor, msgid: str, params: dict[str, Any] | None = None) -> str:
+        """A refusal or notice in the table's language."""
+        with speaking(actor.language):
+            return refusal(msgid, params)
+
     def _station_input(self, actor: TableActor, station: str, payload: bytes) -> None:
         try:
             inp = proto.decode_input(payload)
@@ -240,7 +249,7 @@ class Hub:
             self._ack(actor, station, proto.Ack(proto.salvage_id(payload), False, str(exc)))
             return
         if station not in actor.config.stations:
-            self._ack(actor, station, proto.Ack(inp.id, False, "Unknown station"))
+            self._ack(actor, station, proto.Ack(inp.id, False, self._say(actor, "Unknown station")))
             return
         source_id = f"{actor.config.name}/{station}/{inp.id}"
         prior = self.store.answer(source_id)
@@ -264,13 +273,15 @@ class Hub:
             self._apply(actor, body, source_id)
         except IllegalAction as exc:
             # Remembered, so a late copy of this input gets this answer, not a new one.
-            self.store.remember(source_id, False, exc.message)
-            self._ack(actor, station, proto.Ack(inp.id, False, exc.message))
+            message = self._say(actor, exc.msgid, exc.params)
+            self.store.remember(source_id, False, message)
+            self._ack(actor, station, proto.Ack(inp.id, False, message))
             return
         except Exception:
             # A bug, not the player's fault: say so, keep the table as it was.
             log.exception("hub: input %s from %s failed", inp.id, station)
-            self._ack(actor, station, proto.Ack(inp.id, False, "Hub error: tell the host"))
+            message = self._say(actor, "Hub error: tell the host")
+            self._ack(actor, station, proto.Ack(inp.id, False, message))
             return
         self._ack(actor, station, proto.Ack(inp.id, True, ""))
 
@@ -328,7 +339,7 @@ class Hub:
                 self._start(actor, cmd)
                 if source_id:
                     self.store.remember(source_id, True, "")
-                self.out.note(actor, "Game started")
+                self.out.note(actor, N_("Game started"))
                 return
             table = actor.table
             if table is None or table.over:
@@ -350,21 +361,25 @@ class Hub:
                     self.store.remember(source_id, True, "")
                 self.out.all(actor)
             actor.message = ""
-        except (IllegalAction, RulesError) as exc:
+        except IllegalAction as exc:
+            if source_id:
+                self.store.remember(source_id, False, exc.message)
+            self.out.note(actor, exc.msgid, exc.params)
+        except RulesError as exc:
             if source_id:
                 self.store.remember(source_id, False, str(exc)[:63])
             self.out.note(actor, str(exc))
         except Exception:
             log.exception("hub: host command %s failed", cmd.cmd)
-            self.out.note(actor, "Hub error: see its log")
+            self.out.note(actor, N_("Hub error: see its log"))
 
     def _start(self, actor: TableActor, cmd: proto.HostCommand) -> None:
         game = cmd.game or actor.menu.games[actor.menu.game]
         players = cmd.players or actor.menu.players
         if game not in bound_games():
-            raise IllegalAction(f"No table binding for {game}")
+            raise IllegalAction("No table binding for {game}", game=game)
         if players > len(actor.config.stations):
-            raise IllegalAction(f"Only {len(actor.config.stations)} stations here")
+            raise IllegalAction("Only {n} stations here", n=len(actor.config.stations))
         seed = cmd.seed if cmd.seed is not None else actor.config.seed
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "big") >> 1  # 63 bits: no brute force

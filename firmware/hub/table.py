@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from firmware.link.lang import colour, short_colour
 from firmware.link.protocol import Input, Screen
 from hardware.keys import Key, KeySet
 from rules import get_game
@@ -62,7 +63,12 @@ class Seating:
         return self.colours.index(colour) if colour in self.colours else None
 
     def name(self, seat: int) -> str:
-        return self.colours[seat].capitalize()
+        """The seat's colour in the table's language ("Red", "Rouge")."""
+        return colour(self.colours[seat])
+
+    def short(self, seat: int) -> str:
+        """The seat in three letters for lists, none alike ("Blu", "Blk")."""
+        return short_colour(self.colours[seat])
 
 
 @dataclass

@@ -15,8 +15,12 @@ from firmware.link.protocol import Screen
 
 WIDTH, HEIGHT = 128, 64
 LINE_H = 12
+CHAR_W = 6
 CHARS = 21
 BODY_LINES = 4
+#: Scroll markers: the font has no arrows, so :func:`render` draws these two itself.
+DOWN, UP = "▼", "▲"
+_ARROWS = (DOWN, UP)
 
 
 @lru_cache(maxsize=1)
@@ -34,6 +38,9 @@ def glass(text: str) -> str:
         return text
     out = []
     for char in text:
+        if char in _ARROWS:
+            out.append(char)
+            continue
         char = _SPELL.get(char, char)
         if char.encode("latin-1", "ignore").decode("latin-1") != char:
             plain = unicodedata.normalize("NFKD", char).encode("latin-1", "ignore")
@@ -61,6 +68,32 @@ def wrap(text: str, count: int, width: int = CHARS) -> list[str]:
     return rows
 
 
+def scroll_marker(top: int, shown: int, total: int) -> str:
+    """"1-3/6 ▼": which rows of a list are on the screen, and which way the rest lies."""
+    if total <= shown:
+        return ""
+    last = min(total, top + shown)
+    arrow = DOWN if last < total else UP
+    return f"{top + 1}-{last}/{total} {arrow}"
+
+
+def scroll_title(title: str, top: int, shown: int, total: int) -> str:
+    """A title bar with the list's scroll marker at its right end."""
+    marker = scroll_marker(top, shown, total)
+    if not marker:
+        return title
+    room = CHARS - len(marker) - 1
+    head = glass(title)
+    head = head if len(head) <= room else head[: room - 1] + "~"
+    return f"{head:<{room}} {marker}"
+
+
+def window(items: list[str], top: int, shown: int) -> tuple[list[str], int]:
+    """The ``shown`` items from ``top`` (kept in range) and the top actually used."""
+    top = max(0, min(top, len(items) - shown))
+    return items[top : top + shown], top
+
+
 def blank() -> Image.Image:
     return Image.new("1", (WIDTH, HEIGHT), 0)
 
@@ -72,12 +105,12 @@ def render(screen: Screen, *, show_secret: bool, toast: str | None = None) -> Im
     secret = screen.secret if show_secret else None
     title = secret.title if secret and secret.title else screen.title
     draw.rectangle((0, 0, WIDTH - 1, LINE_H - 1), fill=255)
-    draw.text((1, 0), fit(title), font=font(), fill=0)
+    _text(draw, (1, 0), fit(title), fill=0)
     if secret is not None:
         _secret_body(img, draw, secret.big, secret.lines)
     else:
         for i, line in enumerate(screen.lines[:BODY_LINES]):
-            draw.text((1, LINE_H + 1 + i * LINE_H), fit(line), font=font(), fill=255)
+            _text(draw, (1, LINE_H + 1 + i * LINE_H), fit(line), fill=255)
     if toast:
         _toast(draw, toast)
     return img
@@ -96,7 +129,7 @@ def _secret_body(
         img.paste(scaled, ((WIDTH - scaled.width) // 2, top))
         return
     for i, line in enumerate(lines[:BODY_LINES]):
-        draw.text((1, top + i * LINE_H), fit(line), font=font(), fill=255)
+        _text(draw, (1, top + i * LINE_H), fit(line), fill=255)
 
 
 def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
@@ -116,7 +149,23 @@ def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
     top = HEIGHT - height
     draw.rectangle((0, top, WIDTH - 1, HEIGHT - 1), fill=0, outline=255)
     for i, row in enumerate(rows):
-        draw.text((3, top + 2 + i * LINE_H), row, font=font(), fill=255)
+        _text(draw, (3, top + 2 + i * LINE_H), row, fill=255)
+
+
+def _text(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, *, fill: int) -> None:
+    """A line in the bitmap font, with the scroll arrows drawn as small triangles."""
+    if not any(a in text for a in _ARROWS):
+        draw.text(xy, text, font=font(), fill=fill)
+        return
+    x, y = xy
+    for char in text:
+        if char == DOWN:
+            draw.polygon([(x, y + 3), (x + 4, y + 3), (x + 2, y + 7)], fill=fill)
+        elif char == UP:
+            draw.polygon([(x, y + 7), (x + 4, y + 7), (x + 2, y + 3)], fill=fill)
+        else:
+            draw.text((x, y), char, font=font(), fill=fill)
+        x += CHAR_W
 
 
 def render_lines(title: str, lines: list[str]) -> Image.Image:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from firmware.hub.hostmenu import CONFIRM_SECONDS, HostMenu
+from firmware.link.lang import speaking
 
 
 def menu() -> HostMenu:
@@ -71,15 +72,44 @@ def test_menu_lines_mark_the_cursor() -> None:
 def test_game_options_on_the_panel() -> None:
     """The host picks co-op and dealt numbers on the panel; Start carries them."""
     m = menu()
-    for button in ("next", "next", "ok", "next", "ok", "next"):
+    for button in ("next", "next", "ok", "next", "ok", "next", "next"):
         m.press(button, playing=False, now=0)
     assert m.row == m.start_row
     assert m.lines(0)[-1] == "> Start" and len(m.lines(0)) == 4
     cmd = m.press("ok", playing=False, now=0)
     assert cmd is not None and cmd.options == {"mode": "coop", "mystery": "dealt"}
     m.press("prev", playing=False, now=0)
+    m.press("prev", playing=False, now=0)
     m.press("ok", playing=False, now=0)  # dealt -> keys again
     assert m.options()["mystery"] == "keys"
+
+
+def test_language_row_switches_the_menu_language() -> None:
+    """The language row flips the table between English and French; the menu speaks it."""
+    m = menu()
+    m.row = m.language_row
+    with speaking(m.language):
+        assert m.lines(0)[-1] == "> Language: English"
+    m.press("ok", playing=False, now=0)
+    assert m.language == "fr"
+    with speaking(m.language):
+        assert m.lines(0)[-1] == "> Langue : français"
+        assert m.title() == "Nouvelle partie 3-6/6 ▲"
+    assert m.state()["language"] == "fr"
+
+
+def test_menu_names_games_and_options_not_ids() -> None:
+    """The host reads game names and option words, never ids like secret-identity."""
+    m = menu()
+    m.game = 1
+    with speaking("fr"):
+        assert m.lines(0)[0] == "> Incognito"
+        assert "  Mots : français" in m.lines(0)
+        assert "  Compte à rebours : 5 s" in m.lines(0)
+    m.game = 0
+    with speaking("en"):
+        assert m.lines(0)[0] == "> Secret Identity"
+        assert m.lines(0)[2] == "  Mode: competitive"
 
 
 def test_each_game_keeps_its_own_options() -> None:

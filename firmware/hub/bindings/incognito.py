@@ -44,7 +44,7 @@ class IncognitoBinding:
                 raise IllegalAction("That card is not for this game")
             voter = table.seating.seat_of_colour(key.colour)
             if voter is None or voter >= table.players:
-                raise IllegalAction(f"Nobody plays {key.colour}")
+                raise IllegalAction("Nobody plays {colour}", colour=key.colour)
             if phase != "vote":
                 raise IllegalAction("Not voting time")
             return {"rules": {"type": "vote", "seat": voter, "drawer": seat, "number": key.number}}

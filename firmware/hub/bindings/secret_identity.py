@@ -14,7 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.hub.table import Table
+from firmware.link import lang
+from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
+from firmware.link.render import CHARS
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 
@@ -69,7 +72,7 @@ class SecretIdentityBinding:
             }
         voter = table.seating.seat_of_colour(key.colour)
         if voter is None or voter >= table.players:
-            raise IllegalAction(f"Nobody plays {key.colour}")
+            raise IllegalAction("Nobody plays {colour}", colour=key.colour)
         if voter == seat:
             raise IllegalAction("That's your own safe")
         return {"rules": {"type": "vote", "seat": voter, "safe": seat, "number": key.number}}
@@ -131,8 +134,7 @@ class SecretIdentityBinding:
         name = table.seating.name
         coop = pub["mode"] == "coop"
         phase = pub["phase"]
-        head = f"T{pub['round']}/{pub['rounds']}" if coop else f"R{pub['round']}/{pub['rounds']}"
-        title = f"{name(seat)} {head} {phase.capitalize()}"
+        title = _("{seat} {head} {phase}", seat=name(seat), head=_head(pub), phase=_phase(phase))
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
         if phase == "over":
@@ -144,12 +146,12 @@ class SecretIdentityBinding:
         elif phase == "vote":
             cast = pub["seats"][seat]["votes_cast"]
             others = table.players - 1
-            waiting = [name(s["seat"]) for s in pub["seats"] if s["votes_cast"] < others]
+            waiting = [s["seat"] for s in pub["seats"] if s["votes_cast"] < others]
             lines = [
-                f"Your votes: {cast}/{others}",
-                f"In your safe: {pub['seats'][seat]['votes_in']}/{others}",
-                "Waiting: " + (" ".join(w[:3] for w in waiting) or "-"),
-                "Tap keys on others",
+                _("Your votes: {n}/{of}", n=cast, of=others),
+                _("In your safe: {n}/{of}", n=pub["seats"][seat]["votes_in"], of=others),
+                _waiting(table, waiting),
+                _("Tap keys on others") if cast < others else _("Votes done: wait"),
             ]
             led = ACT_LED if cast < others else READY_LED
         else:  # reveal
@@ -164,15 +166,17 @@ class SecretIdentityBinding:
         lines: list[str] = []
         need_key = pub["mystery"] == "keys" and not me["my_mystery"]
         if need_key:
-            lines.append("Tap a mystery key")
+            lines.append(_("Tap a mystery key"))
+        elif pub["mystery"] == "dealt" and not me["ready"]:
+            lines.append(_("Lift flap: your number"))
         if not me["ready"]:
-            lines.append(f"Pictos placed: < {self.cursor(table, seat)} >")
-            lines.append("Turn knob, press = ok")
+            lines.append(_("Pictos placed: < {n} >", n=self.cursor(table, seat)))
+            lines.append(_("Turn knob, press = ok"))
         else:
-            waiting = sum(1 for s in pub["seats"] if not s["ready"] or not s["mystery_locked"])
-            lines.append(f"Ready ({me['pictos_placed']} pictos)")
-            lines.append(f"Waiting for {waiting} more")
-        lines.append(f"Pictos in hand: {me['pictos_left']}")
+            waiting = [s["seat"] for s in pub["seats"] if not s["ready"] or not s["mystery_locked"]]
+            lines.append(plural("Ready ({n} picto)", "Ready ({n} pictos)", me["pictos_placed"]))
+            lines.append(_waiting(table, waiting))
+        lines.append(_("Pictos in hand: {n}", n=me["pictos_left"]))
         busy = need_key or not me["ready"]
         return lines, ACT_LED if busy else READY_LED
 
@@ -182,82 +186,152 @@ class SecretIdentityBinding:
         lines: list[str] = []
         if opened:
             last = opened[-1]
-            right = [name(v)[:3] for v in last["right"]]
-            lines.append(f"{name(last['safe'])}'s key: {last['mystery']}")
-            lines.append("Right: " + (" ".join(right) or "nobody"))
-            lines.append(f"{name(last['safe'])} +{last['points']}")
+            right = [v["voter"] for v in last["votes"] if v["right"]]
+            lines.append(_("{seat}'s key: {n}", seat=name(last["safe"]), n=last["mystery"]))
+            shown = " ".join(table.seating.short(v) for v in right)
+            lines.append(_("Right: {who}", who=shown or _("nobody")))
+            lines.append(_("{seat} +{n} pts", seat=name(last["safe"]), n=last["points"]))
         else:
-            lines.append("Safes open in order")
+            lines.append(_("Safes open in order"))
+        if pub["next_safe"] is not None and not self.reveal_delay:
+            lines = lines[:2]
+            lines.append(_("Wait for the host"))
         me = pub["seats"][seat]
-        lines.append(f"Your score: {me['score']}")
+        lines.append(_("Your score: {n}", n=me["score"]))
         return lines
 
     def _coop_lines(
         self, table: Table, me: dict[str, Any], pub: dict[str, Any], seat: int
     ) -> tuple[list[str], tuple[int, int, int]]:
         active = pub["active"]
-        team = pub["team"]["score"]
+        team = _("Team: {n}", n=pub["team"]["score"])
         if seat == active and pub["phase"] == "prepare":
             lines, led = self._prepare_lines(table, me, pub, seat)
-            return [*lines[:3], f"Team: {team}"], led
+            if me["ready"] and not pub["seats"][seat]["mystery_locked"]:
+                lines[-2] = _("Waiting for your key")
+            return [*lines[:3], team], led
+        last = _last_turn(table, pub)
         if pub["phase"] == "answer":
             if seat == active:
-                return [
-                    "Team: tap one key",
-                    "here, then press",
-                    "to open the safe",
-                    f"Team: {team}",
-                ], ACT_LED
+                if pub["answered"]:
+                    return [_("Team answered"), _("Press to open"), last, team], ACT_LED
+                return [_("Team: tap one key"), _("here, then press"), last, team], ACT_LED
+            answer = me["answer"]
             return [
-                f"Guess {table.seating.name(active)}'s key",
-                "Agree, then tap it",
-                "on the active safe",
-                f"Team: {team}",
+                _("Guess {seat}'s key", seat=table.seating.name(active)),
+                _("Team answer: {n}", n=answer) if answer else _("Agree, tap it on"),
+                _("Tap again to change") if answer else _("the active safe"),
+                team,
             ], READY_LED
-        return [f"{table.seating.name(active)} is preparing", f"Team: {team}"], READY_LED
+        return [_("{seat} is preparing", seat=table.seating.name(active)), last, team], READY_LED
 
     def _final_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
         if pub["mode"] == "coop":
             result = pub["result"] or {}
-            text = str(result.get("text", ""))
-            return [f"Right answers: {result.get('right', 0)}", *_wrap(text, 3)]
+            right = int(result.get("right", 0))
+            band = _(BANDS.get(int(result.get("band", [0])[0]), ""))
+            return [
+                plural("{n} right answer", "{n} right answers", right),
+                _last_turn(table, pub),
+                *_wrap(band, 2),
+            ]
+        ranks = lang.ranks(pub["ranking"] or [])
         lines = []
-        for place, group in enumerate(pub["ranking"] or [], start=1):
+        for group in pub["ranking"] or []:
             for s in group:
-                lines.append(f"{place}. {table.seating.name(s):<7}{pub['seats'][s]['score']:>3}")
-        mine = next(i for i, g in enumerate(pub["ranking"], start=1) if seat in g)
-        me = f"You: #{mine} {table.seating.name(seat)} {pub['seats'][seat]['score']} pts"
+                score = pub["seats"][s]["score"]
+                lines.append(f"{ranks[s]}. {table.seating.name(s):<8}{score:>3}")
+        me = _("You: #{rank}, {n} pts", rank=ranks[seat], n=pub["seats"][seat]["score"])
         return [me, *lines][:4]
 
     def _secret(self, table: Table, me: dict[str, Any]) -> Secret | None:
         pub = me["table"]
         if pub["mode"] == "coop":
             if me["active"] and me["my_mystery"]:
-                return Secret(title="Your mystery key", big=str(me["my_mystery"]))
+                return Secret(title=_("Your mystery key"), big=str(me["my_mystery"]))
             return None
         number = me["my_mystery"]
         if pub["phase"] == "vote" and me["my_votes"]:
-            name = table.seating.name
-            votes = [f"{name(v['safe'])[:3]} {v['number']}" for v in me["my_votes"]]
+            short = table.seating.short
+            votes = [f"{short(v['safe'])} {v['number']}" for v in me["my_votes"]]
             rows = [" ".join(votes[i : i + 3]) for i in range(0, len(votes), 3)]
-            return Secret(title=f"Your key: {number or '?'}", lines=("Your votes:", *rows))
+            title = _("Your key: {n}", n=number or "?")
+            return Secret(title=title, lines=(_("Your votes:"), *rows))
         if number:
-            return Secret(title="Your mystery key", big=str(number))
-        return Secret(title="Your mystery key", lines=("No key yet",))
+            return Secret(title=_("Your mystery key"), big=str(number))
+        return Secret(title=_("Your mystery key"), lines=(_("No key yet"),))
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
         name = table.seating.name
-        title = f"R{pub['round']}/{pub['rounds']} {pub['phase']}"
+        title = _("{head} {phase}", head=_head(pub), phase=_phase(pub["phase"]))
         if pub["mode"] == "coop":
             team = pub["team"]
-            return title, [f"Team track: {team['position']}" + ("+30" * team["markers"])]
+            track = _("Team track: {n}", n=team["position"]) + ("+30" * team["markers"])
+            return title, [track, _last_turn(table, pub)]
         cells = []
         for s in pub["seats"]:
             laps = "*" * s["markers"]
             cells.append(f"{name(s['seat'])[:5]:<5}{s['position']:>2}{laps}")
         rows = ["  ".join(cells[i : i + 2]) for i in range(0, len(cells), 2)]
         return title, rows[:4]
+
+
+#: The co-op result, by the lowest score of its band (RULES.md's bands, said at the table).
+BANDS = {
+    0: N_("Locked out: the safes kept their secrets"),
+    3: N_("Warming up: a few safes cracked"),
+    6: N_("Fine crew: most safes gave way"),
+    9: N_("Master safecrackers!"),
+}
+
+_PHASES = {
+    "prepare": N_("Prepare"),
+    "vote": N_("Vote"),
+    "reveal": N_("Reveal"),
+    "answer": N_("Answer"),
+    "over": N_("Over"),
+}
+
+
+def _phase(phase: str) -> str:
+    return _(_PHASES[phase]) if phase in _PHASES else phase
+
+
+def _head(pub: dict[str, Any]) -> str:
+    """ "R2/4" (rounds) or "T3/8" (co-op turns), in the table's language."""
+    if pub["mode"] == "coop":
+        return _("T{n}/{of}", n=pub["round"], of=pub["rounds"])
+    return _("R{n}/{of}", n=pub["round"], of=pub["rounds"])
+
+
+def _waiting(table: Table, seats: list[int]) -> str:
+    """Who the table waits for, in three-letter colours, or how many when too many to list."""
+    if not seats:
+        return _("Waiting: -")
+    names = " ".join(table.seating.short(s) for s in seats)
+    line = _("Waiting: {who}", who=names)
+    return (
+        line
+        if len(line) <= CHARS
+        else plural("Waiting for {n} more", "Waiting for {n} more", len(seats))
+    )
+
+
+def _last_turn(table: Table, pub: dict[str, Any]) -> str:
+    """What the last co-op turn showed: the right number, and whether the team had it."""
+    history = pub["history"]
+    if not history:
+        return ""
+    last = history[-1]
+    if last["right"]:
+        return _("T{n}: {key} right!", n=last["turn"], key=last["mystery"])
+    return _(
+        "T{n}: was {key}, not {answer}",
+        n=last["turn"],
+        key=last["mystery"],
+        answer=last["answer"] or "-",
+    )
 
 
 def make_binding(**settings: Any) -> SecretIdentityBinding:

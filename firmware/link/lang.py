@@ -1,0 +1,142 @@
+"""The language layer: every text a player or host reads, in French or English.
+
+Texts are gettext messages: the English text is the message id, written in code as
+``_("Not your turn")`` (or ``plural("{n} picto", "{n} pictos", n)``), with ``{name}``
+fields filled from keyword parameters. The catalogues live in ``locale/<lang>/LC_MESSAGES/``
+(``coffre.po`` written by hand, ``coffre.mo`` compiled from it by
+``python -m firmware.tools.catalogue``) and are read with the standard library's
+``gettext``, so a station or a table display needs nothing more than the hub does.
+
+The language is table-wide: the hub speaks a table's language while it handles that
+table (:func:`speaking`), so the code that builds a screen never passes it around.
+Engines raise refusals with an English message id and parameters; :func:`refusal`
+turns one into the table's language.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+#: The languages a table can speak; the first is the default of a table with none set.
+LANGUAGES = ("en", "fr")
+DOMAIN = "coffre"
+LOCALE_DIR = Path(__file__).with_name("locale")
+
+_current: ContextVar[str] = ContextVar("coffre_language", default=LANGUAGES[0])
+
+
+def check_language(code: str) -> str:
+    """``code`` if it is a language a table can speak, else a readable ValueError."""
+    if code not in LANGUAGES:
+        raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, not {code!r}")
+    return code
+
+
+@cache
+def catalogue(code: str) -> gettext.NullTranslations:
+    """The compiled catalogue of a language (loaded once)."""
+    return gettext.translation(DOMAIN, localedir=LOCALE_DIR, languages=[check_language(code)])
+
+
+def current() -> str:
+    """The language spoken now."""
+    return _current.get()
+
+
+@contextmanager
+def speaking(code: str) -> Iterator[None]:
+    """Speak ``code`` inside the block (the hub wraps each table's work in this)."""
+    token = _current.set(check_language(code))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def _(msgid: str, /, **params: Any) -> str:
+    """``msgid`` in the language spoken now, its ``{fields}`` filled from ``params``."""
+    text = catalogue(current()).gettext(msgid)
+    return text.format(**params) if params else text
+
+
+def plural(singular: str, plural_: str, n: int, /, **params: Any) -> str:
+    """The singular or plural text for ``n`` (``{n}`` is filled too)."""
+    text = catalogue(current()).ngettext(singular, plural_, n)
+    return text.format(n=n, **params)
+
+
+def N_(msgid: str, /) -> str:
+    """Mark ``msgid`` for the catalogue without translating it yet (module constants)."""
+    return msgid
+
+
+def refusal(msgid: str, params: Mapping[str, Any] | None = None) -> str:
+    """A refusal (an engine's or a binding's message id and parameters) in the table's language."""
+    params = dict(params or {})
+    # Parameters that are themselves message ids (a colour, a card) are spoken too.
+    spoken = {k: _(v) if isinstance(v, str) else v for k, v in params.items()}
+    try:
+        return _(msgid, **spoken)
+    except (KeyError, IndexError, ValueError):
+        return msgid
+
+
+# --- words every game uses ----------------------------------------------------------------
+
+#: The seat colours of a box, as the catalogue knows them.
+COLOUR_NAMES = {
+    "red": N_("Red"),
+    "yellow": N_("Yellow"),
+    "green": N_("Green"),
+    "blue": N_("Blue"),
+    "black": N_("Black"),
+    "purple": N_("Purple"),
+    "orange": N_("Orange"),
+    "white": N_("White"),
+}
+#: Three-letter forms for lists, chosen so no two look alike ("Blu"/"Bla" did).
+COLOUR_SHORT = {
+    "red": N_("Red|short"),
+    "yellow": N_("Yel|short"),
+    "green": N_("Grn|short"),
+    "blue": N_("Blu|short"),
+    "black": N_("Blk|short"),
+    "purple": N_("Pur|short"),
+    "orange": N_("Org|short"),
+    "white": N_("Wht|short"),
+}
+
+
+def colour(name: str) -> str:
+    """A seat colour's name ("red" -> "Red" / "Rouge"); seats past a box's colours by number."""
+    if name in COLOUR_NAMES:
+        return _(COLOUR_NAMES[name])
+    if name.startswith("seat") and name[4:].isdigit():
+        return _("Seat {n}", n=name[4:]).replace(" ", "")
+    return name.capitalize()
+
+
+def short_colour(name: str) -> str:
+    """A seat colour in three letters for lists ("Blu", "Blk"; "S9" past the box)."""
+    if name in COLOUR_SHORT:
+        return _(COLOUR_SHORT[name])
+    if name.startswith("seat") and name[4:].isdigit():
+        return "S" + name[4:]
+    return name[:3].capitalize()
+
+
+def ranks(groups: list[list[int]]) -> dict[int, int]:
+    """Standard competition ranks ("1, 2, 2, 4") of seats grouped best first."""
+    out: dict[int, int] = {}
+    place = 1
+    for group in groups:
+        for seat in group:
+            out[seat] = place
+        place += len(group)
+    return out
