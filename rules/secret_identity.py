@@ -270,9 +270,9 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
         if not 0 <= a.safe < st.players:
             raise IllegalAction("No such safe")
         if st.phase != VOTE:
-            raise IllegalAction(
-                "Voting has not started" if st.phase == PREPARE else "Voting is closed"
-            )
+            if st.phase == PREPARE:
+                raise IllegalAction("Voting has not started")
+            raise IllegalAction("Voting is closed")
         t = a.safe
         if t == s:
             raise IllegalAction("That's your own safe")

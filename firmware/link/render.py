@@ -69,7 +69,7 @@ def wrap(text: str, count: int, width: int = CHARS) -> list[str]:
 
 
 def scroll_marker(top: int, shown: int, total: int) -> str:
-    """"1-3/6 ▼": which rows of a list are on the screen, and which way the rest lies."""
+    """ "1-3/6 ▼": which rows of a list are on the screen, and which way the rest lies."""
     if total <= shown:
         return ""
     last = min(total, top + shown)

@@ -103,7 +103,10 @@ def update() -> None:
         new = Catalog(locale=code, domain=DOMAIN, project="coffre", fuzzy=False)
         for msgid, where in sorted(found.items(), key=lambda kv: key(kv[0])):
             prior = old.get(msgid if isinstance(msgid, str) else msgid[0])
-            string: Any = prior.string if prior else ""
+            same_form = prior is not None and isinstance(prior.id, tuple) == isinstance(
+                msgid, tuple
+            )
+            string: Any = prior.string if prior is not None and same_form else ""
             if code == "en" and not (string if isinstance(string, str) else all(string)):
                 string = msgid
             new.add(

@@ -29,6 +29,7 @@ import msgspec
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
+from firmware.link.lang import N_
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import wrap
 from rules.core import Action, action_to_json
@@ -62,7 +63,7 @@ def plain(action: Action) -> dict[str, Any]:
 class IdentitesCrypteesBinding(KnobMenus):
     """Knob menus, hidden cards under the flap, the interrupt window's timer."""
 
-    tap_refusal = "No cards to tap in this game: use the knob"
+    tap_refusal = N_("No cards to tap in this game: use the knob")
 
     # --- a seat's station state ---------------------------------------------------
 

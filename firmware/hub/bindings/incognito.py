@@ -18,8 +18,10 @@ import math
 from typing import Any
 
 from firmware.hub.table import Table
+from firmware.link import lang
+from firmware.link.lang import N_, _
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import glass
+from firmware.link.render import glass, scroll_title, window
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 
@@ -56,7 +58,7 @@ class IncognitoBinding:
             raise IllegalAction("The host starts the next round")
         if inp.kind == "knob":
             if phase == "vote":
-                top = max(0, len(pub["list"]) - LIST_WINDOW)
+                top = max(0, len(pub["list"]) - self.list_window(table, seat))
             elif phase == "reveal":
                 top = table.players - 1  # page 0: your results; then each other drawing
             else:
@@ -74,6 +76,13 @@ class IncognitoBinding:
         rnd, phase, value = table.ui.get(f"scroll:{seat}", (0, "", 0))
         pub = table.view(None)
         return int(value) if (rnd, phase) == (pub["round"], pub["phase"]) else 0
+
+    @staticmethod
+    def list_window(table: Table, seat: int) -> int:
+        """Words shown at once while voting: one fewer while the seat still has cards to lay
+        (that line says where to lay them)."""
+        pub = table.view(None)
+        return LIST_WINDOW - 1 if len(pub["voted"][seat]) < table.players - 1 else LIST_WINDOW
 
     # --- host and timers ---------------------------------------------------------
 
@@ -108,8 +117,13 @@ class IncognitoBinding:
         phase = pub["phase"]
         left = self.seconds_left(table)
         clock = "" if left is None else f" {left}s"
-        label = {"draw": "Draw", "vote": "Vote", "reveal": "Results", "over": "Over"}[phase]
-        title = f"{table.seating.name(seat)} R{pub['round']}/{pub['rounds']} {label}{clock}"
+        title = _(
+            "{seat} R{n}/{of} {phase}",
+            seat=table.seating.name(seat),
+            n=pub["round"],
+            of=pub["rounds"],
+            phase=_(_PHASES[phase]),
+        )
         led = IDLE_LED
         if phase == "draw":
             lines, busy = self._draw_lines(table, pub, seat, left)
@@ -118,9 +132,10 @@ class IncognitoBinding:
         elif phase == "reveal":
             page = self.scroll(table, seat)
             if page == 0:
-                lines = [*self._reveal_lines(table, pub, seat), "Knob: each drawing"]
+                lines = [*self._reveal_lines(table, pub, seat), _("Knob: each drawing")]
             else:
                 lines = self._drawing_lines(table, pub, (seat + page) % table.players)
+                lines[0] = scroll_title(lines[0], page, 1, table.players)
             busy = False
         else:
             lines, busy = self._final_lines(table, pub, seat), False
@@ -129,7 +144,7 @@ class IncognitoBinding:
         secret = self._secret(table, me, clock)
         return Screen(
             rev=0,
-            title=glass(title),
+            title=glass(title + clock),
             lines=tuple(glass(line) for line in lines),
             secret=Secret(title=glass(secret.title), lines=tuple(glass(x) for x in secret.lines)),
             led=led,
@@ -138,102 +153,131 @@ class IncognitoBinding:
     def _draw_lines(
         self, table: Table, pub: dict[str, Any], seat: int, left: int | None
     ) -> tuple[list[str], bool]:
-        lines = ["Draw your word in:", *_wrap(pub["places"][seat], 2)]
+        lines = [_("Draw your word in:"), *_wrap(pub["places"][seat], 2)]
         done = pub["done"][seat]
         if not done:
-            lines.append(f"STOP in {left}s! Press" if left is not None else "Press knob when done")
+            lines.append(
+                _("STOP in {n}s! Press", n=left) if left is not None else _("Press knob when done")
+            )
         else:
             waiting = pub["done"].count(False)
-            lines.append(f"Done. Stop in {left}s" if left is not None else f"Done; {waiting} left")
+            lines.append(
+                _("Done. Stop in {n}s", n=left)
+                if left is not None
+                else _("Done; {n} drawing", n=waiting)
+            )
         return lines, not done
 
     def _vote_lines(self, table: Table, pub: dict[str, Any], seat: int) -> tuple[list[str], bool]:
         others = table.players - 1
         laid = len(pub["voted"][seat])
-        start = self.scroll(table, seat)
         words = [f"{i + 1} {w}" for i, w in enumerate(pub["list"])]
+        shown, top = window(words, self.scroll(table, seat), self.list_window(table, seat))
         if laid < others:
-            head = f"Cards laid {laid}/{others}"
+            head = _("Cards laid {n}/{of}", n=laid, of=others)
         else:
             late = sum(1 for row in pub["voted"] if len(row) < others)
-            head = f"All laid; {late} voting"
-        return [head, *words[start : start + LIST_WINDOW]], laid < others
+            head = _("All laid; {n} voting", n=late)
+        head = scroll_title(head, top, len(shown), len(words))
+        hint = [_("Tap cards on others")] if laid < others else []
+        return [head, *shown, *hint], laid < others
 
     def _reveal_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
         reveal = pub["reveal"]
         others = table.players - 1
         drawing = reveal["drawings"][seat]
         found = sum(1 for d in reveal["drawings"] if seat in d["finders"])
-        lines = [
-            f"Round +{reveal['points'][seat]}, total {pub['scores'][seat]}",
+        return [
+            _("Round +{n}, total {total}", n=reveal["points"][seat], total=pub["scores"][seat]),
             f"#{drawing['number']} {drawing['word']}",
-            f"Found by {len(drawing['finders'])}/{others}, you {found}/{others}",
+            _(
+                "Found by {n}/{of}, you {mine}/{of}",
+                n=len(drawing["finders"]),
+                of=others,
+                mine=found,
+            ),
         ]
-        return lines
 
     def _drawing_lines(self, table: Table, pub: dict[str, Any], drawer: int) -> list[str]:
         """One drawing's results: its word, who found it, its drawer's points."""
         name = table.seating.name
         reveal = pub["reveal"]
         drawing = reveal["drawings"][drawer]
-        found = "Found: " + (" ".join(name(v)[:3] for v in drawing["finders"]) or "nobody")
+        finders = " ".join(table.seating.short(v) for v in drawing["finders"])
+        found = _("Found: {who}", who=finders or _("nobody"))
         if len(found) > WIDTH:
-            found = f"Found by {len(drawing['finders'])} of {table.players - 1}"
+            found = _("Found by {n} of {of}", n=len(drawing["finders"]), of=table.players - 1)
         return [
-            f"{name(drawer)} drew #{drawing['number']}",
+            _("{seat} drew #{n}", seat=name(drawer), n=drawing["number"]),
             drawing["word"],
             found,
-            f"{name(drawer)} +{reveal['points'][drawer]}, total {pub['scores'][drawer]}",
+            _(
+                "{seat} +{n}, total {total}",
+                seat=name(drawer),
+                n=reveal["points"][drawer],
+                total=pub["scores"][drawer],
+            ),
         ]
 
     def _final_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
         ranking = pub["ranking"] or []
-        mine = next(i for i, g in enumerate(ranking, start=1) if seat in g)
+        ranks = lang.ranks(ranking)
         points = pub["reveal"]["points"][seat]
-        lines = [f"You: #{mine} (round +{points})"]
-        for place, group in enumerate(ranking, start=1):
+        lines = [_("You: #{rank} (round +{n})", rank=ranks[seat], n=points)]
+        for group in ranking:
             for s in group:
-                lines.append(f"{place}. {table.seating.name(s):<7}{pub['scores'][s]:>3}")
+                lines.append(f"{ranks[s]}. {table.seating.name(s):<8}{pub['scores'][s]:>3}")
         return lines[:4]
 
     def _secret(self, table: Table, me: dict[str, Any], clock: str) -> Secret:
         pub = me["table"]
         rows = [me["word"]]
         if me["number"] is not None:
-            rows.append(f"Number {me['number']} on the list")
+            rows.append(_("Number {n} on the list", n=me["number"]))
         if pub["phase"] == "vote":
-            name = table.seating.name
-            cards = [f"{name(d)[:3]} {n}" for d, n in enumerate(me["votes"]) if n is not None]
+            short = table.seating.short
+            cards = [f"{short(d)} {n}" for d, n in enumerate(me["votes"]) if n is not None]
             laid = [" ".join(cards[i : i + 3]) for i in range(0, len(cards), 3)]
-            rows += laid or ["No card laid"]
-        return Secret(title=f"Your secret word{clock}", lines=tuple(rows[:4]))
+            rows += laid or [_("No card laid")]
+        return Secret(title=_("Your secret word") + clock, lines=tuple(rows[:4]))
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        name = table.seating.name
+        short = table.seating.short
         left = self.seconds_left(table)
-        clock = "" if left is None else f" STOP {left}s"
-        title = f"R{pub['round']}/{pub['rounds']} {pub['phase']}{clock}"
+        clock = "" if left is None else _(" STOP {n}s", n=left)
         phase = pub["phase"]
+        title = _("R{n}/{of} {phase}", n=pub["round"], of=pub["rounds"], phase=_(_PHASES[phase]))
+        title += clock
         if phase == "draw":
-            waiting = [name(s)[:3] for s, d in enumerate(pub["done"]) if not d]
-            still = "Drawing: " + " ".join(waiting)
+            waiting = [short(s) for s, d in enumerate(pub["done"]) if not d]
+            still = _("Drawing: {who}", who=" ".join(waiting))
             if len(still) > WIDTH:
-                still = f"Still drawing: {len(waiting)}"
-            return title, [f"Done drawing: {pub['done'].count(True)}/{table.players}", still]
+                still = _("Still drawing: {n}", n=len(waiting))
+            done = _("Done drawing: {n}/{of}", n=pub["done"].count(True), of=table.players)
+            return title, [done, still]
         if phase == "vote":
             words = [f"{i + 1} {w}"[:10] for i, w in enumerate(pub["list"])]
             rows = [f"{words[i]:<10} {words[i + 1]}" for i in range(0, len(words) - 1, 2)]
             others = table.players - 1
             complete = sum(1 for row in pub["voted"] if len(row) == others)
-            return title, [glass(r) for r in [*rows[:3], f"Voted: {complete}/{table.players}"]]
+            voted = _("Voted: {n}/{of}", n=complete, of=table.players)
+            return title, [glass(r) for r in [*rows[:3], voted]]
         points = pub["reveal"]["points"]
-        cells = [f"{name(s)[:3]} +{points[s]}={pub['scores'][s]}" for s in range(table.players)]
+        cells = [f"{short(s)} +{points[s]}={pub['scores'][s]}" for s in range(table.players)]
         pairs = [cells[i : i + 2] for i in range(0, len(cells), 2)]
         rows = [" ".join(f"{c:<10}" for c in pair).rstrip() for pair in pairs]
         if phase == "reveal":
-            rows.append("Next: new round")
+            rows.append(_("Next: new round"))
         return title, [glass(row) for row in rows[:4]]
+
+
+_PHASES = {
+    "draw": N_("Draw"),
+    "vote": N_("Vote"),
+    "reveal": N_("Results"),
+    "over": N_("Over"),
+}
 
 
 def make_binding(**settings: Any) -> IncognitoBinding:

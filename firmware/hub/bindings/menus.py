@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.hub.table import Table
+from firmware.link.lang import N_
 from firmware.link.protocol import Input
 from rules.core import IllegalAction
 
@@ -29,7 +30,7 @@ class KnobMenus:
     """Knob and press handling for a binding made of menus and secret pages."""
 
     #: The refusal for a tapped tag (these games have no NFC cards).
-    tap_refusal = "No cards in this game: use the knob"
+    tap_refusal = N_("No cards in this game: use the knob")
 
     # --- what each binding says -------------------------------------------------------
 
@@ -59,7 +60,7 @@ class KnobMenus:
 
     def idle_message(self, table: Table, seat: int) -> str:
         """The refusal for a press when the seat has nothing to choose."""
-        return "Nothing for you to do now"
+        return N_("Nothing for you to do now")
 
     # --- shared -------------------------------------------------------------------------
 

@@ -311,11 +311,7 @@ def _waiting(table: Table, seats: list[int]) -> str:
         return _("Waiting: -")
     names = " ".join(table.seating.short(s) for s in seats)
     line = _("Waiting: {who}", who=names)
-    return (
-        line
-        if len(line) <= CHARS
-        else plural("Waiting for {n} more", "Waiting for {n} more", len(seats))
-    )
+    return line if len(line) <= CHARS else _("Waiting for {n} more", n=len(seats))
 
 
 def _last_turn(table: Table, pub: dict[str, Any]) -> str:

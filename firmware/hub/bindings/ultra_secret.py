@@ -32,6 +32,7 @@ from typing import Any
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
+from firmware.link.lang import N_
 from firmware.link.protocol import Screen, Secret
 from rules.core import Action, action_to_json
 
@@ -418,8 +419,8 @@ class UltraSecretBinding(KnobMenus):
     def idle_message(self, table: Table, seat: int) -> str:
         pub = table.view(None)
         if pub["phase"] in ("hide", "bug", "dial", "informant", "flight"):
-            return "Done: wait for the others"
-        return "Nothing to choose now"
+            return N_("Done: wait for the others")
+        return N_("Nothing to choose now")
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
