@@ -79,12 +79,16 @@ def N_(msgid: str, /) -> str:
 def refusal(msgid: str, params: Mapping[str, Any] | None = None) -> str:
     """A refusal (an engine's or a binding's message id and parameters) in the table's language."""
     params = dict(params or {})
-    # Parameters that are themselves message ids (a colour, a card) are spoken too.
-    spoken = {k: _(v) if isinstance(v, str) else v for k, v in params.items()}
+    # Parameters that are words themselves (a colour, a card) are spoken too.
+    spoken = {k: _word(v) if isinstance(v, str) else v for k, v in params.items()}
     try:
         return _(msgid, **spoken)
     except (KeyError, IndexError, ValueError):
         return msgid
+
+
+def _word(value: str) -> str:
+    return colour(value).lower() if value in COLOUR_NAMES else _(value)
 
 
 # --- words every game uses ----------------------------------------------------------------

@@ -74,7 +74,8 @@ def scroll_marker(top: int, shown: int, total: int) -> str:
         return ""
     last = min(total, top + shown)
     arrow = DOWN if last < total else UP
-    return f"{top + 1}-{last}/{total} {arrow}"
+    rows = f"{top + 1}" if last == top + 1 else f"{top + 1}-{last}"  # a page: "3/4"
+    return f"{rows}/{total} {arrow}"
 
 
 def scroll_title(title: str, top: int, shown: int, total: int) -> str:

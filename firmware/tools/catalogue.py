@@ -5,7 +5,8 @@
 
 Message ids are extracted from ``rules/`` and ``firmware/`` wherever the code writes
 ``_("...")``, ``N_("...")``, ``plural("...", "...", n)`` or ``IllegalAction("...")``.
-The English catalogue's texts start as their ids and may then be reworded by hand
+The English catalogue's texts start as their ids (less a ``|context`` suffix that
+tells two uses of one English word apart, as in ``Red|short``) and may then be reworded by hand
 without touching the code; the French ones are written by hand. ``update`` keeps
 every text already written, adds new ids (untranslated in French: ``check`` then
 fails), drops unused ones and compiles each ``coffre.po`` to the ``coffre.mo`` the
@@ -108,7 +109,7 @@ def update() -> None:
             )
             string: Any = prior.string if prior is not None and same_form else ""
             if code == "en" and not (string if isinstance(string, str) else all(string)):
-                string = msgid
+                string = english(msgid)
             new.add(
                 msgid,
                 string,
@@ -119,6 +120,13 @@ def update() -> None:
         with path.open("wb") as f:
             write_po(f, new, width=100, omit_header=False, no_location=True, sort_output=True)
         compile_one(code)
+
+
+def english(msgid: MsgId) -> MsgId:
+    """The English text an id starts with: itself, less any ``|context`` suffix."""
+    if isinstance(msgid, tuple):
+        return tuple(english(m) for m in msgid)  # type: ignore[misc]
+    return msgid.split("|", 1)[0]
 
 
 def compile_one(code: str) -> None:

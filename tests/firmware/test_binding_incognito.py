@@ -10,6 +10,7 @@ import pytest
 from msgspec.structs import replace
 
 from firmware.hub.bindings.incognito import glass, make_binding
+from firmware.link.lang import speaking
 from firmware.hub.table import Seating, Table
 from firmware.link.protocol import Input, Screen
 from hardware.keys import COLOURS, load_keyset
@@ -157,23 +158,37 @@ def test_inputs_out_of_their_phase_are_refused() -> None:
 
 
 def test_knob_scrolls_the_list_within_bounds_and_resets_each_round() -> None:
-    """The list shows 3 words; the knob scrolls 0..3 and a new round starts at the top."""
+    """Two words and where to lay cards (a marker says which of the 6 show); the knob
+    scrolls 0..4 and a new round starts at the top."""
     table = make(3)
     all_done(table)
     words = table.view(None)["list"]
     screen = table.binding.station_screen(table, 0)
-    assert list(screen.lines[1:]) == [f"{i + 1} {w}" for i, w in enumerate(words[:3])]
+    assert screen.lines[0] == "Laid 0/2      1-2/6 ▼"
+    assert list(screen.lines[1:3]) == [f"{i + 1} {w}" for i, w in enumerate(words[:2])]
+    assert screen.lines[3] == "Tap cards on others"
     send(table, 0, "knob", step=8)
-    assert table.binding.station_screen(table, 0).lines[1:] == tuple(
-        f"{i + 4} {w}" for i, w in enumerate(words[3:])
-    )
+    lines = table.binding.station_screen(table, 0).lines
+    assert lines[1:3] == tuple(f"{i + 5} {w}" for i, w in enumerate(words[4:]))
+    assert lines[0].endswith("5-6/6 ▲")
     send(table, 0, "knob", step=-1)
-    assert table.binding.station_screen(table, 0).lines[1] == f"3 {words[2]}"
+    assert table.binding.station_screen(table, 0).lines[1] == f"4 {words[3]}"
     assert table.binding.station_screen(table, 1).lines[1] == f"1 {words[0]}"
     vote_all(table)
     send_next(table)
     all_done(table)
     assert table.binding.station_screen(table, 0).lines[1].startswith("1 ")
+
+
+def test_vote_list_in_french_fits_and_pages() -> None:
+    """In French the vote screen speaks French, fits 21 columns and shows its marker."""
+    table = make(6)
+    all_done(table)
+    with speaking("fr"):
+        lines = table.binding.station_screen(table, 0).lines
+    assert lines[0] == "Posées 0/5    1-2/6 ▼"
+    assert lines[3] == "Pose chez les autres"
+    assert all(len(line) <= 21 for line in lines)
 
 
 def send_next(table: Table) -> None:
@@ -201,7 +216,7 @@ def test_vote_countdown_fills_the_late_cards_and_results_show_everywhere() -> No
         assert lines[3] == "Knob: each drawing"
     _title, rows = table.binding.host_screen(table)
     for seat in range(4):
-        name = table.seating.name(seat)[:3]
+        name = table.seating.short(seat)
         assert f"{name} +{pub['reveal']['points'][seat]}={pub['scores'][seat]}" in " ".join(rows)
 
 
@@ -274,7 +289,8 @@ def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> 
 
 
 def test_screens_spell_words_the_latin1_font_lacks() -> None:
-    """A word like "cœur" reaches the glass as "coeur": every screen string is Latin-1."""
+    """A word like "cœur" reaches the glass as "coeur": every screen string is Latin-1
+    (but for the scroll arrows, which the renderer draws itself)."""
     assert glass("cœur d’or…") == "coeur d'or..."
     seed = next(
         s for s in range(500) if any("œ" in make(3, seed=s).view(p)["word"] for p in range(3))
@@ -285,7 +301,7 @@ def test_screens_spell_words_the_latin1_font_lacks() -> None:
         screen = table.binding.station_screen(table, seat)
         assert screen.secret is not None
         text = screen.title + "".join(screen.lines) + "".join(screen.secret.lines)
-        text.encode("latin-1")
+        text.replace("▼", "").replace("▲", "").encode("latin-1")
         assert "oe" in "".join(screen.secret.lines) or seat != _seat_with_oe(table)
     "".join(table.binding.host_screen(table)[1]).encode("latin-1")
 
@@ -303,7 +319,7 @@ def test_knob_browses_each_drawing_after_the_round() -> None:
     send(table, 1, "knob", step=2)
     drawing = reveal["drawings"][3]
     lines = table.binding.station_screen(table, 1).lines
-    assert lines[:2] == (f"Blue drew #{drawing['number']}", drawing["word"])
+    assert lines[:2] == (f"Blue drew #{drawing['number']}    3/4 ▼", drawing["word"])
     assert lines[3] == f"Blue +{reveal['points'][3]}, total {table.view(None)['scores'][3]}"
     send(table, 1, "knob", step=8)
     assert table.binding.station_screen(table, 1).lines[0].startswith("Red drew #")

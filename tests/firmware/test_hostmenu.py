@@ -94,7 +94,7 @@ def test_language_row_switches_the_menu_language() -> None:
     assert m.language == "fr"
     with speaking(m.language):
         assert m.lines(0)[-1] == "> Langue : français"
-        assert m.title() == "Nouvelle partie 3-6/6 ▲"
+        assert m.title() == "Partie        2-5/6 ▼"
     assert m.state()["language"] == "fr"
 
 

@@ -174,10 +174,10 @@ class IncognitoBinding:
         words = [f"{i + 1} {w}" for i, w in enumerate(pub["list"])]
         shown, top = window(words, self.scroll(table, seat), self.list_window(table, seat))
         if laid < others:
-            head = _("Cards laid {n}/{of}", n=laid, of=others)
+            head = _("Laid {n}/{of}", n=laid, of=others)
         else:
             late = sum(1 for row in pub["voted"] if len(row) < others)
-            head = _("All laid; {n} voting", n=late)
+            head = _("Done, {n} left", n=late)
         head = scroll_title(head, top, len(shown), len(words))
         hint = [_("Tap cards on others")] if laid < others else []
         return [head, *shown, *hint], laid < others
