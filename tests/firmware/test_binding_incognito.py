@@ -10,8 +10,8 @@ import pytest
 from msgspec.structs import replace
 
 from firmware.hub.bindings.incognito import glass, make_binding
-from firmware.link.lang import speaking
 from firmware.hub.table import Seating, Table
+from firmware.link.lang import speaking
 from firmware.link.protocol import Input, Screen
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
