@@ -80,15 +80,17 @@ def refusal(msgid: str, params: Mapping[str, Any] | None = None) -> str:
     """A refusal (an engine's or a binding's message id and parameters) in the table's language."""
     params = dict(params or {})
     # Parameters that are words themselves (a colour, a card) are spoken too.
-    spoken = {k: _word(v) if isinstance(v, str) else v for k, v in params.items()}
+    spoken = {k: _word(k, v) if isinstance(v, str) else v for k, v in params.items()}
     try:
         return _(msgid, **spoken)
     except (KeyError, IndexError, ValueError):
         return msgid
 
 
-def _word(value: str) -> str:
-    return colour(value).lower() if value in COLOUR_NAMES else _(value)
+def _word(key: str, value: str) -> str:
+    if value in COLOUR_NAMES:  # a seat by its name, a gem's colour as an adjective
+        return colour(value) if key == "seat" else colour(value).lower()
+    return _(value)
 
 
 # --- words every game uses ----------------------------------------------------------------
@@ -103,6 +105,7 @@ COLOUR_NAMES = {
     "purple": N_("Purple"),
     "orange": N_("Orange"),
     "white": N_("White"),
+    "pink": N_("Pink"),
 }
 #: Three-letter forms for lists, chosen so no two look alike ("Blu"/"Bla" did).
 COLOUR_SHORT = {
@@ -114,6 +117,7 @@ COLOUR_SHORT = {
     "purple": N_("Pur|short"),
     "orange": N_("Org|short"),
     "white": N_("Wht|short"),
+    "pink": N_("Pnk|short"),
 }
 
 

@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from firmware.hub.bindings.identiquest import IdentiquestBinding, Menu, gem_codes, make_binding
 from firmware.hub.table import Seating, Table
+from firmware.link.lang import refusal
 from firmware.link.protocol import Input, Screen
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
@@ -38,8 +39,9 @@ def refused(table: Table, seat: int, kind: str, **fields: Any) -> str:
     with pytest.raises(IllegalAction) as err:
         send(table, seat, kind, **fields)
     assert (table.state, dict(table.ui), table.events) == before
-    assert 0 < len(err.value.message) <= 63
-    return err.value.message
+    spoken = refusal(err.value.msgid, err.value.params)  # what the station shows
+    assert 0 < len(spoken) <= 63
+    return spoken
 
 
 def menus(table: Table) -> IdentiquestBinding:

@@ -22,16 +22,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from firmware.hub.bindings.menus import KnobMenus
 from firmware.hub.table import Table
+from firmware.link import lang
+from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from rules.core import IllegalAction
+from firmware.link.render import scroll_marker
+from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
 ACT_LED = (255, 160, 0)
 WIDTH = 21
 #: Menu items shown at once under a header line.
 WINDOW = 3
-BACK = "Back"
+BACK = N_("Back")
 #: One letter per seat colour on the summary lines (black is K, as in CMYK).
 SEAT_LETTER = {
     "red": "R",
@@ -84,39 +88,42 @@ class IdentiquestBinding:
         """``(label, value)`` of each line of a menu; ``value`` None is Back."""
         pub = table.view(None)
         name = table.seating.name
+        back = (_(BACK), None)
         if menu.name == "main":
-            return [("Steal 2 gems", "steal"), ("Accuse a player", "who")]
+            return [(_("Steal 2 gems"), "steal"), (_("Accuse a player"), "who")]
         if menu.name == "steal":
             slots = [
-                (f"{i + 1} {gem}{' *' if i == menu.pick else ''}", i)
+                (f"{i + 1} {gem_name(gem)}{' *' if i == menu.pick else ''}", i)
                 for i, gem in enumerate(pub["market"])
             ]
-            return [*slots, (BACK, None)]
+            return [*slots, back]
         if menu.name == "who":
             others = [(seat + k) % table.players for k in range(1, table.players)]
-            return [(f"{name(p):<7}{_status(pub, p)}", p) for p in others] + [(BACK, None)]
+            return [(f"{name(p):<7}{_status(pub, p)}", p) for p in others] + [back]
         if menu.name == "colour":
             assert menu.target is not None
             row = pub["suspects"][menu.target]
             colours = [
-                (f"{c}{'  x' if row[i] == 'x' else ''}", c) for i, c in enumerate(pub["colours"])
+                (f"{gem_name(c)}{'  x' if row[i] == 'x' else ''}", c)
+                for i, c in enumerate(pub["colours"])
             ]
-            return [*colours, (BACK, None)]
+            return [*colours, back]
         # give: the colours in the giver's loot, topmost first, with counts
         loot = table.view(seat)["loot"]
         order = list(dict.fromkeys(reversed(loot)))
-        return [(f"{c} ({loot.count(c)})", c) for c in order]
+        return [(f"{gem_name(c)} ({loot.count(c)})", c) for c in order]
 
     # --- inputs ----------------------------------------------------------------
 
     def translate(self, table: Table, seat: int, inp: Input) -> dict[str, Any]:
         if inp.kind == "tag":
-            raise IllegalAction("No cards in this game: use the knob")
+            raise IllegalAction(KnobMenus.tap_refusal)
         if inp.kind not in ("knob", "press"):
             raise IllegalAction("That button does nothing here")
         menu = self.menu(table, seat)
         if menu is None:
-            raise IllegalAction(self._wait_message(table))
+            msgid, params = self._wait_message(table)
+            raise IllegalAction(msgid, **params)
         items = self.items(table, seat, menu)
         if inp.kind == "knob":
             cursor = max(0, min(len(items) - 1, menu.cursor + (inp.step or 0)))
@@ -167,12 +174,13 @@ class IdentiquestBinding:
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
         table.ui[f"menu:{ui['seat']}"] = {k: v for k, v in ui.items() if k != "seat"}
 
-    def _wait_message(self, table: Table) -> str:
+    def _wait_message(self, table: Table) -> tuple[str, dict[str, Any]]:
+        """The refusal for a seat whose turn it is not (the hub speaks the seat's colour)."""
         pub = table.view(None)
-        name = table.seating.name
+        colours = table.seating.colours
         if pub["phase"] == "give":
-            return f"Wait: {name(pub['pending']['giver'])} gives gems"
-        return f"Wait: it's {name(pub['turn'])}'s turn"
+            return N_("Wait: {seat} gives gems"), {"seat": colours[pub["pending"]["giver"]]}
+        return N_("Wait: it's {seat}'s turn"), {"seat": colours[pub["turn"]]}
 
     # --- host and timers ---------------------------------------------------------
 
@@ -188,84 +196,102 @@ class IdentiquestBinding:
         me = table.view(seat)
         pub = me["table"]
         name = table.seating.name
-        gems = gem_codes(pub["colours"])
         menu = self.menu(table, seat)
-        market = f"Mkt {' '.join(gems[g] for g in pub['market'])} {pub['deck']}"
+        market = _market(pub)
         loot = pub["loot"][seat]
-        own = f"Loot {loot['size']}" + (f", top {loot['top']}" if loot["top"] else "")
-        suspects = "Sus " + _suspect_summary(table, pub)
+        own = plural("Loot {n} gem", "Loot {n} gems", loot["size"])
+        if loot["top"]:
+            own = _("Loot {n}, top {gem}", n=loot["size"], gem=gem_name(loot["top"]))
+        suspects = _("Sus {summary}", summary=_suspect_summary(table, pub))
         secret = self._secret(me)
         led = ACT_LED if menu is not None else IDLE_LED
         if pub["phase"] == "over":
-            title = f"{name(seat)}: game over"
+            title = _("{seat}: game over", seat=name(seat))
             lines = self._final_lines(table, pub, seat)
         elif menu is None:
             if pub["phase"] == "give":
                 p = pub["pending"]
-                status = f"{name(p['giver'])} gives {p['left']} to {name(p['receiver'])}"
+                status = _(
+                    "{giver} gives {n} to {receiver}",
+                    giver=table.seating.short(p["giver"]),
+                    n=p["left"],
+                    receiver=table.seating.short(p["receiver"]),
+                )
             else:
-                status = "Wait for your turn"
-            title = f"{name(seat)}: {name(pub['turn'])}'s turn"
+                status = _("Wait for your turn")
+            title = _("{seat}: {turn}'s turn", seat=name(seat), turn=name(pub["turn"]))
             lines = [market, own, suspects, status]
         elif menu.name == "give":
             p = pub["pending"]
-            title = f"{name(seat)}: give {p['left']} gems"
-            owe = f"You owe {name(p['receiver'])} {p['left']}"
-            lines = [owe, "Lift the flap to", "choose each gem", market]
+            title = plural(
+                "{seat}: give {n} gem", "{seat}: give {n} gems", p["left"], seat=name(seat)
+            )
+            owe = _("You owe {seat} {n}", seat=name(p["receiver"]), n=p["left"])
+            lines = [owe, _("Lift the flap to"), _("choose each gem"), market]
             secret = Secret(
-                title=f"Give {p['left']} to {name(p['receiver'])}",
-                lines=(f"You are {me['identity']}", *self._window(table, seat, menu)),
+                title=_("Give {n} to {seat}", n=p["left"], seat=name(p["receiver"])),
+                lines=(_you_are(me), *self._window(table, seat, menu)),
             )
         elif menu.name == "main":
-            title = f"{name(seat)}: YOUR TURN"
+            title = _("{seat}: YOUR TURN", seat=name(seat))
             lines = [market, own, *self._window(table, seat, menu, size=2)]
         elif menu.name == "steal":
-            title = f"{name(seat)}: steal 2 gems"
+            title = _("{seat}: steal 2 gems", seat=name(seat))
             if menu.pick is None:
-                head = f"Pick 2 of 5 (deck {pub['deck']})"
+                head = _("Pick 2 of 5 (deck {n})", n=pub["deck"])
             else:
-                head = f"1st {menu.pick + 1} {pub['market'][menu.pick]}; 1 more"
+                gem = gem_name(pub["market"][menu.pick])
+                head = _("1st {n} {gem}; 1 more", n=menu.pick + 1, gem=gem)
             lines = [head, *self._window(table, seat, menu)]
         elif menu.name == "who":
-            title = f"{name(seat)}: accuse who?"
-            lines = ["Wrong costs you 2", *self._window(table, seat, menu)]
+            title = _("{seat}: accuse who?", seat=name(seat))
+            lines = [_("Wrong costs you 2"), *self._window(table, seat, menu)]
         else:
             assert menu.target is not None
             left = pub["suspects"][menu.target].count("?")
-            title = f"{name(seat)}: {name(menu.target)} is..?"
-            lines = [f"{name(menu.target)}: {left} ? left", *self._window(table, seat, menu)]
+            title = _("{seat}: {target} is..?", seat=name(seat), target=name(menu.target))
+            head = _("{target}: {n} ? left", target=name(menu.target), n=left)
+            lines = [head, *self._window(table, seat, menu)]
+        last = _last_event(table, pub, seat)
+        if last and menu is None and pub["phase"] != "over":
+            lines[2] = last  # what just happened beats the suspects summary
         return Screen(rev=0, title=title[:WIDTH], lines=tuple(lines), secret=secret, led=led)
 
     def _window(self, table: Table, seat: int, menu: Menu, size: int = WINDOW) -> list[str]:
         items = self.items(table, seat, menu)
         start = max(0, min(menu.cursor - 1, len(items) - size))
-        return [
+        shown = [
             ("> " if i == menu.cursor else "  ") + label
-            for i, (label, _) in enumerate(items)
+            for i, (label, _value) in enumerate(items)
             if start <= i < start + size
         ]
+        marker = scroll_marker(start, size, len(items))
+        if marker and shown:
+            # The arrow at the end of the last row says more lies below (or above).
+            arrow = marker[-1]
+            shown[-1] = f"{shown[-1][: WIDTH - 2]:<{WIDTH - 2}} {arrow}"
+        return shown
 
     def _secret(self, me: dict[str, Any]) -> Secret:
         loot = me["loot"]
-        top = " ".join(g[:3] for g in reversed(loot[-4:]))
+        top = " ".join(gem_name(g)[:3] for g in reversed(loot[-4:]))
+        identity = gem_name(me["identity"])
         return Secret(
-            title="Your identity",
+            title=_("Your identity"),
             lines=(
-                f"You are {me['identity']}",
-                f"{me['identity']} gems: {me['score']}",
-                f"Loot: {len(loot)} gems",
-                f"Top: {top}" if loot else "Top: -",
+                _you_are(me),
+                plural("{colour} gem: {n}", "{colour} gems: {n}", me["score"], colour=identity),
+                plural("Loot: {n} gem", "Loot: {n} gems", len(loot)),
+                _("Top: {gems}", gems=top) if loot else _("Top: -"),
             ),
         )
 
     def _final_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
         ranking = pub["ranking"] or []
-        mine = next(i for i, g in enumerate(ranking, start=1) if seat in g)
-        lines = [f"You: #{mine}, {pub['scores'][seat]} gems"]
-        for place, group in enumerate(ranking, start=1):
-            for s in group:
-                who = f"{place}. {table.seating.name(s):<7}{pub['scores'][s]:>2}"
-                lines.append(f"{who} {pub['identities'][s]}")
+        ranks = lang.ranks(ranking)
+        score = pub["scores"][seat]
+        lines = [plural("You: #{rank}, {n} gem", "You: #{rank}, {n} gems", score, rank=ranks[seat])]
+        lines += _ranking_rows(table, pub)
         return [line[:WIDTH] for line in lines[:4]]
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
@@ -273,32 +299,70 @@ class IdentiquestBinding:
         name = table.seating.name
         gems = gem_codes(pub["colours"])
         if pub["phase"] == "over":
-            ranking = pub["ranking"] or []
-            rows = [
-                f"{place}. {name(s):<7}{pub['scores'][s]:>2} {pub['identities'][s]}"[:WIDTH]
-                for place, group in enumerate(ranking, start=1)
-                for s in group
-            ]
-            return f"Over ({pub['end']})", rows[:4]
+            end = _("deck empty") if pub["end"] == "deck" else _("all out")
+            return _("Over ({end})", end=end), _ranking_rows(table, pub)[:4]
         if pub["phase"] == "give":
             p = pub["pending"]
-            title = f"{name(p['giver'])} gives {p['left']} {name(p['receiver'])}"
+            title = _(
+                "{giver} gives {n} {receiver}",
+                giver=name(p["giver"]),
+                n=p["left"],
+                receiver=name(p["receiver"]),
+            )
         else:
-            title = f"Turn: {name(pub['turn'])}"
-        market = f"Mkt {' '.join(gems[g] for g in pub['market'])} {pub['deck']}"
+            title = _("Turn: {seat}", seat=name(pub["turn"]))
         cells = []
         for s, loot in enumerate(pub["loot"]):
             top = gems[loot["top"]] if loot["top"] else "--"
             cells.append(f"{_letter(table, s)}{loot['size']:>2}{top}")
         rows = [" ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
-        return title[:WIDTH], [market, *rows, "?" + _suspect_summary(table, pub)][:4]
+        return title[:WIDTH], [_market(pub), *rows, "?" + _suspect_summary(table, pub)][:4]
+
+
+def gem_name(colour: str) -> str:
+    """A gem colour in the table's language, lower case ("red" -> "rouge")."""
+    return lang.colour(colour).lower()
+
+
+def _you_are(me: dict[str, Any]) -> str:
+    return _("You are {colour}", colour=gem_name(me["identity"]))
+
+
+def _market(pub: dict[str, Any]) -> str:
+    gems = gem_codes(pub["colours"])
+    return _("Mkt {gems} {deck}", gems=" ".join(gems[g] for g in pub["market"]), deck=pub["deck"])
+
+
+def _ranking_rows(table: Table, pub: dict[str, Any]) -> list[str]:
+    ranks = lang.ranks(pub["ranking"] or [])
+    return [
+        f"{ranks[s]}. {table.seating.name(s):<7}{pub['scores'][s]:>2} "
+        f"{gem_name(pub['identities'][s])}"[:WIDTH]
+        for group in pub["ranking"] or []
+        for s in group
+    ]
+
+
+def _last_event(table: Table, pub: dict[str, Any], seat: int) -> str:
+    """The last accusation, said to everyone: who accused whom, and how it went
+    (an accusation is made out loud at the table: nothing here is secret)."""
+    if not table.actions:
+        return ""
+    last = action_to_json(table.actions[-1])
+    if last.get("type") != "accuse":
+        return ""
+    short = table.seating.short
+    who, target, colour = short(last["seat"]), short(last["target"]), gem_name(last["colour"])
+    if pub["unmasked"][last["target"]] == last["colour"]:
+        return _("{who}: {target} is {colour}!", who=who, target=target, colour=colour)
+    return _("{who}: {target} not {colour}", who=who, target=target, colour=colour)
 
 
 def _status(pub: dict[str, Any], seat: int) -> str:
     if pub["unmasked"][seat] is not None:
-        return f"is {pub['unmasked'][seat]}"
+        return _("is {colour}", colour=gem_name(pub["unmasked"][seat]))
     if pub["escaped"][seat]:
-        return "escaped"
+        return _("escaped")
     return f"{pub['suspects'][seat].count('?')}?"
 
 
@@ -325,7 +389,8 @@ def gem_codes(colours: list[str]) -> dict[str, str]:
     """A distinct two-letter code per gem colour ("re", "or", ... for the default deck)."""
     codes: dict[str, str] = {}
     for colour in colours:
-        for code in (colour[:2], colour[0] + colour[-1], *(colour[0] + str(i) for i in range(10))):
+        word = gem_name(colour)  # the code comes from the name the table reads
+        for code in (word[:2], word[0] + word[-1], *(word[0] + str(i) for i in range(10))):
             if code not in codes.values():
                 codes[colour] = code
                 break
