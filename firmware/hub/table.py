@@ -90,6 +90,9 @@ class Table:
     events: int = 0
     #: Seconds left on the binding's running timer (a countdown), set by the hub.
     timer_left: float | None = None
+    #: The public events of the last engine action: what every station may say just
+    #: happened (a safe opened, a program was played). Never a seat's private event.
+    news: list[Event] = field(default_factory=list)
     _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
     _views_at: int = -1
 
@@ -116,14 +119,16 @@ class Table:
     def commit(self, body: dict[str, Any], checked: tuple[Any, list[Event]]) -> None:
         """Apply an event that :meth:`check` accepted (after the store committed it)."""
         self.events += 1
-        new_state, _ = checked
+        new_state, evs = checked
         if "rules" in body:
             self.actions.append(decode_action(self.engine, body["rules"]))
             self.state = new_state
+            self.news = [e for e in evs if e.to is None]
         elif "undo" in body:
             self.actions.pop()
             self.state = replay(self.engine, self.players, self.options, self.seed, self.actions)
             self.ui.clear()
+            self.news = []
         else:
             self.binding.apply_ui(self, body["ui"])
 

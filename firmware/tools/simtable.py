@@ -57,6 +57,8 @@ class SimTable:
     #: "thread": the hub runs in this process; "process": a ``coffre hub`` child process.
     hub_mode: str = "thread"
     seed: int | None = None
+    #: What the table speaks (hub.toml's ``language``): stations, hub display, bots.
+    language: str = "en"
     broker: BrokerSetup = field(init=False)
     watch: PublicWatcher = field(init=False)
     hub_process: subprocess.Popen[bytes] | None = field(init=False, default=None)
@@ -74,7 +76,13 @@ class SimTable:
 
     @property
     def table_config(self) -> TableConfig:
-        return TableConfig(TABLE, self.names, reveal_delay=self.reveal_delay, seed=self.seed)
+        return TableConfig(
+            TABLE,
+            self.names,
+            reveal_delay=self.reveal_delay,
+            seed=self.seed,
+            language=self.language,
+        )
 
     @property
     def store_path(self) -> Path:

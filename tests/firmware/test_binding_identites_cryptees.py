@@ -77,8 +77,8 @@ def test_turn_menu_groups_targets_in_sub_menus() -> None:
     assert labels(t, 0) == [
         "Look Yel left",
         "Look Yel right",
-        "Look Gre left",
-        "Look Gre right",
+        "Look Grn left",
+        "Look Grn right",
         "Look Blu left",
         "Look Blu right",
         BACK,
@@ -88,10 +88,10 @@ def test_turn_menu_groups_targets_in_sub_menus() -> None:
 
 
 def test_sub_menu_press_declares_the_action() -> None:
-    """Take Pistol > aim at Gre: an equip declaration, then the window opens."""
+    """Take Pistol > aim at Grn: an equip declaration, then the window opens."""
     t = table()
     choose(t, 0, "Take Pistol >")
-    body = choose(t, 0, "Pistol at Gre")
+    body = choose(t, 0, "Pistol at Grn")
     assert body == {"rules": {"type": "equip", "seat": 0, "weapon": "pistol", "targets": [2]}}
     pub = t.view(None)["table"]
     assert pub["phase"] == "window" and pub["declared"]["weapon"] == "pistol"
@@ -115,9 +115,9 @@ def test_countdown_shows_on_every_station() -> None:
     choose(t, 0, "Take Rifle >")
     choose(t, 0, "Rifle at Yel")
     t.timer_left = 3.2
-    assert "Window 4s: pass or play" in screen_text(t, 1)
+    assert "Window 4s: pass/play" in screen_text(t, 1)
     assert "Window 4s: wait" in screen_text(t, 0)
-    assert "Red: rifle>Yel" in screen_text(t, 2)
+    assert "Red: Rifle>Yel" in screen_text(t, 2)
     assert "Aimed by" not in screen_text(t, 1)  # not aimed until the window closes
 
 
@@ -132,7 +132,7 @@ def test_window_pass_by_everyone_resolves_the_action() -> None:
     pub = t.view(None)["table"]
     assert pub["phase"] == "turn" and pub["active"] == 1
     assert "Aimed by: Red" in screen_text(t, 1)
-    assert "You: rifle>Yel" in screen_text(t, 0)
+    assert "You: Rifle>Yel" in screen_text(t, 0)
 
 
 def test_cards_stay_under_the_flap() -> None:
@@ -253,7 +253,7 @@ def test_victory_check_says_only_goes_on_or_winners() -> None:
         text = screen_text(t, 0)
         assert pub["check"]["result"] == "won"
         assert "Won: " in text and ("You win!" in text or "You lose" in text)
-        winners = " ".join(t.seating.colours[s][:3].capitalize() for s in pub["winners"])
+        winners = " ".join(t.seating.short(s) for s in pub["winners"])
         assert f"Won: {winners}" in text
 
 

@@ -134,9 +134,9 @@ def test_dial_shows_only_under_the_flap() -> None:
 def test_simultaneous_phase_shows_who_has_acted() -> None:
     """The waiting line drops a seat once it has chosen; its own screen says done."""
     t = hidden()
-    assert "Waiting: Red Yel Gre" in t.binding.station_screen(t, 2).lines
+    assert "Waiting: Red Yel Grn" in t.binding.station_screen(t, 2).lines
     choose(t, 1, "Pass (no bug)")
-    assert "Waiting: Red Gre" in t.binding.station_screen(t, 2).lines
+    assert "Waiting: Red Grn" in t.binding.station_screen(t, 2).lines
     assert t.binding.station_screen(t, 1).lines[0] == "Done. Waiting..."
     assert t.binding.station_screen(t, 1).led == (0, 0, 0)
     assert t.binding.station_screen(t, 0).led != (0, 0, 0)
@@ -309,7 +309,7 @@ def test_host_screen_shows_the_board_not_the_cards() -> None:
     t = hidden()
     title, lines = t.binding.host_screen(t)
     assert title == "T1 Bug"
-    assert lines[0] == "Ag - - -" and lines[-1] == "Wait Red Yel Gre"
+    assert lines[0] == "Ag - - -" and lines[-1] == "Wait Red Yel Grn"
 
 
 def test_advance_and_timer_do_nothing() -> None:
@@ -323,7 +323,7 @@ def test_seats_go_by_the_game_colours() -> None:
     t = table(6)
     assert t.binding.station_screen(t, 3).title.startswith("Black ")
     assert t.binding.station_screen(t, 5).title.startswith("Blue ")
-    assert "Bug H4 Bla hotel" in labels(hidden(6), 0)
+    assert "Bug H4 Blk hotel" in labels(hidden(6), 0)
 
 
 def test_free_dial_offers_every_code_and_a_closed_square_sits_out() -> None:

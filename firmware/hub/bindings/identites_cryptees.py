@@ -29,15 +29,15 @@ import msgspec
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
-from firmware.link.lang import N_
+from firmware.link.lang import N_, _
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import wrap
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
 IDLE_LED = (0, 0, 0)
-CARDS = "Cards >"
-BACK = "< Back"
+CARDS = N_("Cards >")
+BACK = N_("< Back")
 WINDOW = 4
 TIMEOUT = {"rules": {"type": "timeout"}}
 
@@ -47,11 +47,14 @@ def seat_name(table: Table, seat: int | None) -> str:
     if seat is None:
         return "-"
     colours = table.seating.colours
-    return colours[seat].capitalize() if seat < len(colours) else f"S{seat + 1}"
+    return table.seating.name(seat) if seat < len(colours) else f"S{seat + 1}"
 
 
 def short(table: Table, seat: int | None) -> str:
-    return seat_name(table, seat)[:3]
+    """A seat in three letters ("Blu", "Blk"; "S9" past the box's colours)."""
+    if seat is None:
+        return "-"
+    return table.seating.short(seat) if seat < len(table.seating.colours) else f"S{seat + 1}"
 
 
 def plain(action: Action) -> dict[str, Any]:
@@ -114,7 +117,7 @@ class IdentitesCrypteesBinding(KnobMenus):
     def menu(self, table: Table, seat: int) -> list[Option]:
         """The options a press may choose now (never empty)."""
         opened = {"seat": seat, "mode": "cards", "page": 0, "modectx": self._decision(table)}
-        cards = Option(CARDS, {"ui": opened})
+        cards = Option(_(CARDS), {"ui": opened})
         legal = self.legal(table, seat)
         if not legal:
             return [cards]
@@ -129,7 +132,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         if current and current in groups:
             back = {"ui": {"seat": seat, "group": "", "groupctx": decision}}
             subs = [Option(lb, {"rules": plain(a)}) for lb, a in groups[current]]
-            return [*subs, Option(BACK, back)]
+            return [*subs, Option(_(BACK), back)]
         top: list[Option] = []
         for group, items in groups.items():
             if len(items) == 1 or not group.endswith(">"):
@@ -144,7 +147,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         for prog in table.view(seat)["you"]["programs"]:
             if prog["card"] == card:
                 return str(prog["name"])
-        return f"program {card}"
+        return _("program {n}", n=card)
 
     def _weapon_name(self, table: Table, key: str) -> str:
         for w in table.view(None)["table"]["weapons"]:
@@ -158,50 +161,46 @@ class IdentitesCrypteesBinding(KnobMenus):
         kind = a["type"]
         who = short(table, a.get("target"))
         if kind == "investigate":
-            card = "ID" if a["card"] == "id" else a["card"]
-            return "Investigate >", f"Look {who} {card}"
+            card = _card_slot(a["card"])
+            return _("Investigate >"), _("Look {seat} {card}", seat=who, card=card)
         if kind == "equip":
             weapon = self._weapon_name(table, a["weapon"])
-            group = f"Take {weapon} >"
+            group = _("Take {weapon} >", weapon=weapon)
             targets = a["targets"]
             if not targets:
-                return group, f"Take {weapon}"
-            return group, f"{weapon[:6]} at " + "+".join(short(table, t) for t in targets)
-        if kind == "draw":
-            return "Draw a program", "Draw a program"
-        if kind == "drop":
-            return "Drop weapon", "Drop weapon"
+                return group, _("Take {weapon}", weapon=weapon)
+            aimed = "+".join(short(table, t) for t in targets)
+            return group, _("{weapon} at {targets}", weapon=weapon[:6], targets=aimed)
+        if kind in _SIMPLE:
+            text = _(_SIMPLE[kind])
+            return text, text
         if kind == "aim":
-            return "Aim >", "Aim at " + "+".join(short(table, t) for t in a["targets"])
+            aimed = "+".join(short(table, t) for t in a["targets"])
+            return _("Aim >"), _("Aim at {targets}", targets=aimed)
         if kind == "fire":
             if a.get("target") is not None:
-                return "Fire >", f"Fire at {who}"
-            return "Fire!", "Fire!"
-        if kind == "heal":
-            return "Heal target", "Heal target"
-        if kind == "pass":
-            return "Pass", "Pass"
+                return _("Fire >"), _("Fire at {seat}", seat=who)
+            return _("Fire!"), _("Fire!")
         if kind == "reveal":
-            card = "ID" if a["card"] == "id" else f"{a['card']} card"
-            return f"Reveal {card}", f"Reveal {card}"
-        if kind == "take":
-            return "Take the hit", "Take the hit"
+            text = _("Reveal {card}", card=_card_slot(a["card"], long=True))
+            return text, text
         if kind == "discard":
             name = self._program_name(table, seat, a["card"])
-            return "Discard >", f"Drop {name}"
+            return _("Discard >"), _("Drop {card}", card=name)
         if kind in ("program", "ability"):
             parts = []
             if a.get("target") is not None:
                 parts.append(who)
             if a.get("slot"):
-                parts.append("ID" if a["slot"] == "id" else a["slot"])
+                parts.append(_card_slot(a["slot"]))
             if a.get("own_slot"):
-                parts.append(f"my {a['own_slot']}")
+                parts.append(_("my {card}", card=_card_slot(a["own_slot"])))
             detail = " ".join(parts)
             if kind == "ability":
-                return "ID ability >", f"Ability {detail}".strip()
+                return _("ID ability >"), _("Ability {detail}", detail=detail).strip()
             name = self._program_name(table, seat, a["card"])
-            return f"Play {name} >", (f"{name[:10]} {detail}".strip() if detail else name)
+            group = _("Play {card} >", card=name)
+            return group, (f"{name[:10]} {detail}".strip() if detail else name)
         return kind, kind
 
     # --- host and timer --------------------------------------------------------------
@@ -224,7 +223,7 @@ class IdentitesCrypteesBinding(KnobMenus):
     def station_screen(self, table: Table, seat: int) -> Screen:
         pub = table.view(None)["table"]
         me = pub["seats"][seat]
-        state = f"{me['hp']}HP" if me["alive"] else "out"
+        state = _("{n}HP", n=me["hp"]) if me["alive"] else _("out")
         title = f"{seat_name(table, seat)} {state}"
         acting = bool(self.legal(table, seat)) and self._asked(pub, seat)
         return Screen(
@@ -243,30 +242,39 @@ class IdentitesCrypteesBinding(KnobMenus):
         return bool(pub["pending"].get("seat") == seat)
 
     def _countdown(self, table: Table) -> str:
+        """The interrupt window's seconds left (" 4s"), or "" when none runs."""
+        pub = table.view(None)["table"]
+        if pub["phase"] != "window" or not pub["window"]:
+            return ""
         left = table.timer_left
-        return "" if left is None else f" {int(left + 0.999)}s"
+        if left is None:
+            left = float(pub["window"]["seconds"])
+        return f" {int(left + 0.999)}s"
 
     def _status(self, table: Table, seat: int) -> str:
         pub = table.view(None)["table"]
         pending = pub["pending"]
         kind, who = pending["kind"], pending.get("seat")
+        name = seat_name(table, who)
         if kind == "turn":
-            return "Your turn: lift flap" if who == seat else f"{seat_name(table, who)}'s turn"
+            return _("Your turn: lift flap") if who == seat else _("{seat}'s turn", seat=name)
         if kind == "window":
             waiting = (pub["window"] or {}).get("waiting", [])
-            note = "pass or play" if seat in waiting else "wait"
-            return f"Window{self._countdown(table)}: {note}"
+            clock = self._countdown(table)
+            if seat in waiting:
+                return _("Window{clock}: pass/play", clock=clock)
+            return _("Window{clock}: wait", clock=clock)
         if kind == "respond":
             if who == seat:
-                return f"Hit! reveal or -{pending['damage']}HP"
-            return f"{seat_name(table, who)} is hit"
+                return _("Hit! reveal or -{n}HP", n=pending["damage"])
+            return _("{seat} is hit", seat=name)
         if kind == "reaim":
-            return "Re-aim your weapon" if who == seat else f"{seat_name(table, who)} re-aims"
+            return _("Re-aim your weapon") if who == seat else _("{seat} re-aims", seat=name)
         if kind == "ability":
-            return "Use your ID ability" if who == seat else f"{seat_name(table, who)}: ability"
+            return _("Use your ID ability") if who == seat else _("{seat}: ability", seat=name)
         if kind == "discard":
-            return "Discard a program" if who == seat else f"{seat_name(table, who)} discards"
-        return "Game over"
+            return _("Discard a program") if who == seat else _("{seat} discards", seat=name)
+        return _("Game over")
 
     def _declared_line(self, table: Table) -> str:
         pub = table.view(None)["table"]
@@ -276,30 +284,64 @@ class IdentitesCrypteesBinding(KnobMenus):
         actor = short(table, d.get("seat"))
         kind = d["type"]
         if kind == "investigate":
-            return f"{actor} looks at {short(table, d['target'])}"
+            return _("{who} looks at {seat}", who=actor, seat=short(table, d["target"]))
         if kind == "equip":
             targets = "+".join(short(table, t) for t in d.get("targets", []))
-            return f"{actor}: {d['weapon'][:6]}" + (f">{targets}" if targets else "")
+            weapon = self._weapon_name(table, d["weapon"])[:6]
+            return f"{actor}: {weapon}" + (f">{targets}" if targets else "")
         if kind == "fire":
             target = d.get("target")
-            return f"{actor} fires" + (f" at {short(table, target)}" if target is not None else "")
+            if target is None:
+                return _("{who} fires", who=actor)
+            return _("{who} fires at {seat}", who=actor, seat=short(table, target))
         if kind == "aim":
-            return f"{actor} aims at " + "+".join(short(table, t) for t in d["targets"])
-        return f"{actor}: {kind}"
+            aimed = "+".join(short(table, t) for t in d["targets"])
+            return _("{who} aims at {targets}", who=actor, targets=aimed)
+        return f"{actor}: {_(_SIMPLE[kind]) if kind in _SIMPLE else kind}"
+
+    def news_line(self, table: Table) -> str:
+        """What just happened, from the last action's public events (the most telling)."""
+        by_kind = {e.kind: e.data for e in table.news}
+        for kind in _NEWS_ORDER:
+            data = by_kind.get(kind)
+            if data is not None:
+                return self._news(table, kind, data)
+        return ""
+
+    def _news(self, table: Table, kind: str, data: dict[str, Any]) -> str:
+        who = short(table, data.get("seat"))
+        if kind == "eliminated":
+            return _("{who} is out", who=who)
+        if kind == "damage":
+            return _("{who} -{n}HP, {hp} left", who=who, n=data["amount"], hp=data["hp"])
+        if kind == "program":
+            target = data.get("target")
+            card = str(data.get("name", ""))[:10]
+            if target is None:
+                return _("{who} played {card}", who=who, card=card)
+            return _("{who}: {card} on {seat}", who=who, card=card, seat=short(table, target))
+        if kind in ("skip", "skip_next"):
+            return _("{who} loses a turn", who=who)
+        if kind == "heal":
+            return _("{who} healed: {hp}HP", who=who, hp=data["hp"])
+        if kind == "reveal":
+            return _("{who} shows a card", who=who)
+        if kind == "window_closed" and data.get("by") not in ("timeout", "passes"):
+            return _("Window closed")
+        return ""
 
     def _public_lines(self, table: Table, seat: int) -> list[str]:
         pub = table.view(None)["table"]
         if pub["over"]:
             winners = pub["winners"]
-            names = " ".join(short(table, s) for s in winners) or "nobody"
-            message = (pub["check"] or {}).get("message", "")
+            names = " ".join(short(table, s) for s in winners) or _("nobody")
             return [
-                *wrap(message, 1),
-                *wrap(f"Won: {names}", 2),
-                "You win!" if seat in winners else "You lose",
+                self._check_message(pub),
+                *wrap(_("Won: {who}", who=names), 2),
+                _("You win!") if seat in winners else _("You lose"),
             ]
         lines = [self._status(table, seat)]
-        declared = self._declared_line(table)
+        declared = self._declared_line(table) or self.news_line(table)
         if declared:
             lines.append(declared)
         me = pub["seats"][seat]
@@ -307,18 +349,26 @@ class IdentitesCrypteesBinding(KnobMenus):
         if weapon:
             w = next(x for x in pub["weapons"] if x["key"] == weapon)
             targets = "+".join(short(table, t) for t in w["targets"]) or "-"
-            lines.append(f"You: {w['key'][:6]}>{targets}")
+            name = self._weapon_name(table, w["key"])[:6]
+            lines.append(_("You: {weapon}>{targets}", weapon=name, targets=targets))
         aimed = [
             short(table, w["holder"])
             for w in pub["weapons"]
             if w["holder"] is not None and seat in w["targets"]
         ]
         if aimed:
-            lines.append("Aimed by: " + " ".join(aimed[:3]))
-        check = pub["check"]
-        if check:
-            lines.append(check["message"][:21])
+            lines.append(_("Aimed by: {who}", who=" ".join(aimed[:3])))
+        if pub["check"]:
+            lines.append(self._check_message(pub))
         return lines[:4]
+
+    @staticmethod
+    def _check_message(pub: dict[str, Any]) -> str:
+        check = pub["check"] or {}
+        if check.get("result") == "continues":
+            return _("The game goes on")
+        side = check.get("side") or "nobody"
+        return _(_WINS[side]) if side in _WINS else str(check.get("message", ""))
 
     # --- under the flap ----------------------------------------------------------------
 
@@ -333,38 +383,46 @@ class IdentitesCrypteesBinding(KnobMenus):
             return f"{c['name']} ({c['colour'][:1].upper()}){weight}"
 
         ident = you["id"]
+        side = _FACTIONS.get(you["faction"])
+        faction = _(side) if side else str(you["faction"])
         pages: list[tuple[str, list[str]]] = [
             (
-                "Your cards",
+                _("Your cards"),
                 [
-                    f"ID {card(ident)}",
-                    f"L {card(you['loyalty']['left'])}",
-                    f"R {card(you['loyalty']['right'])}",
-                    f"You are {you['faction']}",
+                    _("ID {card}", card=card(ident)),
+                    _("L {card}", card=card(you["loyalty"]["left"])),
+                    _("R {card}", card=card(you["loyalty"]["right"])),
+                    _("You are {side}", side=faction),
                 ],
             )
         ]
         if ident and ident.get("text"):
-            pages.append((f"ID: {ident['name']}", wrap(ident["text"], 4)))
+            pages.append((_("ID: {name}", name=ident["name"]), wrap(ident["text"], 4)))
         for prog in you["programs"]:
             pages.append((f"{prog['name']} ({prog['timing'][:4]})", wrap(prog["text"], 4)))
         seen = []
         for s in you["seen"]:
             if s["kind"] == "id":
-                seen.append(f"{short(table, s['seat'])} ID {card(s['card'])}")
+                seen.append(
+                    _("{seat} ID {card}", seat=short(table, s["seat"]), card=card(s["card"]))
+                )
             else:
-                owners = "/".join(f"{short(table, o)} {sl[:1].upper()}" for o, sl in s["owners"])
+                owners = "/".join(
+                    f"{short(table, o)} {_card_slot(sl)[:1].upper()}" for o, sl in s["owners"]
+                )
                 seen.append(f"{owners} {card(s['card'])}")
         for i in range(0, len(seen), WINDOW):
-            pages.append((f"Seen {i + 1}-{min(len(seen), i + WINDOW)}", seen[i : i + WINDOW]))
+            last = min(len(seen), i + WINDOW)
+            pages.append((_("Seen {first}-{last}", first=i + 1, last=last), seen[i:last]))
         return pages
 
     def _secret(self, table: Table, seat: int) -> Secret:
+        clock = self._countdown(table)  # the window's seconds stay in sight under the flap
         if self.paging(table, seat):
             pages = self.pages(table, seat)
             page = self.page(table, seat)
             title, lines = pages[page]
-            return Secret(title=f"{title[:16]} {page + 1}/{len(pages)}", lines=tuple(lines))
+            return Secret(title=f"{title[:16]} {page + 1}/{len(pages)}{clock}", lines=tuple(lines))
         menu = self.menu(table, seat)
         cur = self.cursor(table, seat)
         start = min(max(0, cur - 1), max(0, len(menu) - WINDOW))
@@ -372,8 +430,9 @@ class IdentitesCrypteesBinding(KnobMenus):
             ("> " if i == cur else "  ") + opt.label[:19]
             for i, opt in enumerate(menu[start : start + WINDOW], start=start)
         )
-        heading = self.group(table, seat).rstrip(" >") or "Choose"
-        return Secret(title=f"{heading[:15]} {cur + 1}/{len(menu)}", lines=rows)
+        heading = self.group(table, seat).rstrip(" >") or _("Choose")
+        room = 15 - len(clock)
+        return Secret(title=f"{heading[:room]} {cur + 1}/{len(menu)}{clock}", lines=rows)
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
@@ -387,9 +446,52 @@ class IdentitesCrypteesBinding(KnobMenus):
             if w["holder"] is not None
         ]
         pairs = [" ".join(held[i : i + 2]) for i in range(0, len(held), 2)]
-        check = pub["check"]
-        tail = [check["message"]] if check else []
+        news = self.news_line(table)
+        tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
         return title, [*rows[:2], *pairs, *tail][:4]
+
+
+_SIMPLE = {
+    "draw": N_("Draw a program"),
+    "drop": N_("Drop weapon"),
+    "heal": N_("Heal target"),
+    "pass": N_("Pass"),
+    "take": N_("Take the hit"),
+}
+_NEWS_ORDER = (
+    "eliminated",
+    "damage",
+    "skip",
+    "skip_next",
+    "program",
+    "heal",
+    "reveal",
+    "window_closed",
+)
+_WINS = {
+    "human": N_("Humans win"),
+    "machine": N_("Machines win"),
+    "outlaw": N_("An Outlaw wins"),
+    "legion": N_("The Legion wins"),
+    "fallen": N_("The Fallen win"),
+    "nobody": N_("Nobody wins"),
+}
+_FACTIONS = {
+    "human": N_("human"),
+    "machine": N_("machine"),
+    "outlaw": N_("outlaw"),
+    "legion": N_("Legion"),
+    "fallen": N_("Fallen"),
+}
+
+
+def _card_slot(slot: str, *, long: bool = False) -> str:
+    """A card place: ID, or the left/right loyalty card ("left", "left card" when long)."""
+    if slot == "id":
+        return "ID"
+    if long:
+        return _("left card") if slot == "left" else _("right card")
+    return _("left") if slot == "left" else _("right")
 
 
 def make_binding(**settings: Any) -> IdentitesCrypteesBinding:

@@ -32,7 +32,7 @@ from typing import Any
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
-from firmware.link.lang import N_
+from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Screen, Secret
 from rules.core import Action, action_to_json
 
@@ -40,36 +40,58 @@ ACT_LED = (255, 160, 0)
 IDLE_LED = (0, 0, 0)
 COLOURS = ("red", "yellow", "green", "black", "lilac", "blue")
 KINDS = ("identity", "toothbrush", "formula")
-KIND_LABEL = {"identity": "ID card", "toothbrush": "toothbrush", "formula": "formula"}
+KIND_LABEL = {"identity": N_("ID card"), "toothbrush": N_("toothbrush"), "formula": N_("formula")}
 FORMULAS = ("X1", "X2", "X3", "X4", "X5", "X6")
 PSEUDONYMS = ("P1", "P2", "P3", "P4", "P5", "P6")
 PHASE_LABEL = {
-    "hide": "Hide",
-    "bug": "Bug",
-    "dial": "Dial",
-    "informant": "Informant",
-    "search": "Search",
-    "file": "File",
-    "flight": "Flight",
-    "over": "Over",
+    "hide": N_("Hide"),
+    "bug": N_("Bug"),
+    "dial": N_("Dial"),
+    "informant": N_("Informant"),
+    "search": N_("Search"),
+    "file": N_("File"),
+    "flight": N_("Flight"),
+    "over": N_("Over"),
 }
 OUTCOME = {
-    "caught": "Caught! Pursuers win",
-    "escaped": "Escaped: he wins",
-    "escaped-wrong": "Escaped, filing wrong",
+    "caught": N_("Caught! Pursuers win"),
+    "escaped": N_("Escaped: he wins"),
+    "escaped-wrong": N_("Escaped, filing wrong"),
 }
-SHEET = "Sheet >"
-BACK = "< Back"
+#: The game's own colours (hotels H1-H6) and their three-letter forms.
+COLOUR_NAMES = {
+    "red": N_("Red"),
+    "yellow": N_("Yellow"),
+    "green": N_("Green"),
+    "black": N_("Black"),
+    "lilac": N_("Lilac"),
+    "blue": N_("Blue"),
+}
+COLOUR_SHORT = {
+    "red": N_("Red|short"),
+    "yellow": N_("Yel|short"),
+    "green": N_("Grn|short"),
+    "black": N_("Blk|short"),
+    "lilac": N_("Lil|short"),
+    "blue": N_("Blu|short"),
+}
+#: The secret places of the shipped board data, for the catalogue (a box's own file may differ).
+PLACE_WORDS = (N_("lab safe"), N_("bar"), N_("park monument"), N_("embassy files"), N_("library"))
+SHEET = N_("Sheet >")
+BACK = N_("< Back")
 WINDOW = 4
 
 
 def short(colour: str | None) -> str:
+    """A colour in three letters in the table's language ("Blk", "Noi"); "-" for none."""
+    if colour in COLOUR_SHORT:
+        return _(COLOUR_SHORT[colour])
     return (colour or "-")[:3].capitalize()
 
 
 def seat_name(seat: int) -> str:
     """A seat goes by its Ultra Secret colour (hotel H1 red ... H6 blue), not the key set's."""
-    return COLOURS[seat].capitalize()
+    return _(COLOUR_NAMES[COLOURS[seat]])
 
 
 def card_code(card: str | None) -> str:
@@ -141,7 +163,7 @@ class UltraSecretBinding(KnobMenus):
         pub = table.view(None)
         modectx = f"{pub['phase']}/{pub['turn']}"
         opened = {"seat": seat, "mode": "sheet", "page": 0, "modectx": modectx}
-        sheet = Option(SHEET, {"ui": opened})
+        sheet = Option(_(SHEET), {"ui": opened})
         if not self.can_act(table, seat):
             return [sheet]
         phase = table.view(None)["phase"]
@@ -160,12 +182,12 @@ class UltraSecretBinding(KnobMenus):
 
     def _hide_menu(self, table: Table, seat: int) -> list[Option]:
         picks = self.picks(table, seat)
-        back = [Option(BACK, self._pick(table, seat, picks[:-1]))] if picks else []
+        back = [Option(_(BACK), self._pick(table, seat, picks[:-1]))] if picks else []
         left = [k for k in KINDS if k not in picks]
         if len(picks) < 2:
-            where = "Suit" if not picks else "Brief"
+            where = _("Suit") if not picks else _("Brief")
             return [
-                Option(f"{where}: {KIND_LABEL[k]}", self._pick(table, seat, [*picks, k]))
+                Option(f"{where}: {_(KIND_LABEL[k])}", self._pick(table, seat, [*picks, k]))
                 for k in left
             ] + back
         action = {
@@ -176,7 +198,8 @@ class UltraSecretBinding(KnobMenus):
             "locker": left[0],
         }
         return [
-            Option(f"Locker at {at}", {"rules": {**action, "at": at}}) for at in ("F1", "B1")
+            Option(_("Locker at {square}", square=at), {"rules": {**action, "at": at}})
+            for at in ("F1", "B1")
         ] + back
 
     def _enemies(self, table: Table, seat: int) -> list[str]:
@@ -186,7 +209,7 @@ class UltraSecretBinding(KnobMenus):
         picks = self.picks(table, seat)
         enemies = self._enemies(table, seat)
         names = table.view(None)["pseudonyms"]
-        back = [Option(BACK, self._pick(table, seat, picks[:-1]))] if picks else []
+        back = [Option(_(BACK), self._pick(table, seat, picks[:-1]))] if picks else []
         if len(picks) < len(enemies):
             return [
                 Option(f"{p} {names[p]}", self._pick(table, seat, [*picks, p]))
@@ -201,43 +224,46 @@ class UltraSecretBinding(KnobMenus):
             "pseudonyms": dict(zip(enemies, picks, strict=False)),
             "formula": picks[-1],
         }
-        return [Option("File it!", {"rules": action}), *back]
+        return [Option(_("File it!"), {"rules": action}), *back]
 
     def _heading(self, table: Table, seat: int) -> str:
         """The menu's title under the flap."""
         pub = table.view(None)
         phase = pub["phase"]
         if phase == "hide":
-            return ("Suitcase?", "Briefcase?", "Locker at?")[len(self.picks(table, seat))]
+            steps = (N_("Suitcase?"), N_("Briefcase?"), N_("Locker at?"))
+            return _(steps[len(self.picks(table, seat))])
         if phase == "file":
             picks = self.picks(table, seat)
             enemies = self._enemies(table, seat)
             if len(picks) < len(enemies):
-                return f"{short(enemies[len(picks)])} is?"
-            return "Formula?" if len(picks) == len(enemies) else "Filing ok?"
-        return {
-            "bug": "Bug/declare",
-            "dial": "Dial",
-            "flight": "Dial",
-            "informant": "Informant",
-            "search": "Search",
-        }.get(phase, str(phase))
+                return _("{colour} is?", colour=short(enemies[len(picks)]))
+            return _("Formula?") if len(picks) == len(enemies) else _("Filing ok?")
+        headings = {
+            "bug": N_("Bug/declare"),
+            "dial": N_("Dial"),
+            "flight": N_("Dial"),
+            "informant": N_("Informant"),
+            "search": N_("Search"),
+        }
+        return _(headings[phase]) if phase in headings else str(phase)
 
     @staticmethod
     def square_label(table: Table, square: str) -> str:
         """A square with what it is: H2 yel hotel, F1 airport, G2 bar..."""
         places = table.view(None)["places"]
         if square.startswith("H") and square[1:].isdigit() and 1 <= int(square[1:]) <= 6:
-            return f"{square} {short(COLOURS[int(square[1:]) - 1])} hotel"
+            colour = short(COLOURS[int(square[1:]) - 1])
+            return _("{square} {colour} hotel", square=square, colour=colour)
         if square in places:
-            return f"{square} {places[square]}"
-        return {
-            "F1": "F1 airport",
-            "B1": "B1 station",
-            "V1": "V1 moles",
-            "V2": "V2 moles",
-            "V3": "V3 moles",
-        }.get(square, square)
+            return f"{square} {_(places[square])}"
+        if square == "F1":
+            return _("F1 airport")
+        if square == "B1":
+            return _("B1 station")
+        if square in ("V1", "V2", "V3"):
+            return _("{square} moles", square=square)
+        return str(square)
 
     def label(self, table: Table, action: Action) -> str:
         """How an engine action reads in a menu (at most 19 characters)."""
@@ -245,22 +271,26 @@ class UltraSecretBinding(KnobMenus):
         kind = a["type"]
         phase = table.view(None)["phase"]
         if kind == "pass":
-            return {"bug": "Pass (no bug)", "informant": "Pass (stay)"}.get(phase, "Pass")
+            if phase == "bug":
+                return _("Pass (no bug)")
+            return _("Pass (stay)") if phase == "informant" else _("Pass")
         if kind == "declare":
-            return "Declare: I know!"
+            return _("Declare: I know!")
         if kind == "bug":
-            return f"Bug {self.square_label(table, a['square'])}"
+            return _("Bug {square}", square=self.square_label(table, a["square"]))
         if kind == "dial":
             return self.square_label(table, a["square"])
         if kind == "informant":
-            return f"Inf {self.square_label(table, a['square'])}"
+            return _("Inf {square}", square=self.square_label(table, a["square"]))
         if kind == "search":
             slot = a.get("slot")
-            return "Both bags" if slot is None else f"{slot.capitalize()} only"
+            if slot is None:
+                return _("Both bags")
+            return _("Suitcase only") if slot == "suitcase" else _("Briefcase only")
         if kind == "open":
-            return "Open " + "+".join(short(c) for c in a["lockers"])
+            return _("Open {lockers}", lockers="+".join(short(c) for c in a["lockers"]))
         if kind == "read":
-            return "Read, spend " + "+".join(a["moles"])
+            return _("Read, spend {moles}", moles="+".join(a["moles"]))
         return str(kind)
 
     # --- the investigation sheet -----------------------------------------------------
@@ -277,44 +307,70 @@ class UltraSecretBinding(KnobMenus):
         summary = [
             " ".join(cells[:3]).rstrip(),
             " ".join(cells[3:]).rstrip(),
-            f"Fakes {fakes}",
-            f"Formula {formula}" + ("  ALL SET" if sheet["complete"] else ""),
+            _("Fakes {cards}", cards=fakes),
+            _("Formula {code}", code=formula) + (_("  ALL SET") if sheet["complete"] else ""),
         ]
         hidden = me["hidden"]
         name = pub["pseudonyms"].get(hidden["identity"], "")
+        suit, brief = card_code(hidden["suitcase"]), card_code(hidden["briefcase"])
+        locker = card_code(hidden["locker"])
         mine = [
-            f"You are {hidden['identity']} {name}",
-            f"Suit {card_code(hidden['suitcase'])} Brief {card_code(hidden['briefcase'])}",
-            f"Locker {hidden['at'] or '?'}: {card_code(hidden['locker'])}",
-            "Moles " + (" ".join(me["moles"]) or "none"),
+            _("You are {code} {name}", code=hidden["identity"], name=name),
+            _("Suit {card} Brief {other}", card=suit, other=brief),
+            _(
+                "Locker {square}: {card}",
+                square=hidden["at"] or "?",
+                card=locker,
+            ),
+            _("Moles {cards}", cards=" ".join(me["moles"]) or _("none")),
         ]
         grid = sheet["grid"]
         rows = [
-            f"{short(c)} s:{card_code(g['suitcase'])} b:{card_code(g['briefcase'])}"
-            f" l:{card_code(g['locker'])}"
+            _(
+                "{colour} s:{suit} b:{brief} l:{locker}",
+                colour=short(c),
+                suit=card_code(g["suitcase"]),
+                brief=card_code(g["briefcase"]),
+                locker=card_code(g["locker"]),
+            )
             for c, g in grid.items()
         ]
         pages: list[tuple[str, list[str]]] = [
-            ("Who is who", summary),
-            ("Your cards", mine),
-            ("Bags 1", rows[:3]),
-            ("Bags 2", rows[3:]),
+            (_("Who is who"), summary),
+            (_("Your cards"), mine),
+            (_("Bags 1"), rows[:3]),
+            (_("Bags 2"), rows[3:]),
         ]
         entries = list(reversed(sheet["entries"]))
         for i in range(0, len(entries), WINDOW):
             lines = [self._entry(e) for e in entries[i : i + WINDOW]]
-            pages.append((f"Seen {i + 1}-{i + len(lines)}/{len(entries)}", lines))
+            title = _("Seen {first}-{last}/{n}", first=i + 1, last=i + len(lines), n=len(entries))
+            pages.append((title, lines))
         return pages
 
     @staticmethod
     def _entry(e: dict[str, Any]) -> str:
-        how = {"search": "", "bug": " bug", "informant": " inf", "draw": ""}[e["how"]]
+        """One sheet line, at most 19 characters ("T13 H2 Yel s:X3 inf")."""
+        how = {"search": "", "bug": _(" bug"), "informant": _(" inf"), "draw": ""}[e["how"]]
+        where = f"T{e['turn']} {e['square']}"
         if e["slot"] == "mole":
-            return f"T{e['turn']} {e['square']} mole {e['card']}"
+            return _("{where} mole {card}", where=where, card=e["card"])
         if e["slot"] == "fake":
-            return f"T{e['turn']} {e['square']} fake {e['card']}{how}"
-        colour, slot = short(e["colour"]), e["slot"][:4]
-        return f"T{e['turn']} {e['square']} {colour} {slot} {card_code(e['card'])}{how}"
+            return _("{where} fake {card}", where=where, card=e["card"]) + how
+        slot = {"suitcase": _("s:"), "briefcase": _("b:"), "locker": _("l:")}[e["slot"]]
+        colour = short(e["colour"])
+        return f"{where} {colour} {slot}{card_code(e['card'])}{how}"
+
+    def news(self, table: Table, seat: int) -> list[str]:
+        """What the seat's sheet gained in the last turn it gained anything (its search,
+        its bug, its informant, a mole card), while that turn is this one or the last."""
+        entries = table.view(seat)["sheet"]["entries"]
+        if not entries:
+            return []
+        latest = entries[-1]["turn"]
+        if table.view(None)["turn"] - latest > 1:
+            return []
+        return [self._entry(e) for e in entries if e["turn"] == latest]
 
     # --- host --------------------------------------------------------------------
 
@@ -331,7 +387,7 @@ class UltraSecretBinding(KnobMenus):
         phase = pub["phase"]
         name = seat_name(seat)
         turn = f" T{pub['turn']}" if pub["turn"] else ""
-        title = f"{name}{turn} {PHASE_LABEL.get(phase, phase)}"
+        title = f"{name}{turn} {_phase(phase)}"
         acting = self.can_act(table, seat)
         lines = self._public_lines(table, seat, acting)
         return Screen(
@@ -345,29 +401,43 @@ class UltraSecretBinding(KnobMenus):
     def _public_lines(self, table: Table, seat: int, acting: bool) -> list[str]:
         pub = table.view(None)
         phase = pub["phase"]
-        name = seat_name
         if phase == "over":
             return self._final_lines(table, seat)
-        waiting = " ".join(name(s)[:3] for s in pub["waiting"]) or "-"
+        news = self.news(table, seat)
         if acting:
-            status = "Your move: lift flap"
+            status = _("Your move: lift flap")
+        elif news:
+            status = plural("{n} new on your sheet", "{n} new on your sheet", len(news))
         elif phase in ("hide", "bug", "dial", "informant", "flight") or seat in pub["waiting"]:
-            status = "Done. Waiting..."
+            status = _("Done. Waiting...")
         else:
-            status = "Nothing to do now"
-        lines = [status, f"Waiting: {waiting}"]
+            status = _("Nothing to do now")
+        waiting = " ".join(short(COLOURS[s]) for s in pub["waiting"])
+        lines = [status, _("Waiting: {who}", who=waiting or "-")]
         agent = pub["agents"][seat] or "-"
         if phase in ("file", "flight"):
-            fugitive = pub["fugitive"]
-            who = "You flee" if fugitive == seat else f"{name(fugitive)[:3]} flees"
-            lines.append(f"{who}, alone {pub['alone']}/5")
-            lines.append(f"Your agent: {agent}")
-            return lines
+            return [*lines, *self._flight_lines(pub, seat)]
         inf = pub["informants"][seat] or "-"
         bug = pub["bugs"][seat] or "-"
-        lines.append(f"Agt {agent} Inf {inf} Bug {bug}")
+        lines.append(_("Agt {agent} Inf {inf} Bug {bug}", agent=agent, inf=inf, bug=bug))
         lines.append(self._note_line(pub, seat))
         return lines
+
+    @staticmethod
+    def _flight_lines(pub: dict[str, Any], seat: int) -> list[str]:
+        """The flight as each side needs it: the fugitive runs, the others hunt."""
+        fugitive = pub["fugitive"]
+        alone = pub["alone"]
+        if fugitive == seat:
+            return [
+                _("You flee: alone {n}/5", n=alone),
+                _("Be alone, or on F1"),
+            ]
+        where = pub["agents"][fugitive] or "?"
+        return [
+            _("{seat} flees: {n}/5", seat=seat_name(fugitive), n=alone),
+            _("At {square}: 2 catch", square=where),
+        ]
 
     @staticmethod
     def _note_line(pub: dict[str, Any], seat: int) -> str:
@@ -376,14 +446,14 @@ class UltraSecretBinding(KnobMenus):
                 continue
             act = note["act"]
             if act == "sat-out":
-                return "Bad dial: sat out"
+                return _("Bad dial: sat out")
             if act == "crowded":
-                return f"Not alone on {note['square']}"
+                return _("Not alone on {square}", square=note["square"])
             if act == "drew":
-                return f"Drew a mole card ({pub['moles'][seat]})"
+                return _("Drew a mole card ({n})", n=pub["moles"][seat])
             if act == "deck-empty":
-                return "No mole card left"
-        return f"Mole cards: {pub['moles'][seat]}"
+                return _("No mole card left")
+        return _("Mole cards: {n}", n=pub["moles"][seat])
 
     def _final_lines(self, table: Table, seat: int) -> list[str]:
         pub = table.view(None)
@@ -392,13 +462,13 @@ class UltraSecretBinding(KnobMenus):
         scores = table.engine.scores(table.state)
         end = pub.get("end") or {}
         filing = end.get("filing") or {}
-        lines = [OUTCOME.get(outcome, outcome)]
+        lines = [_(OUTCOME[outcome]) if outcome in OUTCOME else outcome]
         if fugitive is not None:
-            lines.append(f"Fugitive: {seat_name(fugitive)}")
-        lines.append(f"Formula was {end.get('formula', '?')}")
+            lines.append(_("Fugitive: {seat}", seat=seat_name(fugitive)))
+        lines.append(_("Formula was {code}", code=end.get("formula", "?")))
         if filing:
-            lines.append(f"Filed formula {filing.get('formula', '?')}")
-        lines.append("You win!" if scores[seat] else "You lose")
+            lines.append(_("Filed formula {code}", code=filing.get("formula", "?")))
+        lines.append(_("You win!") if scores[seat] else _("You lose"))
         return [*lines[:3], lines[-1]]
 
     def _secret(self, table: Table, seat: int) -> Secret:
@@ -409,12 +479,16 @@ class UltraSecretBinding(KnobMenus):
             return Secret(title=f"{title} {page + 1}/{len(pages)}"[:21], lines=tuple(lines))
         menu = self.menu(table, seat)
         cur = self.cursor(table, seat)
-        start = min(max(0, cur - 1), max(0, len(menu) - WINDOW))
+        news = self.news(table, seat)[-1:]
+        # The newest thing the sheet learnt tops the menu ("* " marks it: not an option).
+        window = WINDOW - len(news)
+        start = min(max(0, cur - 1), max(0, len(menu) - window))
         rows = tuple(
             ("> " if i == cur else "  ") + opt.label[:19]
-            for i, opt in enumerate(menu[start : start + WINDOW], start=start)
+            for i, opt in enumerate(menu[start : start + window], start=start)
         )
-        return Secret(title=f"{self._heading(table, seat)} {cur + 1}/{len(menu)}", lines=rows)
+        heading = f"{self._heading(table, seat)} {cur + 1}/{len(menu)}"
+        return Secret(title=heading, lines=(*(f"* {n}" for n in news), *rows))
 
     def idle_message(self, table: Table, seat: int) -> str:
         pub = table.view(None)
@@ -424,22 +498,26 @@ class UltraSecretBinding(KnobMenus):
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        name = seat_name
         turn = f"T{pub['turn']} " if pub["turn"] else ""
-        title = f"{turn}{PHASE_LABEL.get(pub['phase'], pub['phase'])}"
+        title = f"{turn}{_phase(pub['phase'])}"
         agents = " ".join(a or "-" for a in pub["agents"])
-        lines = [f"Ag {agents}"]
+        lines = [_("Ag {squares}", squares=agents)]
         if pub["phase"] in ("file", "flight", "over"):
             fugitive = pub["fugitive"]
             if fugitive is not None:
-                lines.append(f"{name(fugitive)} flees, alone {pub['alone']}/5")
+                flees = _("{seat} flees: {n}/5", seat=seat_name(fugitive), n=pub["alone"])
+                lines.append(flees)
         else:
-            lines.append("In " + " ".join(i or "-" for i in pub["informants"]))
-            lines.append("Bg " + " ".join(b or "-" for b in pub["bugs"]))
-        waiting = " ".join(name(s)[:3] for s in pub["waiting"])
+            lines.append(_("In {squares}", squares=" ".join(i or "-" for i in pub["informants"])))
+            lines.append(_("Bg {squares}", squares=" ".join(b or "-" for b in pub["bugs"])))
+        waiting = " ".join(short(COLOURS[s]) for s in pub["waiting"])
         if waiting and pub["phase"] != "over":
-            lines.append(f"Wait {waiting}")
+            lines.append(_("Wait {who}", who=waiting))
         return title, lines[:4]
+
+
+def _phase(phase: str) -> str:
+    return _(PHASE_LABEL[phase]) if phase in PHASE_LABEL else phase
 
 
 def make_binding(**settings: Any) -> UltraSecretBinding:

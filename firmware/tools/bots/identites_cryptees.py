@@ -19,7 +19,9 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from firmware.tools.bots.ultra_secret import KnobBot, _real, _starts
+from firmware.link.lang import _ as text
+from firmware.link.lang import speaking
+from firmware.tools.bots.ultra_secret import KnobBot, _prefix, _real, _starts
 
 GAME = "identites-cryptees"
 
@@ -45,6 +47,10 @@ class Bot(KnobBot):
 
     def play(self) -> dict[str, Any]:
         """Play until the game is over; returns the final public table."""
+        with speaking(self.sim.language):  # the bots read the table's language
+            return self._play()
+
+    def _play(self) -> dict[str, Any]:
         pub = self.watcher.wait(_ready)
         for seat in range(pub["view"]["table"]["players"]):
             self._peek_cards(seat)
@@ -78,7 +84,7 @@ class Bot(KnobBot):
         self._turn(seat, -1)
         self._flap(seat, True)
         secret = self._secret(seat)
-        if not secret.title.startswith("Your cards"):
+        if not secret.title.startswith(text("Your cards")):
             _, cur, _, _ = self._menu(seat)
             self._turn(seat, -1 - cur)  # the cursor wraps round to "Cards >"
             self._press(seat)
@@ -103,22 +109,24 @@ class Bot(KnobBot):
     def _top(self, seat: int, kind: str, table: dict[str, Any]) -> str:
         """The first choice in the top menu."""
         roll = self.rng.random()
+        play = _prefix("Play {card} >", "card")
         if kind == "window":
             if roll < self.program_rate:
-                return self._pick(seat, _starts("Play "), _starts("Pass"))
-            return self._pick(seat, _starts("Pass"))
+                return self._pick(seat, _starts(play), _starts(text("Pass")))
+            return self._pick(seat, _starts(text("Pass")))
         if kind != "turn":
             return self._pick(seat, _real)
         if roll < self.program_rate:
-            return self._pick(seat, _starts("Play "), _real)
+            return self._pick(seat, _starts(play), _real)
         armed = table["seats"][seat]["weapon"] is not None
         if armed:
             if roll < self.fire_rate:
-                return self._pick(seat, _starts("Fire"), _real)
+                return self._pick(seat, _starts(text("Fire >").rstrip(" >")), _real)
             return self._pick(seat, _real)
         if roll < 0.55:
-            return self._pick(seat, _starts("Take "), _real)
-        return self._pick(seat, lambda lb: lb.startswith(("Investigate", "Draw")), _real)
+            return self._pick(seat, _starts(_prefix("Take {weapon} >", "weapon")), _real)
+        look = (text("Investigate >").rstrip(" >"), text("Draw a program"))
+        return self._pick(seat, lambda lb: lb.startswith(look), _real)
 
 
 def _ready(pub: dict[str, Any]) -> bool:

@@ -28,14 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.hub.bindings.identites_cryptees import CARDS
+from firmware.hub.bindings.ultra_secret import BACK, COLOURS, SHEET, short
+from firmware.link.lang import _ as text
+from firmware.link.lang import speaking
 from firmware.link.protocol import Screen, Secret
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "ultra-secret"
-SHEET = "Sheet >"
-BACK = "< Back"
-CARDS = "Cards >"
-COLOURS = ("red", "yellow", "green", "black", "lilac", "blue")
 _TITLE = re.compile(r"^(.*) (\d+)/(\d+)$")
 
 
@@ -112,9 +112,11 @@ class KnobBot:
         match = _TITLE.match(secret.title)
         assert match, secret.title
         heading, cur, size = match.group(1), int(match.group(2)) - 1, int(match.group(3))
-        row = next(i for i, line in enumerate(secret.lines) if line.startswith("> "))
+        # Options start "> " or "  "; a line of news above them ("* ...") is not one.
+        rows = [line for line in secret.lines if line[:2] in ("> ", "  ")]
+        row = next(i for i, line in enumerate(rows) if line.startswith("> "))
         start = cur - row
-        return heading, cur, size, {start + i: ln[2:] for i, ln in enumerate(secret.lines)}
+        return heading, cur, size, {start + i: ln[2:] for i, ln in enumerate(rows)}
 
     def _scan(self, seat: int) -> tuple[str, int, list[str]]:
         """Read the whole menu by turning through it: (heading, cursor, labels)."""
@@ -180,6 +182,10 @@ class Bot(KnobBot):
 
     def play(self) -> dict[str, Any]:
         """Play until the game is over; returns the final public table."""
+        with speaking(self.sim.language):  # the bots read the table's language
+            return self._play()
+
+    def _play(self) -> dict[str, Any]:
         while True:
             pub = self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
             view, version = pub["view"], pub["version"]
@@ -222,23 +228,23 @@ class Bot(KnobBot):
         know = self.known.setdefault(seat, Known())
         cells = " ".join(summary.lines[:2]).split()
         for colour3, code in zip(cells[::2], cells[1::2], strict=True):
-            colour = next(c for c in COLOURS if c[:3].capitalize() == colour3)
+            colour = next(c for c in COLOURS if short(c) == colour3)
             if code != "?":
                 know.pseudonyms[colour] = code
         fakes = summary.lines[2].split()[1:]
         know.fakes = {f"G{i + 1}": x for i, x in enumerate(fakes) if x != "?"}
-        know.complete = "ALL SET" in summary.lines[3]
+        know.complete = text("  ALL SET").strip() in summary.lines[3]
         moles = mine.lines[3].split()[1:]
-        know.moles = [] if moles == ["none"] else moles
+        know.moles = [] if moles == [text("none")] else moles
         self._count("sheet")
 
     def _bug(self, seat: int, view: dict[str, Any]) -> str:
         know = self.known[seat]
         if know.complete or view["turn"] >= self.max_turns:
-            return self._pick(seat, _starts("Declare"), _starts("Pass"))
-        passing = _starts("Pass")
+            return self._pick(seat, _starts(text("Declare: I know!")), _starts(text("Pass")))
+        passing = _starts(text("Pass"))
         if self.rng.random() < self.bug_rate:
-            return self._pick(seat, _starts("Bug "), passing)
+            return self._pick(seat, _starts(text("Bug {square}", square="")), passing)
         return self._pick(seat, passing)
 
     def _dial(self, seat: int, view: dict[str, Any]) -> str:
@@ -265,11 +271,11 @@ class Bot(KnobBot):
 
     def _informant(self, seat: int, view: dict[str, Any]) -> str:
         if self.rng.random() < self.informant_rate:
-            return self._pick(seat, _starts("Inf "))
-        return self._pick(seat, _starts("Pass"))
+            return self._pick(seat, _starts(text("Inf {square}", square="")))
+        return self._pick(seat, _starts(text("Pass")))
 
     def _search(self, seat: int, view: dict[str, Any]) -> str:
-        return self._pick(seat, lambda lb: _real(lb) and lb != "Pass")
+        return self._pick(seat, lambda lb: _real(lb) and lb != text("Pass"))
 
     def _file(self, seat: int, view: dict[str, Any]) -> str:
         """Press through: each step's cursor starts on the sheet's answer."""
@@ -278,7 +284,7 @@ class Bot(KnobBot):
             _, cur, _, seen = self._menu(seat)
             steps.append(seen[cur].split()[0])
             self._press(seat)
-        self._choose(seat, lambda labels: labels.index("File it!"))
+        self._choose(seat, lambda labels: labels.index(text("File it!")[:19]))
         return "filed " + " ".join(steps)
 
     def _flight(self, seat: int, view: dict[str, Any]) -> str:
@@ -293,7 +299,12 @@ class Bot(KnobBot):
 
 def _real(label: str) -> bool:
     """A menu option that does something (not the sheet or cards, not a step back)."""
-    return label not in (SHEET, BACK, CARDS)
+    return label not in (text(SHEET), text(BACK), text(CARDS))
+
+
+def _prefix(msgid: str, name: str) -> str:
+    """What a menu label with a ``{name}`` field starts with, in the table's language."""
+    return text(msgid, **{name: "\x00"}).split("\x00")[0]
 
 
 def _starts(prefix: str) -> Callable[[str], bool]:
