@@ -44,7 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--players", type=int, default=5)
     sim.add_argument("--seed", type=int, default=1)
-    sim.add_argument("--out", default="sim-out", help="folder for the saved screens")
+    sim.add_argument(
+        "--out", default="sim-out", help="folder for the saved screens (PNGs, screens.jsonl)"
+    )
+    sim.add_argument("--language", default="en", choices=["en", "fr"], help="what the table speaks")
     sim.add_argument("--pace", type=float, default=0.0, help="seconds to wait before each safe")
     sim.add_argument(
         "--embedded-broker",

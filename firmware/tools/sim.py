@@ -21,6 +21,7 @@ from typing import Any
 
 from PIL import Image
 
+from firmware.link.lang import ranks
 from firmware.tools.simtable import SimTable
 
 # --- saving screens -------------------------------------------------------------------------
@@ -37,6 +38,13 @@ def save_frames(frames: list[Image.Image], folder: Path) -> int:
             folder / "screens.gif", save_all=True, append_images=big[1:], duration=400, loop=0
         )
     return len(frames)
+
+
+def save_texts(log: list[dict[str, Any]], path: Path) -> None:
+    """One JSON line per saved screen: time, station (or hub), frame, title, lines, secret."""
+    with path.open("w", encoding="utf-8") as f:
+        for entry in log:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
 def recorded_frames(sim: SimTable, station: str) -> list[Image.Image]:
@@ -76,6 +84,7 @@ def main(args: Any) -> int:
         workdir=workdir,
         embedded=True if args.embedded_broker else None,
         device_backend="emulated" if args.emulate_chips else "mock",
+        language=getattr(args, "language", "en"),
     )
     rng = random.Random(args.seed)
     started = time.monotonic()
@@ -94,13 +103,16 @@ def main(args: Any) -> int:
         for name in sim.names:
             saved += save_frames(_frames(sim, name), out / name)
         saved += save_frames(list(getattr(sim.panel.display, "frames", [])), out / "hub")
+        save_texts(sim.screen_log, out / "screens.jsonl")
     shutil.rmtree(workdir, ignore_errors=True)
     seats = final["seats"]
     scores = final["scores"]
     tiebreak = " (ties: most picto cards left)" if args.game == "secret-identity" else ""
     print(f"game over in {time.monotonic() - started:.1f} s; final ranking{tiebreak}:")
-    for place, group in enumerate(final["ranking"], start=1):
+    places = ranks(final["ranking"])  # ties share a place, the next skips: 1, 2, 2, 4
+    for group in final["ranking"]:
         for seat in group:
+            place = places[seat]
             extra = ""
             seat_view = (final.get("view") or {}).get("seats") or []
             if seat < len(seat_view) and "pictos_left" in seat_view[seat]:
@@ -114,6 +126,7 @@ def main(args: Any) -> int:
         if view.get(key) not in (None, [], {}):
             print(f"{key}: {json.dumps(view[key], ensure_ascii=False)}")
     print(f"saved {saved} screens under {out}/ (one folder per station, hub/ for the host)")
+    print(f"and their text in {out / 'screens.jsonl'}")
     return 0
 
 

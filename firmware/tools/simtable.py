@@ -68,6 +68,9 @@ class SimTable:
     devices: dict[str, StationDevices] = field(init=False, default_factory=dict)
     emulated: dict[str, Any] = field(init=False, default_factory=dict)
     keys: KeySet = field(init=False)
+    #: The text of every frame the mock glasses drew, in order (``coffre sim``'s screens.jsonl).
+    screen_log: list[dict[str, Any]] = field(init=False, default_factory=list)
+    _started: float = field(init=False, default=0.0)
 
     def __post_init__(self) -> None:
         self.names = station_names(self.stations_count or self.players)
@@ -89,6 +92,7 @@ class SimTable:
         return self.workdir / "hub.sqlite3"
 
     def start(self) -> None:
+        self._started = time.monotonic()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.broker = start_broker(self.workdir, self.names, embedded=self.embedded)
         watcher_user = HOST_USER if self.broker.access else "watcher"
@@ -122,6 +126,9 @@ class SimTable:
                 panel=self.panel,
             )
             self.hub.start()
+            display = self.panel.display
+            if isinstance(display, MockDisplay):
+                display.on_frame = lambda _frame: self._log_hub()
         self.watch.wait_hub_ready()
 
     def hub_toml(self) -> str:
@@ -141,6 +148,7 @@ class SimTable:
             f'name = "{TABLE}"',
             "stations = [" + ", ".join(f'"{n}"' for n in self.names) + "]",
             f"reveal_delay = {self.reveal_delay}",
+            f'language = "{self.language}"',
         ]
         if self.seed is not None:
             lines.append(f"seed = {self.seed}")
@@ -189,6 +197,8 @@ class SimTable:
     def start_station(self, name: str, *, devices: StationDevices | None = None) -> Station:
         devices = devices or self.devices.get(name) or self.make_devices(name)
         self.devices[name] = devices
+        if isinstance(devices.display, MockDisplay):
+            devices.display.on_frame = lambda _frame: self._log_station(name)
         station = Station(
             self.broker.station_config(name), TABLE, name, devices, poll_interval=self.poll_interval
         )
@@ -197,6 +207,44 @@ class SimTable:
         station.client.wait_connected(10)
         self.stations[name] = station
         return station
+
+    # --- what the glasses said --------------------------------------------------------
+
+    def _log(self, where: str, title: str, lines: list[str], secret: list[str] | None) -> None:
+        entry = {
+            "t": round(time.monotonic() - self._started, 3),
+            "screen": where,
+            "frame": sum(1 for e in self.screen_log if e["screen"] == where),
+            "title": title,
+            "lines": lines,
+            "secret": secret,
+        }
+        self.screen_log.append(entry)  # list.append is atomic: stations draw in their threads
+
+    def _log_station(self, name: str) -> None:
+        """Called in the station's own thread as its glass changes: what it drew, as text."""
+        station = self.stations.get(name)
+        screen = station.screen if station is not None else None
+        if screen is None:
+            self._log(name, "", [], None)
+            return
+        controls = self.devices[name].controls
+        shown = screen.secret if controls.flap_open or controls.peek_held else None
+        title = shown.title if shown is not None and shown.title else screen.title
+        secret = None
+        if shown is not None:
+            secret = [shown.big] if shown.big else list(shown.lines)
+        lines = list(screen.lines)
+        if station is not None and station.toast:
+            lines.append(f"[{station.toast[0]}]")
+        self._log(name, title, lines, secret)
+
+    def _log_hub(self) -> None:
+        """Called in the hub's thread as the panel's glass changes (after it published it)."""
+        hub = self.hub
+        payload = hub.actors[TABLE].published.get(proto.Topics(TABLE).host_screen) if hub else None
+        data = json.loads(payload) if payload else {"title": "", "lines": []}
+        self._log("hub", str(data.get("title", "")), list(data.get("lines", [])), None)
 
     def stop(self) -> None:
         for station in self.stations.values():

@@ -18,6 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.hub.bindings.identiquest import gem_name
+from firmware.link import lang
+from firmware.link.lang import _ as text
+from firmware.link.lang import plural, speaking
 from firmware.link.protocol import Screen
 from firmware.tools.bots.incognito import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
@@ -54,9 +58,17 @@ class Bot:
 
     def play(self) -> dict[str, Any]:
         """Play until the game is over; returns the final public table."""
+        with speaking(self.sim.language):  # the bots read the table's language
+            return self._play()
+
+    def _play(self) -> dict[str, Any]:
         pub = self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
+        colours = pub["view"]["colours"]
         for seat in range(pub["view"]["players"]):
-            self.identity[seat] = self._peek(seat).removeprefix("You are ")
+            seen = self._peek(seat)
+            self.identity[seat] = next(
+                c for c in colours if seen == text("You are {colour}", colour=gem_name(c))
+            )
         while True:
             pub = self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
             view, version = pub["view"], pub["version"]
@@ -79,6 +91,10 @@ class Bot:
     def _name(self, seat: int) -> str:
         return self.sim.table_config.seating().colours[seat]
 
+    def _seat(self, seat: int) -> str:
+        """The seat's name as its station writes it."""
+        return lang.colour(self._name(seat))
+
     def _screen(self, seat: int) -> Screen:
         screen = self.sim.stations[self._station(seat)].screen
         assert screen is not None
@@ -87,7 +103,8 @@ class Bot:
     def _peek(self, seat: int) -> str:
         """Lift the flap, read the first secret line, lower it."""
         name = self._station(seat)
-        self._wait_title(seat, f"{self._name(seat).capitalize()}: ")  # the game's screen
+        sep = text("{seat}: YOUR TURN", seat="\x00").split("\x00")[1].split(":")[0] + ": "
+        self._wait_title(seat, self._seat(seat) + sep)  # the game's screen
         controls = self.sim.controls(name)
         before = self.sim.frame_count(name)
         controls.open_flap()
@@ -140,10 +157,10 @@ class Bot:
         self.rng.shuffle(slots)
         slots.sort(key=lambda s: market[s] != mine)  # own colour first (stable)
         a, b = slots[:2]
-        self._wait_title(seat, "YOUR TURN")
-        self._choose(seat, 0, 0, "Steal")
-        self._choose(seat, 0, a, f"{a + 1} {market[a]}")
-        self._choose(seat, a, b, f"{b + 1} {market[b]}")
+        self._wait_title(seat, text("{seat}: YOUR TURN", seat=self._seat(seat)))
+        self._choose(seat, 0, 0, text("Steal 2 gems"))
+        self._choose(seat, 0, a, f"{a + 1} {gem_name(market[a])}")
+        self._choose(seat, a, b, f"{b + 1} {gem_name(market[b])}")
         self.piles[seat] += [market[a], market[b]]
         self._count("steal")
         self.say(f"{self._name(seat)} steals {market[a]} and {market[b]}")
@@ -160,10 +177,10 @@ class Bot:
         colour = self.rng.choice(guesses)
         line = (target - seat - 1) % view["players"]
         version = self.watcher.public["version"]
-        self._wait_title(seat, "YOUR TURN")
-        self._choose(seat, 0, 1, "Accuse")
-        self._choose(seat, 0, line, self._name(target).capitalize())
-        self._choose(seat, 0, colours.index(colour), colour)
+        self._wait_title(seat, text("{seat}: YOUR TURN", seat=self._seat(seat)))
+        self._choose(seat, 0, 1, text("Accuse a player"))
+        self._choose(seat, 0, line, self._seat(target))
+        self._choose(seat, 0, colours.index(colour), gem_name(colour))
         pub = self.watcher.wait(_newer(version))["view"]
         right = pub["unmasked"][target] == colour
         self.say(
@@ -186,7 +203,10 @@ class Bot:
         seat = pending["giver"]
         mine = self.identity[seat]
         name = self._station(seat)
-        self._wait_title(seat, f"give {pending['left']} gems")
+        title = plural(
+            "{seat}: give {n} gem", "{seat}: give {n} gems", pending["left"], seat=self._seat(seat)
+        )
+        self._wait_title(seat, title[:21])
         controls = self.sim.controls(name)
         before = self.sim.frame_count(name)
         controls.open_flap()
@@ -196,7 +216,8 @@ class Bot:
                 secret = self._screen(seat).secret
                 assert secret is not None
                 current = next(line[2:] for line in secret.lines if line.startswith("> "))
-                colour = current.split(" (")[0]
+                word = current.split(" (")[0]
+                colour = next(c for c in view["colours"] if gem_name(c) == word)
                 if colour != mine:
                     break
                 self._knob(seat, 1)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.link.lang import _ as text
+from firmware.link.lang import speaking
 from firmware.link.protocol import Screen
 from firmware.link.render import glass
 from firmware.tools.simtable import TABLE, PublicWatcher, SimTable
@@ -53,6 +55,10 @@ class Bot:
 
     def play(self) -> dict[str, Any]:
         """Play until the game is over; returns the final public table."""
+        with speaking(self.sim.language):  # the bots read the table's language
+            return self._play()
+
+    def _play(self) -> dict[str, Any]:
         while True:
             pub = self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
             view = pub["view"]
@@ -212,8 +218,11 @@ def _moved_on(version: int, rnd: int, phase: str) -> Callable[[dict[str, Any]], 
 
 
 def _showing(rnd: int, phase: str) -> Callable[[Screen], bool]:
-    """A predicate on a station's screen: round ``rnd``, phase label ``phase``."""
-    return lambda s: f"R{rnd}/" in s.title and f" {phase}" in s.title
+    """A predicate on a station's screen: round ``rnd``, phase label ``phase`` (the
+    English word; the screen says it in the table's language)."""
+    head = text("R{n}/{of}", n=rnd, of="\x00").split("\x00")[0]
+    label = f" {text(phase)}"
+    return lambda s: head in s.title and label in s.title
 
 
 def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
