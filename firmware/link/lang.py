@@ -126,7 +126,7 @@ def colour(name: str) -> str:
     if name in COLOUR_NAMES:
         return _(COLOUR_NAMES[name])
     if name.startswith("seat") and name[4:].isdigit():
-        return _("Seat {n}", n=name[4:]).replace(" ", "")
+        return "S" + name[4:]  # past a box's colours, seats go by number in any language
     return name.capitalize()
 
 

@@ -95,6 +95,18 @@ def window(items: list[str], top: int, shown: int) -> tuple[list[str], int]:
     return items[top : top + shown], top
 
 
+def fit_list(head: str, items: list[str], width: int = CHARS) -> str:
+    """``head`` and as many ``items`` as fit, then "+N" for the rest ("Waiting: Red Yel +3")."""
+    line = head.rstrip()
+    for i, item in enumerate(items):
+        rest = len(items) - i - 1
+        tail = f" +{rest}" if rest else ""
+        if len(glass(f"{line} {item}{tail}")) > width:
+            return f"{line} +{len(items) - i}"
+        line = f"{line} {item}"
+    return line
+
+
 def blank() -> Image.Image:
     return Image.new("1", (WIDTH, HEIGHT), 0)
 

@@ -309,7 +309,7 @@ def test_host_screen_shows_the_board_not_the_cards() -> None:
     t = hidden()
     title, lines = t.binding.host_screen(t)
     assert title == "T1 Bug"
-    assert lines[0] == "Ag - - -" and lines[-1] == "Wait Red Yel Grn"
+    assert lines[0] == "Ag - - -" and lines[-1] == "Waiting: Red Yel Grn"
 
 
 def test_advance_and_timer_do_nothing() -> None:

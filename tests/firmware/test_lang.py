@@ -66,7 +66,7 @@ def test_colours_have_distinct_short_forms_in_both_languages() -> None:
             shorts = [lang.short_colour(c) for c in lang.COLOUR_NAMES]
             assert len(set(shorts)) == len(shorts) and all(len(s) == 3 for s in shorts)
     with speaking("fr"):
-        assert lang.colour("purple") == "Violet" and lang.colour("seat9") == "Place9"
+        assert lang.colour("purple") == "Violet" and lang.colour("seat9") == "S9"
 
 
 def test_ranks_are_standard_competition_ranks() -> None:

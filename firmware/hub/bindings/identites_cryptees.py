@@ -23,6 +23,7 @@ refused with a readable message).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -31,7 +32,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import wrap
+from firmware.link.render import CHARS, fit_list, wrap
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -297,6 +298,8 @@ class IdentitesCrypteesBinding(KnobMenus):
         if kind == "aim":
             aimed = "+".join(short(table, t) for t in d["targets"])
             return _("{who} aims at {targets}", who=actor, targets=aimed)
+        if kind == "draw":
+            return _("{who} draws", who=actor)
         return f"{actor}: {_(_SIMPLE[kind]) if kind in _SIMPLE else kind}"
 
     def news_line(self, table: Table) -> str:
@@ -316,10 +319,11 @@ class IdentitesCrypteesBinding(KnobMenus):
             return _("{who} -{n}HP, {hp} left", who=who, n=data["amount"], hp=data["hp"])
         if kind == "program":
             target = data.get("target")
-            card = str(data.get("name", ""))[:10]
+            card = str(data.get("name", ""))
             if target is None:
-                return _("{who} played {card}", who=who, card=card)
-            return _("{who}: {card} on {seat}", who=who, card=card, seat=short(table, target))
+                return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
+            seat = short(table, target)
+            return shrink(lambda c: _("{who}: {card} on {seat}", who=who, card=c, seat=seat), card)
         if kind in ("skip", "skip_next"):
             return _("{who} loses a turn", who=who)
         if kind == "heal":
@@ -357,7 +361,7 @@ class IdentitesCrypteesBinding(KnobMenus):
             if w["holder"] is not None and seat in w["targets"]
         ]
         if aimed:
-            lines.append(_("Aimed by: {who}", who=" ".join(aimed[:3])))
+            lines.append(fit_list(_("Aimed by:"), aimed))
         if pub["check"]:
             lines.append(self._check_message(pub))
         return lines[:4]
@@ -410,7 +414,7 @@ class IdentitesCrypteesBinding(KnobMenus):
                 owners = "/".join(
                     f"{short(table, o)} {_card_slot(sl)[:1].upper()}" for o, sl in s["owners"]
                 )
-                seen.append(f"{owners} {card(s['card'])}")
+                seen.append(shrink(f"{owners} {{}}".format, card(s["card"])))
         for i in range(0, len(seen), WINDOW):
             last = min(len(seen), i + WINDOW)
             pages.append((_("Seen {first}-{last}", first=i + 1, last=last), seen[i:last]))
@@ -422,7 +426,8 @@ class IdentitesCrypteesBinding(KnobMenus):
             pages = self.pages(table, seat)
             page = self.page(table, seat)
             title, lines = pages[page]
-            return Secret(title=f"{title[:16]} {page + 1}/{len(pages)}{clock}", lines=tuple(lines))
+            head = title[: 16 - len(clock)] + clock
+            return Secret(title=f"{head} {page + 1}/{len(pages)}", lines=tuple(lines))
         menu = self.menu(table, seat)
         cur = self.cursor(table, seat)
         start = min(max(0, cur - 1), max(0, len(menu) - WINDOW))
@@ -432,7 +437,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         )
         heading = self.group(table, seat).rstrip(" >") or _("Choose")
         room = 15 - len(clock)
-        return Secret(title=f"{heading[:room]} {cur + 1}/{len(menu)}{clock}", lines=rows)
+        return Secret(title=f"{heading[:room]}{clock} {cur + 1}/{len(menu)}", lines=rows)
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
@@ -483,6 +488,15 @@ _FACTIONS = {
     "legion": N_("Legion"),
     "fallen": N_("Fallen"),
 }
+
+
+def shrink(line: Callable[[str], str], value: str) -> str:
+    """``line(value)`` with ``value`` (a card's name) cut until the line fits the glass."""
+    text = line(value)
+    while len(text) > CHARS and len(value) > 3:
+        value = value[:-1]
+        text = line(value.rstrip() + ".")
+    return text
 
 
 def _card_slot(slot: str, *, long: bool = False) -> str:

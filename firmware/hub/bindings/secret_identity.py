@@ -17,7 +17,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import CHARS
+from firmware.link.render import fit_list
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 
@@ -306,12 +306,8 @@ def _head(pub: dict[str, Any]) -> str:
 
 
 def _waiting(table: Table, seats: list[int]) -> str:
-    """Who the table waits for, in three-letter colours, or how many when too many to list."""
-    if not seats:
-        return _("Waiting: -")
-    names = " ".join(table.seating.short(s) for s in seats)
-    line = _("Waiting: {who}", who=names)
-    return line if len(line) <= CHARS else _("Waiting for {n} more", n=len(seats))
+    """Who the table waits for, in three-letter colours ("+2" for those that do not fit)."""
+    return fit_list(_("Waiting:"), [table.seating.short(s) for s in seats] or ["-"])
 
 
 def _last_turn(table: Table, pub: dict[str, Any]) -> str:

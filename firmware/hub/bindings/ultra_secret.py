@@ -34,6 +34,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Screen, Secret
+from firmware.link.render import fit_list
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -315,7 +316,7 @@ class UltraSecretBinding(KnobMenus):
         suit, brief = card_code(hidden["suitcase"]), card_code(hidden["briefcase"])
         locker = card_code(hidden["locker"])
         mine = [
-            _("You are {code} {name}", code=hidden["identity"], name=name),
+            _("You are {code} {name}", code=hidden["identity"], name=name)[:21],
             _("Suit {card} Brief {other}", card=suit, other=brief),
             _(
                 "Locker {square}: {card}",
@@ -356,7 +357,7 @@ class UltraSecretBinding(KnobMenus):
         if e["slot"] == "mole":
             return _("{where} mole {card}", where=where, card=e["card"])
         if e["slot"] == "fake":
-            return _("{where} fake {card}", where=where, card=e["card"]) + how
+            return f"{where} {_('f:')}{e['card']}{how}"
         slot = {"suitcase": _("s:"), "briefcase": _("b:"), "locker": _("l:")}[e["slot"]]
         colour = short(e["colour"])
         return f"{where} {colour} {slot}{card_code(e['card'])}{how}"
@@ -412,8 +413,8 @@ class UltraSecretBinding(KnobMenus):
             status = _("Done. Waiting...")
         else:
             status = _("Nothing to do now")
-        waiting = " ".join(short(COLOURS[s]) for s in pub["waiting"])
-        lines = [status, _("Waiting: {who}", who=waiting or "-")]
+        waiting = [short(COLOURS[s]) for s in pub["waiting"]] or ["-"]
+        lines = [status, fit_list(_("Waiting:"), waiting)]
         agent = pub["agents"][seat] or "-"
         if phase in ("file", "flight"):
             return [*lines, *self._flight_lines(pub, seat)]
@@ -488,7 +489,7 @@ class UltraSecretBinding(KnobMenus):
             for i, opt in enumerate(menu[start : start + window], start=start)
         )
         heading = f"{self._heading(table, seat)} {cur + 1}/{len(menu)}"
-        return Secret(title=heading, lines=(*(f"* {n}" for n in news), *rows))
+        return Secret(title=heading, lines=(*(f"*{n}" for n in news), *rows))
 
     def idle_message(self, table: Table, seat: int) -> str:
         pub = table.view(None)
@@ -500,8 +501,10 @@ class UltraSecretBinding(KnobMenus):
         pub = table.view(None)
         turn = f"T{pub['turn']} " if pub["turn"] else ""
         title = f"{turn}{_phase(pub['phase'])}"
-        agents = " ".join(a or "-" for a in pub["agents"])
-        lines = [_("Ag {squares}", squares=agents)]
+        agents = [a or "-" for a in pub["agents"]]
+        lines = [_("Ag {squares}", squares=" ".join(agents))]
+        if len(lines[0]) > 21:  # six agents in the flight (VM1...): two rows
+            lines = [_("Ag {squares}", squares=" ".join(agents[:3])), "   " + " ".join(agents[3:])]
         if pub["phase"] in ("file", "flight", "over"):
             fugitive = pub["fugitive"]
             if fugitive is not None:
@@ -510,9 +513,9 @@ class UltraSecretBinding(KnobMenus):
         else:
             lines.append(_("In {squares}", squares=" ".join(i or "-" for i in pub["informants"])))
             lines.append(_("Bg {squares}", squares=" ".join(b or "-" for b in pub["bugs"])))
-        waiting = " ".join(short(COLOURS[s]) for s in pub["waiting"])
+        waiting = [short(COLOURS[s]) for s in pub["waiting"]]
         if waiting and pub["phase"] != "over":
-            lines.append(_("Wait {who}", who=waiting))
+            lines.append(fit_list(_("Waiting:"), waiting))
         return title, lines[:4]
 
 

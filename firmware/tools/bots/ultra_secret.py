@@ -112,7 +112,7 @@ class KnobBot:
         match = _TITLE.match(secret.title)
         assert match, secret.title
         heading, cur, size = match.group(1), int(match.group(2)) - 1, int(match.group(3))
-        # Options start "> " or "  "; a line of news above them ("* ...") is not one.
+        # Options start "> " or "  "; a line of news above them ("*T3 ...") is not one.
         rows = [line for line in secret.lines if line[:2] in ("> ", "  ")]
         row = next(i for i, line in enumerate(rows) if line.startswith("> "))
         start = cur - row
@@ -241,7 +241,7 @@ class Bot(KnobBot):
     def _bug(self, seat: int, view: dict[str, Any]) -> str:
         know = self.known[seat]
         if know.complete or view["turn"] >= self.max_turns:
-            return self._pick(seat, _starts(text("Declare: I know!")), _starts(text("Pass")))
+            return self._pick(seat, _starts(text("Declare: I know!")[:19]), _starts(text("Pass")))
         passing = _starts(text("Pass"))
         if self.rng.random() < self.bug_rate:
             return self._pick(seat, _starts(text("Bug {square}", square="")), passing)
