@@ -69,33 +69,40 @@ def play(
     game: str, players: int, language: str, seed: int = 1, options: dict[str, Any] | None = None
 ) -> Iterator[list[Shown]]:
     """Play a whole game at random; yield every glass after each accepted step."""
+    for table in tables(game, players, seed, options):
+        with speaking(language):
+            shown = glasses(table)
+        yield shown
+
+
+def tables(
+    game: str, players: int, seed: int = 1, options: dict[str, Any] | None = None
+) -> Iterator[Table]:
+    """Play a whole game at random; yield the table after each accepted step."""
     table = new_table(game, players, seed, options)
     engine = get_game(game)
     rng = random.Random(seed)
-    n = 0
-    with speaking(language):
-        yield glasses(table)
-        for _step in range(MAX_STEPS):
-            if table.over:
-                return
-            body = _knob_or_press(table, rng) if rng.random() < 0.4 else None
-            if body is None:
-                # The table's own moves (a timeout, the host's next) now and then: players
-                # who may change their minds forever would otherwise never let a phase end.
-                actions = engine.legal_actions(table.state, None)
-                if not actions or rng.random() > 0.08:
-                    seats = range(players)
-                    actions = [a for s in seats for a in engine.legal_actions(table.state, s)]
-                    actions = actions or engine.legal_actions(table.state, None)
-                body = {"rules": _pick(table, [action_to_json(a) for a in actions], rng)}
-            try:
-                checked = table.check(body)
-            except IllegalAction:
-                continue
-            table.commit(body, checked)
-            n += 1
-            yield glasses(table)
-        raise AssertionError(f"{game} {players}p did not end in {MAX_STEPS} steps")
+    yield table
+    for _step in range(MAX_STEPS):
+        if table.over:
+            return
+        body = _knob_or_press(table, rng) if rng.random() < 0.4 else None
+        if body is None:
+            # The table's own moves (a timeout, the host's next) now and then: players
+            # who may change their minds forever would otherwise never let a phase end.
+            actions = engine.legal_actions(table.state, None)
+            if not actions or rng.random() > 0.08:
+                seats = range(players)
+                actions = [a for s in seats for a in engine.legal_actions(table.state, s)]
+                actions = actions or engine.legal_actions(table.state, None)
+            body = {"rules": _pick(table, [action_to_json(a) for a in actions], rng)}
+        try:
+            checked = table.check(body)
+        except IllegalAction:
+            continue
+        table.commit(body, checked)
+        yield table
+    raise AssertionError(f"{game} {players}p did not end in {MAX_STEPS} steps")
 
 
 def _pick(table: Table, actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
