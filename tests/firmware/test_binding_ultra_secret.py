@@ -54,8 +54,8 @@ def hidden(players: int = 3, seed: int = 1, **options: Any) -> Table:
     """A table past the hide step (everyone: ID in the suitcase, locker at B1)."""
     t = table(players, seed, **options)
     for seat in range(players):
-        choose(t, seat, "Suit: ID card")
-        choose(t, seat, "Brief: toothbrush")
+        choose(t, seat, "ID card")
+        choose(t, seat, "toothbrush")
         choose(t, seat, "Locker at B1")
     return t
 
@@ -74,12 +74,12 @@ def public_part(t: Table, seat: int) -> tuple[Any, ...]:
 def test_hide_is_three_knob_steps_with_back() -> None:
     """Suitcase, briefcase, then locker station make one hide action; Back undoes a step."""
     t = table()
-    choose(t, 0, "Suit: toothbrush")
-    assert labels(t, 0) == ["Brief: ID card", "Brief: formula", "< Back", SHEET]
+    choose(t, 0, "toothbrush")
+    assert labels(t, 0) == ["ID card", "formula", "< Back", SHEET]
     choose(t, 0, "< Back")
-    assert labels(t, 0)[:3] == ["Suit: ID card", "Suit: toothbrush", "Suit: formula"]
-    choose(t, 0, "Suit: formula")
-    choose(t, 0, "Brief: ID card")
+    assert labels(t, 0)[:3] == ["ID card", "toothbrush", "formula"]
+    choose(t, 0, "formula")
+    choose(t, 0, "ID card")
     body = choose(t, 0, "Locker at F1")
     assert body == {
         "rules": {

@@ -11,13 +11,13 @@ from PIL import Image, ImageChops
 GOLDEN = Path(__file__).parent / "golden"
 
 
-def frame_problems(name: str, frames: list[Image.Image]) -> list[str]:
-    """Differences between a station's frames and ``golden/<name>/NNNN.png``.
+def frame_problems(name: str, frames: list[Image.Image], root: Path = GOLDEN) -> list[str]:
+    """Differences between a station's frames and ``<root>/<name>/NNNN.png``.
 
     With COFFRE_REGEN_GOLDEN=1 the files are rewritten and reported as a problem,
     so the test fails and a regenerated baseline is looked at before it is committed.
     """
-    folder = GOLDEN / name
+    folder = root / name
     if os.environ.get("COFFRE_REGEN_GOLDEN") == "1":
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)

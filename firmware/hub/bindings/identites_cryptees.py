@@ -453,7 +453,9 @@ class IdentitesCrypteesBinding(KnobMenus):
         pairs = [" ".join(held[i : i + 2]) for i in range(0, len(held), 2)]
         news = self.news_line(table)
         tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
-        return title, [*rows[:2], *pairs, *tail][:4]
+        if len(rows) > 2:  # more than 8 seats: every seat's HP takes the whole screen
+            return title, rows[:4]
+        return title, [*rows, *pairs, *tail][:4]
 
 
 _SIMPLE = {

@@ -186,10 +186,9 @@ class UltraSecretBinding(KnobMenus):
         back = [Option(_(BACK), self._pick(table, seat, picks[:-1]))] if picks else []
         left = [k for k in KINDS if k not in picks]
         if len(picks) < 2:
-            where = _("Suit") if not picks else _("Brief")
+            # The heading asks "Suitcase?" or "Briefcase?": the options are the cards.
             return [
-                Option(f"{where}: {_(KIND_LABEL[k])}", self._pick(table, seat, [*picks, k]))
-                for k in left
+                Option(_(KIND_LABEL[k]), self._pick(table, seat, [*picks, k])) for k in left
             ] + back
         action = {
             "type": "hide",
