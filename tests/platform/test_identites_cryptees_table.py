@@ -78,7 +78,7 @@ def test_window_passes_close_it_and_the_timer_closes_it_alone(make_table: TableF
     other = sim.names[window["waiting"][0]]
     screen = sim.stations[other].screen
     assert screen is not None and screen.lines[0].startswith("Window ")
-    assert screen.lines[0].endswith("s: pass or play")
+    assert screen.lines[0].endswith("s: pass/play")
     pub = sim.watch.wait(lambda p: p["view"]["table"]["phase"] != "window", timeout=10)
     assert Store(sim.store_path).events(TABLE, 1)[-1] == {"rules": {"type": "timeout"}}
     assert pub["view"]["table"]["seats"][active]["programs"] >= 2
