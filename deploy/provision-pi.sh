@@ -48,6 +48,7 @@ backend = "real"
 name = "main"
 stations = ["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]
 reveal_delay = 3.0
+language = "fr"
 TOML
     echo "next: coffre broker-config --table main --stations p1,...,p8 --out /etc/mosquitto/coffre \\"
     echo "        --hostname $(hostname) --hostname $(hostname).local   # + the hub's IP if stations use it"
