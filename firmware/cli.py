@@ -152,15 +152,21 @@ def _run_hub(args: Any) -> int:
     from hardware.keys import load_keyset
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings = load_hub(args.config)
-    panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
-    hub = Hub(
-        settings.broker,
-        settings.tables,
-        settings.store,
-        keys=load_keyset(settings.keyset),
-        panel=panel,
-    )
+    try:
+        settings = load_hub(args.config)
+        panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
+        hub = Hub(
+            settings.broker,
+            settings.tables,
+            settings.store,
+            keys=load_keyset(settings.keyset),
+            panel=panel,
+        )
+    except (ValueError, OSError) as exc:  # HubRefused, ConfigError, a missing file...
+        # One line, not a traceback: systemd's journal shows it as the reason.
+        text = str(exc) if str(exc).startswith("hub:") else f"hub: cannot start: {exc}"
+        print(" ".join(text.split()), file=sys.stderr)
+        return 2
     hub.start()
     _wait_for_signal()
     hub.stop()

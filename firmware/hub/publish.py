@@ -3,12 +3,16 @@
 A topic is sent only when its content changed (screens are compared without their
 revision), so an input that changes one seat's screen costs one message to that seat.
 The hub display on the panel shows the host screen of the table the panel drives.
+
+While the hub works a batch, :meth:`Publisher.hold` keeps what it would send, in order
+(each input's screens, then its answer), until the batch is committed.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -19,6 +23,19 @@ from firmware.link import protocol as proto
 from firmware.link.render import render_lines
 
 
+@dataclass
+class Held:
+    """A message kept until the batch is committed (an answer stays an Ack until then)."""
+
+    actor: TableActor
+    topic: str
+    payload: bytes | proto.Ack
+    retain: bool
+
+    def encoded(self) -> bytes:
+        return self.payload if isinstance(self.payload, bytes) else proto.encode(self.payload)
+
+
 class Publisher:
     """Publishes a table's state on its own connection; the panel follows ``panel_actor``."""
 
@@ -26,6 +43,17 @@ class Publisher:
         self.clock = clock
         self.panel = panel
         self.panel_actor: TableActor | None = None
+        #: While holding: what to send once the batch is committed, in order.
+        self.held: list[Held] | None = None
+
+    def hold(self) -> None:
+        """From now on, keep what would be sent (see :meth:`release`)."""
+        self.held = []
+
+    def release(self) -> list[Held]:
+        """Stop holding; what was held, for the caller to send (or drop)."""
+        held, self.held = self.held or [], None
+        return held
 
     def all(self, actor: TableActor, *, hub_ready: bool = False) -> None:
         """Every seat's screen, ``public``, the hub status and the host screen, if changed."""
@@ -65,8 +93,19 @@ class Publisher:
         self.host(actor)
 
     def send(self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False) -> Any:
+        if self.held is not None:
+            self.held.append(Held(actor, topic, payload, retain))
+            return None
         assert actor.client is not None
         return actor.client.publish(topic, payload, retain=retain)
+
+    def answer(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
+        """Answer a station's input (held like the rest while holding)."""
+        topic = actor.topics.station(station, "ack")
+        if self.held is not None:
+            self.held.append(Held(actor, topic, ack, False))
+        else:
+            self.send(actor, topic, proto.encode(ack))
 
     def retained(
         self, actor: TableActor, topic: str, payload: bytes, *, force: bool = False

@@ -38,7 +38,7 @@ from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake
 from firmware.hub.bindings import binding_for, bound_games
 from firmware.hub.config import TableConfig
 from firmware.hub.hostmenu import HostMenu
-from firmware.hub.publish import Publisher
+from firmware.hub.publish import Held, Publisher
 from firmware.hub.store import GameRecord, Store, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
@@ -127,9 +127,7 @@ class Hub:
         self.keys = keys or load_keyset()
         self.clock = clock
         self.throttle = Throttle()
-        # What the batch in hand will send once it is committed.
-        self._answers: list[tuple[TableActor, str, proto.Ack]] = []
-        self._publish: dict[str, tuple[TableActor, bool]] = {}
+        # The tables the batch in hand changed (rebuilt if it cannot be committed).
         self._touched: dict[str, TableActor] = {}
         self._broken: BaseException | None = None
         self.panel = panel
@@ -260,7 +258,8 @@ class Hub:
 
     def _run_batch(self, batch: list[Message]) -> list[Message]:
         """Handle messages in one transaction; returns those left when the store broke."""
-        self._answers, self._publish, self._touched, self._broken = [], {}, {}, None
+        self._touched, self._broken = {}, None
+        self.out.hold()
         try:
             self.store.begin()
         except _STORE_ERRORS as exc:
@@ -284,45 +283,42 @@ class Hub:
             self._undo_batch()
         except BaseException:
             self.store.rollback()
+            self.out.release()
             raise
         self._finish(batch[:done])
         return batch[done:]
 
     def _undo_batch(self) -> None:
         """The batch was rolled back: rebuild its tables from the store, take back its oks."""
+        touched = set(self._touched)
+        kept = []
+        for item in self.out.release():
+            if isinstance(item.payload, proto.Ack):
+                if item.payload.ok:
+                    item.payload = proto.Ack(item.payload.id, False, NOT_SAVED)
+                kept.append(item)
+            elif item.actor.config.name not in touched:
+                kept.append(item)
+        self.out.held = kept
         for actor in self._touched.values():
             actor.table, actor.record, actor.timer_due = None, None, None
+            actor.published.clear()  # what was held for it is dropped: send all again
             self._guarded(self._resume, actor)
             self.out.note(actor, NOT_SAVED)
-            self._later(actor)
-        self._answers = [
-            (actor, station, proto.Ack(ack.id, False, NOT_SAVED) if ack.ok else ack)
-            for actor, station, ack in self._answers
-        ]
+            self._guarded(self.out.all, actor)
 
     def _finish(self, handled: list[Message]) -> None:
-        """After the commit: screens first, then the answers, then the broker's acks."""
-        for actor, hub_ready in self._publish.values():
-            self._guarded(self._send_all, actor, hub_ready)
-        for actor, station, ack in self._answers:
-            self._guarded(
-                self.out.send, actor, actor.topics.station(station, "ack"), proto.encode(ack)
-            )
+        """After the commit: what was held (screens, then answers, in order), then broker acks."""
+        for item in self.out.release():
+            self._guarded(self._send_held, item)
         for msg in handled:
             self._guarded(msg.done)
-        self._answers, self._publish, self._touched = [], {}, {}
+        self._touched = {}
 
-    def _send_all(self, actor: TableActor, hub_ready: bool) -> None:
-        if hub_ready:
-            self.out.all(actor, hub_ready=True)
-        else:
-            self.out.all(actor)
-
-    def _later(self, actor: TableActor, *, hub_ready: bool = False) -> None:
-        """Publish this table once the batch is committed."""
-        name = actor.config.name
-        ready = hub_ready or self._publish.get(name, (actor, False))[1]
-        self._publish[name] = (actor, ready)
+    def _send_held(self, item: Held) -> None:
+        client = item.actor.client
+        assert client is not None
+        client.publish(item.topic, item.encoded(), retain=item.retain)
 
     def _store_trouble(self, exc: BaseException) -> None:
         self.throttle.warning(("store", type(exc)), f"hub: store failed: {_line(exc)}")
@@ -366,7 +362,7 @@ class Hub:
         if msg.topic == CONNECTED_TOPIC:
             actor = self.actors[msg.payload.decode()]
             actor.published.clear()
-            self._later(actor, hub_ready=True)
+            self.out.all(actor, hub_ready=True)
             return
         if msg.topic == PANEL_TOPIC:
             # The panel drives the first table (one panel per hub).
@@ -374,7 +370,7 @@ class Hub:
             cmd = actor.menu.press(msg.payload.decode(), playing=actor.playing, now=self.clock())
             if cmd is not None:
                 self._host_command(actor, cmd)
-            self._later(actor)
+            self.out.host(actor)
             return
         for actor in self.actors.values():
             parsed = actor.topics.parse_station_topic(msg.topic)
@@ -405,8 +401,8 @@ class Hub:
     # --- station inputs ----------------------------------------------------------------
 
     def _ack(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
-        """Answer an input once the batch is committed."""
-        self._answers.append((actor, station, ack))
+        """Answer an input (sent once the batch is committed)."""
+        self.out.answer(actor, station, ack)
 
     def _bad_payload(self, actor: TableActor, source: str, exc: proto.ProtocolError) -> None:
         self.throttle.warning(
@@ -479,14 +475,14 @@ class Hub:
         self._touched[actor.config.name] = actor
         table.commit(body, checked)
         actor.message = ""  # a note about the last host command is stale once the game moves
-        self._later(actor)
         if table.over:
             self.store.set_status(record.table_id, record.game_no, "over")
         try:
             actor.arm_timer(self.clock())
+            self.out.all(actor)
         except Exception:
-            # Stored: the move counts and is acked; a timer bug must not undo it.
-            log.exception("hub: arming the timer after %s failed", source_id or "an event")
+            # Stored: the move counts and is acked; screens catch up on the next publish.
+            log.exception("hub: publishing after %s failed", source_id or "an event")
 
     def _station_status(self, actor: TableActor, station: str, payload: bytes) -> None:
         try:
@@ -498,9 +494,10 @@ class Hub:
             actor.offline.discard(station)
             # Rebirth: make sure the station has its screen, even if retained ones were lost.
             actor.published.pop(actor.topics.station(station, "screen"), None)
+            self.out.all(actor)
         else:
             actor.offline.add(station)
-        self._later(actor)
+            self.out.host(actor)
 
     # --- host ----------------------------------------------------------------------------
 
@@ -510,10 +507,10 @@ class Hub:
         except proto.ProtocolError as exc:
             self._bad_payload(actor, "host", exc)
             self.out.note(actor, str(exc))
-            self._later(actor)
+            self.out.host(actor)
             return
         self._host_command(actor, cmd)
-        self._later(actor)
+        self.out.host(actor)
 
     def _host_command(self, actor: TableActor, cmd: proto.HostCommand) -> None:
         # Host ids live apart from station ids (a station may be called "host").
@@ -546,7 +543,7 @@ class Hub:
                 actor.table = None
                 actor.record = None
                 actor.timer_due = None
-                self._later(actor)
+                self.out.all(actor)
             actor.message = ""
         except (IllegalAction, RulesError) as exc:
             if source_id:
@@ -579,7 +576,7 @@ class Hub:
         actor.record = record
         actor.table = self._new_table(actor, record)
         actor.timer_due = None
-        self._later(actor)
+        self.out.all(actor)
 
     # --- timers ------------------------------------------------------------------------
 
