@@ -212,14 +212,17 @@ def _parse(payload: bytes, kind: type[_T]) -> _T:
     if len(payload) > MAX_INPUT_BYTES:
         raise ProtocolError("Message too big")
     try:
+        # msgspec checks UTF-8 only where it builds a str (not in a key it skips), and
+        # lets UnicodeDecodeError escape: check the whole payload first.
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError("Bad message: not UTF-8") from None
+    try:
         return msgspec.json.decode(payload, type=kind)
     except msgspec.ValidationError as exc:  # a DecodeError subclass: catch it first
         raise ProtocolError(f"Bad message: {exc}"[:63]) from None
     except msgspec.DecodeError:
         raise ProtocolError("Bad message: not JSON") from None
-    except UnicodeDecodeError:
-        # msgspec checks UTF-8 only where it builds a str, and lets this one escape.
-        raise ProtocolError("Bad message: not UTF-8") from None
 
 
 def salvage_id(payload: bytes) -> str | None:
