@@ -194,8 +194,9 @@ class Hub:
 
     def stop(self) -> None:
         for actor in self.actors.values():
-            self.out.send(
-                actor,
+            assert actor.client is not None
+            # Straight to the client: the hub thread may be holding a batch's messages.
+            actor.client.publish(
                 actor.topics.hub_status,
                 proto.encode(proto.HubStatus(state="disconnected")),
                 retain=True,

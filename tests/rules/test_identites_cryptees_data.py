@@ -125,9 +125,7 @@ def test_documented_example_runs() -> None:
     blocks = re.findall(r"```\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     example = next(b for b in blocks if b.startswith('{"type"') and "take" in b)
     out = io.StringIO()
-    code = run_scenario(
-        "identites-cryptees", 5, 11, {"first": 2}, example.splitlines(), out
-    )
+    code = run_scenario("identites-cryptees", 5, 11, {"first": 2}, example.splitlines(), out)
     result = json.loads(out.getvalue())
     assert code == 0 and result["version"] == 46
     assert result["public"]["table"]["check"] == {
