@@ -273,7 +273,7 @@ def _plain_mosquitto(workdir: Path) -> Mosquitto:
     conf = workdir / "mosquitto.conf"
     conf.write_text(
         f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-        "max_queued_messages 100000\n"
+        "max_queued_messages 100000\nset_tcp_nodelay true\n"
     )
     mosq = Mosquitto(conf, port)
     mosq.start()
@@ -307,7 +307,8 @@ class _Generator:
         )
         self.sent_at: dict[str, float] = {}
         self.latencies: list[float] = []
-        self.ready: set[str] = set()
+        self.up: set[str] = set()  # the hub serves the table
+        self.ready: set[str] = set()  # and a game runs on it
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._receive, daemon=True)
 
@@ -322,9 +323,12 @@ class _Generator:
             now = time.perf_counter()
             if msg.topic.endswith("/hub/status"):
                 status = json.loads(msg.payload) if msg.payload else {}
-                if status.get("game"):
-                    with self.lock:
-                        self.ready.add(msg.topic.split("/")[1])
+                table = msg.topic.split("/")[1]
+                with self.lock:
+                    if status.get("state") == "ready":
+                        self.up.add(table)
+                    if status.get("game"):
+                        self.ready.add(table)
                 continue
             answer_id = json.loads(msg.payload).get("id")
             with self.lock:
@@ -333,14 +337,19 @@ class _Generator:
                     self.latencies.append((now - sent) * 1000)
 
     def start_games(self, timeout: float = 120.0) -> None:
+        """Wait for the hub to serve every table, then start a game on each."""
+        self._wait(self.up, timeout, "served")
         for table in self.tables:
             command = {"cmd": "start", "game": "secret-identity", "players": 8, "id": "bench"}
             self.client.publish(proto.Topics(table).host_command, proto.encode(command))
+        self._wait(self.ready, timeout, "started")
+
+    def _wait(self, tables: set[str], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
-        while len(self.ready) < len(self.tables):
+        while len(tables) < len(self.tables):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"only {len(self.ready)} tables started")
-            time.sleep(0.1)
+                raise TimeoutError(f"only {len(tables)} of {len(self.tables)} tables {what}")
+            time.sleep(0.05)
 
     def load(self, seconds: float, rate: float, boot: str) -> tuple[int, float]:
         """Send for ``seconds``; returns (inputs sent, seconds actually spent sending)."""
