@@ -9,6 +9,14 @@ may have reset), and if that fails too, the frame stays wanted and the next
 frame, so no frame is lost. ``show()`` does not raise for I2C errors: the station
 keeps running and reports ``failures``/``healthy``. Opening raises ``DisplayError``
 when the panel is not there at all.
+
+Partial updates: luma's ``ssd1306.display()`` sends the whole 1 KiB GDDRAM every time
+(and reads pixels with ``Image.getdata``, which Pillow 14 drops). The device here is
+luma's ssd1306 with its ``display()`` replaced: the frame is packed into GDDRAM bytes
+with ``tobytes`` (8 pages of 128 columns, one byte per column, LSB on top), compared
+with what the panel holds, and only the window of changed columns and pages is sent
+(one window, or one per changed page when that is fewer bytes). After luma's init (or
+an I2C error: the device is re-created) the whole frame goes.
 """
 
 from __future__ import annotations
@@ -25,6 +33,61 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 1
 DEFAULT_ADDRESS = 0x3C
+PAGES = HEIGHT // 8
+#: Bytes of commands to open a window (column range, page range).
+WINDOW_COST = 6
+
+#: A window of GDDRAM to write: first/last column, first/last page, the bytes.
+Window = tuple[int, int, int, int, bytes]
+
+
+def to_gddram(image: Image.Image) -> bytes:
+    """A 128x64 mode-"1" image as SSD1306 GDDRAM: page by page, a byte per column, LSB on top."""
+    ram = bytearray()
+    for page in range(PAGES):
+        strip = image.crop((0, page * 8, WIDTH, page * 8 + 8))
+        # Transposed, each column becomes a row of 8 pixels: one byte, bit-reversed.
+        ram += strip.transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
+    return bytes(ram)
+
+
+def changed_windows(old: bytes | None, new: bytes) -> list[Window]:
+    """The GDDRAM writes that turn ``old`` into ``new`` in the fewest bytes (None: all)."""
+    if old is None:
+        return [(0, WIDTH - 1, 0, PAGES - 1, new)]
+    pages = []
+    for page in range(PAGES):
+        row, was = new[page * WIDTH : (page + 1) * WIDTH], old[page * WIDTH : (page + 1) * WIDTH]
+        diff = [c for c in range(WIDTH) if row[c] != was[c]]
+        if diff:
+            pages.append((diff[0], diff[-1], page, page, row[diff[0] : diff[-1] + 1]))
+    if len(pages) <= 1:
+        return pages
+    c0, c1 = min(w[0] for w in pages), max(w[1] for w in pages)
+    p0, p1 = pages[0][2], pages[-1][2]
+    box = b"".join(new[p * WIDTH + c0 : p * WIDTH + c1 + 1] for p in range(p0, p1 + 1))
+    if len(box) + WINDOW_COST <= sum(len(w[4]) + WINDOW_COST for w in pages):
+        return [(c0, c1, p0, p1, box)]
+    return pages
+
+
+def _partial(base: Any) -> Any:
+    """luma's ssd1306 class with a ``display()`` that sends only what changed."""
+
+    class PartialSsd1306(base):  # type: ignore[misc]
+        gddram: bytes | None = None  # what the panel holds (None: unknown)
+        bytes_sent = 0  # GDDRAM data bytes written
+
+        def display(self, image: Image.Image) -> None:
+            ram = to_gddram(self.preprocess(image))
+            for c0, c1, p0, p1, data in changed_windows(self.gddram, ram):
+                start = self._colstart
+                self.command(0x21, start + c0, start + c1, 0x22, p0, p1)  # column, page windows
+                self.data(list(data))
+                self.bytes_sent += len(data)
+            self.gddram = ram
+
+    return PartialSsd1306
 
 
 def _pins(pins: Any) -> tuple[int | None, int | None, int]:
@@ -90,7 +153,7 @@ class Ssd1306Display(Display):
         oled = importlib.import_module("luma.oled.device")
         try:
             serial = serial_mod.i2c(port=self.port, address=self.address)
-            device = oled.ssd1306(serial, width=WIDTH, height=HEIGHT, rotate=self.rotate)
+            device = _partial(oled.ssd1306)(serial, width=WIDTH, height=HEIGHT, rotate=self.rotate)
             if self.contrast is not None:
                 device.contrast(self.contrast)
         except self._errors() as exc:
