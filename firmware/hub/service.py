@@ -205,6 +205,7 @@ class Hub:
             client.stop()
         if self._thread:
             self._thread.join(5)
+        self.out.close()
         self.store.close()
 
     def run(self) -> None:
@@ -284,7 +285,7 @@ class Hub:
             self._undo_batch()
         except BaseException:
             self.store.rollback()
-            self.out.release()
+            self.out.release(paint=False)
             raise
         self._finish(batch[:done])
         return batch[done:]
@@ -293,7 +294,7 @@ class Hub:
         """The batch was rolled back: rebuild its tables from the store, take back its oks."""
         touched = set(self._touched)
         kept = []
-        for item in self.out.release():
+        for item in self.out.release(paint=False):
             if isinstance(item.payload, proto.Ack):
                 if item.payload.ok:
                     item.payload = proto.Ack(item.payload.id, False, NOT_SAVED)

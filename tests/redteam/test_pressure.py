@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from firmware.hub.service import NOT_SAVED, PANEL_TOPIC, HubRefused
+from device.mock import MockDisplay
+from device.panel import MockPanel
+from firmware.hub.config import TableConfig
+from firmware.hub.service import CONNECTED_TOPIC, NOT_SAVED, PANEL_TOPIC, Hub, HubRefused
 from firmware.hub.store import REFUSALS_KEPT, TOO_LATE, Store
 from firmware.link import protocol as proto
-from firmware.link.mqtt import Message
-from tests.redteam.harness import KEYS, TABLE, Rig, T
+from firmware.link.mqtt import BrokerConfig, Message
+from firmware.link.render import render_lines
+from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T, _Done
 from tests.redteam.test_hub_abuse import readable, voting_rig
 
 
@@ -195,3 +201,48 @@ def test_second_hub_on_the_store_says_so_in_one_line(tmp_path: Path) -> None:
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 2
     assert len(lines) == 1 and "another hub" in lines[0], run.stderr
+
+
+def test_a_stuck_hub_display_does_not_hold_up_the_answers(tmp_path: Path) -> None:
+    """While the hub display hangs mid-frame, taps are answered; then it shows the last screen."""
+    gate = threading.Event()
+    display = MockDisplay(on_frame=lambda _: gate.wait(30))
+    hub = Hub(
+        BrokerConfig(port=1),
+        [TableConfig(TABLE, ["p1", "p2", "p3"])],
+        tmp_path / "hub.db",
+        keys=KEYS,
+        panel=MockPanel(display),
+        clock=Clock(),
+    )
+    sent: list[tuple[str, bytes]] = []
+    answered = threading.Event()
+
+    def publish(topic: str, payload: bytes, *, retain: bool = False) -> _Done:
+        sent.append((topic, payload))
+        if sum(t.endswith("/ack") for t, _ in sent) == 3:
+            answered.set()
+        return _Done()
+
+    hub.client.publish = publish  # type: ignore[method-assign]
+
+    def play() -> None:
+        hub._dispatch(Message(CONNECTED_TOPIC, TABLE.encode()))
+        start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5}
+        hub._dispatch(Message(T.host_command, proto.encode(start)))
+        for i, station in enumerate(("p1", "p2", "p3")):
+            tap = {"id": f"sd:{i}", "kind": "tag", "uid": KEYS.uid_for("mystery", None, i + 1)}
+            hub._dispatch(Message(T.station(station, "input"), proto.encode(tap)))
+
+    worker = threading.Thread(target=play, daemon=True)
+    worker.start()
+    try:
+        assert answered.wait(10), "the hub waited for its display before answering"
+    finally:
+        gate.set()
+    worker.join(10)
+    assert hub.out.painter is not None and hub.out.painter.wait_idle()
+    host = json.loads([p for t, p in sent if t == T.host_screen][-1])
+    assert display.last is not None
+    assert display.last.tobytes() == render_lines(host["title"], host["lines"]).tobytes()
+    hub.store.close()
