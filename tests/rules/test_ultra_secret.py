@@ -62,6 +62,15 @@ Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
 - test_declaration_tie_is_broken_at_random: "(ties random)".
 - test_fugitive_files_secret_answers: "The fugitive files, secretly, a pseudonym for
   each enemy colour and a formula code."
+- test_filing_names_a_place_where_a_card_lies: D (filing) "they name the place of that card
+  (square and container, e.g. G3, or a suitcase, briefcase or locker ...)".
+- test_knowing_the_code_is_not_enough: D (filing) "right only if the card at that place is
+  the true formula. Knowing the true code is not enough".
+- test_sheet_tells_where_the_true_formula_was_seen: the sheet and the best filing follow
+  where the true formula card was seen.
+- test_complete_sheet_must_declare: D "a player whose investigation sheet is complete may
+  no longer pass; their next choice is the declaration".
+- test_hide_step_shows_no_flight_square: the public `open` list during the hide step.
 - test_flight_squares_by_player_count: "squares by player count: 3p VM1-3 F1; 4p VM1-4
   F1; 5p VM1-5 V1 F1; 6p VM1-5 V1 V2 F1".
 - test_flight_is_dial_and_move_only_and_agents_may_stay: "Then only dial+move";
