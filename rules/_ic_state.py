@@ -154,10 +154,14 @@ DECLARATIONS = (Investigate, Equip, Draw, Drop, Aim, Fire, Heal)
 
 
 class Seen(msgspec.Struct, frozen=True):
-    """A hidden card this seat was shown: ``kind`` id or loyalty, at ``pos``."""
+    """A hidden card this seat was shown: ``kind`` id or loyalty, at ``pos``.
+
+    A loyalty card may move afterwards (a swap): the memory is of the card, and the
+    views place it where it lies now (:func:`loyalty_pos`), not at ``pos``.
+    """
 
     kind: Literal["id", "loyalty"]
-    pos: int  # the seat for an ID, the loyalty position for a loyalty card
+    pos: int  # the seat for an ID, the loyalty position where a loyalty card was seen
     card: int
 
 
@@ -192,6 +196,7 @@ class Hit(msgspec.Struct, frozen=True):
     reveal: Literal["loyalty", "id"]
     damage: int
     source: str
+    weapon: bool = False  # a weapon's hit (armor softens those only), not a program's
 
 
 class Announce(msgspec.Struct, frozen=True):
@@ -311,8 +316,18 @@ def hand_size(state: ICState, seat: int) -> int:
     return len(s.programs) + len(s.permanents)
 
 
+def loyalty_pos(state: ICState, card: int) -> int:
+    """Where loyalty card ``card`` lies now (loyalty cards never leave the table)."""
+    return state.loyalty.index(card)
+
+
+def hit_damage(state: ICState, hit: Hit) -> int:
+    """HP a hit takes if not answered by a reveal: armor softens weapon hits only."""
+    return max(0, hit.damage - (armor(state, hit.target) if hit.weapon else 0))
+
+
 def armor(state: ICState, seat: int) -> int:
-    """Damage a hit takes off for ``seat`` (permanent programs, revealed ID)."""
+    """Damage a weapon hit takes off for ``seat`` (permanent programs, revealed ID)."""
     cards = cards_of(state)
     s = state.seats[seat]
     total = 0

@@ -19,11 +19,12 @@ from rules._ic_state import (
     WINDOW,
     ICState,
     alive,
-    armor,
     cards_of,
     faction,
     hand_limit,
+    hit_damage,
     holding,
+    loyalty_pos,
     pos_owners,
     shared,
     slot_pos,
@@ -128,7 +129,7 @@ def _pending(state: ICState) -> JSON:
             "kind": "respond",
             "seat": hit.target,
             "reveal": hit.reveal,
-            "damage": max(0, hit.damage - armor(state, hit.target)),
+            "damage": hit_damage(state, hit),
             "source": hit.source,
         }
     if state.phase == REAIM:
@@ -209,7 +210,8 @@ def _you(state: ICState, seat: int) -> JSON:
         if mem.kind == "id":
             seen.append({"kind": "id", "seat": mem.pos, "card": id_json(cards, mem.card)})
         else:
-            owners = [[o, slot] for o, slot in pos_owners(state, mem.pos)]
+            where = loyalty_pos(state, mem.card)  # the card, wherever a swap put it
+            owners = [[o, slot] for o, slot in pos_owners(state, where)]
             seen.append(
                 {"kind": "loyalty", "owners": owners, "card": loyalty_json(cards, mem.card)}
             )

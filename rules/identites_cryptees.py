@@ -52,11 +52,11 @@ from rules._ic_state import (
     Timeout,
     WeaponState,
     alive,
-    armor,
     cards_of,
     faction,
     hand_limit,
     hand_size,
+    hit_damage,
     holding,
     next_alive,
     own_positions,
@@ -491,7 +491,9 @@ def _fire(st: ICState, a: Fire, ev: list[Event]) -> ICState:
     card = cards_of(st).weapon(held.key)
     targets = held.targets if card.aim == "equip" else (a.target,)
     ev.append(Event("fire", {"seat": a.seat, "weapon": held.key, "targets": list(targets)}))
-    hits = tuple(Hit(t, card.reveal, card.damage, card.key) for t in targets if t is not None)
+    hits = tuple(
+        Hit(t, card.reveal, card.damage, card.key, weapon=True) for t in targets if t is not None
+    )
     st = replace(st, hits=st.hits + hits)
     st = _drop(st, a.seat, None)
     return _draw(st, a.seat, 1, ev) if card.draw else st
@@ -778,8 +780,7 @@ def _id_ability(st: ICState, seat: int, eff: Effect, ev: list[Event]) -> ICState
 
 
 def _take(st: ICState, hit: Hit, ev: list[Event]) -> ICState:
-    amount = max(0, hit.damage - armor(st, hit.target))
-    return _lose(st, hit.target, amount, ev, hit.source)
+    return _lose(st, hit.target, hit_damage(st, hit), ev, hit.source)
 
 
 def _lose(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:

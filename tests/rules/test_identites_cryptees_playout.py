@@ -208,6 +208,9 @@ def redeal(st: ICState, viewer: int | None, r: random.Random) -> ICState:
     spare = tuple(pool[len(slots) :])
 
     mine = set(own_positions(st, viewer)) if viewer is not None else set()
+    if viewer is not None:  # a card the viewer was shown stays known wherever it moves
+        remembered = {m.card for m in seats[viewer].seen if m.kind == "loyalty"}
+        mine |= {p for p, card in enumerate(st.loyalty) if card in remembered}
     hidden = [p for p, up in enumerate(st.loyalty_up) if not up and p not in mine]
     loyalty = list(st.loyalty)
     contents = [loyalty[p] for p in hidden]
