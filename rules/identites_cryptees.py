@@ -330,8 +330,11 @@ def _check_investigate(state: ICState, a: Investigate) -> None:
         if state.seats[target].id_up:
             raise IllegalAction("That ID is already face up")
         return
-    if state.loyalty_up[slot_pos(state, target, a.card)]:
+    pos = slot_pos(state, target, a.card)
+    if state.loyalty_up[pos]:
         raise IllegalAction("That card is already face up")
+    if pos in own_positions(state, a.seat):
+        raise IllegalAction("That card is yours too: you know it")
 
 
 def _program_target_rule(effects: tuple[Effect, ...]) -> str | None:
@@ -863,8 +866,28 @@ def victory(st: ICState, free_for_all: bool) -> tuple[tuple[int, ...], str] | No
 # --- flow ------------------------------------------------------------------
 
 
+def _unlock_for_all(st: ICState, ev: list[Event]) -> ICState:
+    """A locked weapon whose condition now holds for every living player is unlocked
+    for the table (e.g. the laser once a player is out): its public face turns over."""
+    cards = cards_of(st)
+    for ws in st.weapons:
+        if ws.unlocked or ws.holder is not None:
+            continue
+        card = cards.weapon(ws.key)
+        if card.unlock.kind == "program":
+            continue
+        if all(_unlock_met(st, seat, card) for seat in alive(st)):
+            ev.append(Event("unlock", {"weapon": ws.key}))
+            st = _set_weapon(st, replace(ws, unlocked=True))
+    return st
+
+
 def _settle(st: ICState, ev: list[Event]) -> ICState:
     """Run the automatic steps until a player must act."""
+    return _unlock_for_all(_run(st, ev), ev)
+
+
+def _run(st: ICState, ev: list[Event]) -> ICState:
     while st.phase != OVER:
         if st.reaim:
             holder = st.reaim[0]
@@ -964,8 +987,9 @@ def _legal_declarations(state: ICState, seat: int) -> list[Action]:
     if held is None:
         for t in others:
             up = [state.loyalty_up[p] for p in own_positions(state, t)]
+            mine = own_positions(state, seat)  # from 9 players a neighbour's card is shared
             for slot, is_up in zip(LOYALTY_SLOTS, up, strict=True):
-                if not is_up:
+                if not is_up and slot_pos(state, t, slot) not in mine:
                     out.append(Investigate(seat, t, slot))  # type: ignore[arg-type]
             if all(up) and not state.seats[t].id_up:
                 out.append(Investigate(seat, t, "id"))
