@@ -80,6 +80,9 @@ from rules.core import (
 )
 
 _OPTIONS = frozenset({"first", "interrupt_window", "cards", "legion_loyalty"})
+#: Phases in which something waits for one player's answer; only anytime programs
+#: may be played then, and they resolve before it.
+_WAITING = (RESPOND, REAIM, ABILITY, DISCARD)
 _LEGION_FROM = 6
 LOYALTY_SLOTS = ("left", "right")
 
@@ -355,19 +358,18 @@ def _slot_rule(effects: tuple[Effect, ...]) -> str | None:
 
 def _check_program(state: ICState, a: Program) -> None:
     _seat_ok(state, a.seat)
-    if state.phase not in (TURN, WINDOW):
-        raise IllegalAction("Wait: something is resolving")
     if a.card not in state.seats[a.seat].programs:
         raise IllegalAction("You do not hold that program")
     card = cards_of(state).programs[a.card]
     if card.loyalty is not None:
         raise IllegalAction("Hidden loyalty: it is never played")
     if card.timing == "anytime":
-        if state.phase == WINDOW and a.seat == state.active:
-            raise IllegalAction("Your action is declared: wait")
-        if a.seat in state.passed:
+        # RULES.md §5 Decision: at any moment, the actor in its own window included.
+        if state.phase == WINDOW and a.seat in state.passed:
             raise IllegalAction("You passed this window")
     else:
+        if state.phase not in (TURN, WINDOW):
+            raise IllegalAction("Wait: something is resolving")
         if a.seat != state.active:
             raise IllegalAction("Only on your turn")
         if state.phase == WINDOW:
@@ -558,12 +560,31 @@ def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
         # An interrupt: the declared action is off and the actor declares again.
         ev.append(Event("interrupted", {"seat": state.active}))
         st = replace(st, phase=TURN, declared=None, passed=(), may_change=True)
-    st = replace(st, resume="turn")  # after it resolves, the turn goes on
+    if state.phase not in _WAITING:
+        st = replace(st, resume="turn")  # after it resolves, the turn goes on
+        return _settle(_play_effects(st, a, ev), ev)
+    # Played while a hit, re-aim, ability or discard waits (RULES.md §5 Decision): it
+    # resolves at once, and what it starts goes before what was already waiting.
+    waiting = (st.hits, st.reaim, st.abilities)
+    st = _play_effects(replace(st, hits=(), reaim=(), abilities=()), a, ev)
+    if st.phase != OVER:
+        hits, reaim, abilities = waiting
+        st = replace(
+            st,
+            hits=st.hits + hits,
+            reaim=st.reaim + tuple(r for r in reaim if r not in st.reaim),
+            abilities=st.abilities + abilities,
+        )
+    return _settle(st, ev)
+
+
+def _play_effects(st: ICState, a: Program, ev: list[Event]) -> ICState:
+    card = cards_of(st).programs[a.card]
     for eff in card.effects:
         if st.phase == OVER:
             break
         st = _effect(st, eff, a, card.key, ev)
-    return _settle(st, ev)
+    return st
 
 
 def _effect(
@@ -949,14 +970,21 @@ def _legal(state: ICState, seat: int | None) -> list[Action]:
     if not 0 <= seat < state.players or not state.seats[seat].alive:
         return []
     phase = state.phase
+    programs = _legal_programs(state, seat)
     if phase == TURN:
         if seat == state.active:
-            return _legal_declarations(state, seat) + _legal_programs(state, seat)
-        return _legal_programs(state, seat)
+            return _legal_declarations(state, seat) + programs
+        return programs
     if phase == WINDOW:
-        if seat == state.active or seat in state.passed:
+        if seat in state.passed:
             return []
-        return [Pass(seat), *_legal_programs(state, seat)]
+        return programs if seat == state.active else [Pass(seat), *programs]
+    return _legal_answers(state, seat) + programs
+
+
+def _legal_answers(state: ICState, seat: int) -> list[Action]:
+    """What the one seat a hit, re-aim, ability or discard waits for may answer."""
+    phase = state.phase
     if phase == RESPOND:
         hit = state.hits[0]
         if hit.target != seat:
@@ -1015,6 +1043,8 @@ def _legal_programs(state: ICState, seat: int) -> list[Action]:
     cards = cards_of(state)
     out: list[Action] = []
     mine = state.phase == TURN and seat == state.active
+    if state.phase == WINDOW and seat in state.passed:
+        return out
     for c in state.seats[seat].programs:
         card = cards.programs[c]
         if card.loyalty is not None or (card.timing != "anytime" and not mine):
