@@ -70,6 +70,7 @@ class IdCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     colour: Faction | None = None
     always: Faction | None = None
     boss: bool = False
+    extension: Literal["legion"] | None = None
     text: str = ""
     effects: tuple[Effect, ...] = ()
 
@@ -88,6 +89,7 @@ class LoyaltyCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     weight: int = 1
     count: int = 1
     extension: Literal["legion"] | None = None
+    always: Faction | None = None
 
 
 class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -274,7 +276,7 @@ def _check_row(
     if row.loyalty.total() != want:
         raise DataError(f"{n} players: the table must take {want} loyalty cards")
     for pile in PILES:
-        have = sum(1 for c in ids if c.pile == pile and not c.boss)
+        have = sum(1 for c in ids if c.pile == pile and not c.boss and c.extension is None)
         if have < row.ids.get(pile):
             raise DataError(f"{n} players: too few {pile} ID cards")
         have = sum(1 for c in loyalty if c.colour == pile and c.extension is None)

@@ -376,11 +376,14 @@ def faction(state: ICState, seat: int) -> str:
     cards = cards_of(state)
     id_card = cards.ids[s.id_card]
     colours = [(id_card.counts_as, 1)]
+    always = id_card.always
     for pos in own_positions(state, seat):
         card = cards.loyalty[state.loyalty[pos]]
         colours.append((card.colour, card.weight))
+        if card.always is not None and always != "legion":
+            always = card.always  # an "always" loyalty card (the Legion's) beats the ID's
     for prog in s.programs:
         pcard = cards.programs[prog]
         if pcard.loyalty is not None:
             colours.append((pcard.loyalty, pcard.weight))
-    return decide_faction(colours, id_card.always)
+    return decide_faction(colours, always)

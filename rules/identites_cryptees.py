@@ -164,7 +164,12 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
 
     chosen: list[int] = []
     for pile in PILES:
-        pool = [i for i, c in enumerate(cards.ids) if c.pile == pile and not c.boss]
+        # Extension IDs (the Legion's and the Fallen's founders) only with the option.
+        pool = [
+            i
+            for i, c in enumerate(cards.ids)
+            if c.pile == pile and not c.boss and (c.extension is None or legion)
+        ]
         mixed, rng = rng.shuffle(pool)
         chosen += mixed[: row.ids.get(pile)]
     ids, rng = rng.shuffle(chosen)
