@@ -1,16 +1,21 @@
 """Card data for Identités cryptées 2.0: schema, loading and checks.
 
-A card set is one JSON file under ``rules/data/identites-cryptees/``; its schema
-is documented in ``SCHEMA.md`` beside it. The engine only ever sees a
-:class:`CardSet`, whose card lists are expanded to one entry per physical card
-so that a state can name a card by its index.
+A card set is one JSON file: shipped ones under ``rules/data/identites-cryptees/``,
+an owner's own in any directory (:func:`card_sets_in`, :func:`read_card_set`); its
+schema is documented in ``SCHEMA.md`` beside the shipped ones. The engine only ever
+sees :class:`Cards`, whose card lists are expanded to one entry per physical card so
+that a state can name a card by its index.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
+from collections.abc import Mapping
 from importlib import resources
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import msgspec
 
@@ -174,11 +179,16 @@ class Cards(msgspec.Struct, frozen=True):
     name: str
     label: str
     generic: bool
-    rows: dict[int, SetupRow]
+    setup: tuple[SetupRow, ...]
     ids: tuple[IdCard, ...]
     loyalty: tuple[LoyaltyCard, ...]
     programs: tuple[ProgramCard, ...]
     weapons: tuple[WeaponCard, ...]
+
+    @property
+    def rows(self) -> dict[int, SetupRow]:
+        """The setup table by player count (a state carries ``setup``: plain JSON)."""
+        return {row.players: row for row in self.setup}
 
     def weapon(self, key: str) -> WeaponCard:
         """The weapon card called ``key``."""
@@ -196,17 +206,56 @@ def card_sets() -> tuple[str, ...]:
     )
 
 
-@functools.cache
-def load(name: str) -> Cards:
-    """Load, check and expand the card set ``name`` (read-only package data)."""
+def package_set_json(name: str) -> dict[str, Any]:
+    """The JSON object of the shipped card set ``name``."""
     if name not in card_sets():
         raise DataError(f"Unknown card set: {name}")
     path = resources.files("rules") / "data" / "identites-cryptees" / f"{name}.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@functools.cache
+def load(name: str) -> Cards:
+    """Load, check and expand the card set ``name`` (read-only package data)."""
+    return from_json(package_set_json(name), f"{name}.json")
+
+
+def from_json(data: Mapping[str, Any], where: str = "card set") -> Cards:
+    """Check and expand a card set given as its JSON object (a file's content)."""
     try:
-        raw = msgspec.json.decode(path.read_bytes(), type=CardSet)
-    except msgspec.ValidationError as exc:
-        raise DataError(f"{name}.json: {exc}") from exc
-    return check(raw)
+        return check(msgspec.convert(data, type=CardSet))
+    except (msgspec.ValidationError, DataError) as exc:
+        raise DataError(f"{where}: {exc}") from exc
+
+
+def card_sets_in(directory: str | os.PathLike[str]) -> dict[str, Path]:
+    """The card-set files (``<name>.json``) in an owner's directory, by name.
+
+    A missing directory has none. Files are not read here: :func:`read_card_set`
+    reads and checks the one a host picks.
+    """
+    folder = Path(directory)
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.json")) if p.is_file()}
+
+
+def read_card_set(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read one card-set file and check it against the schema and the rules.
+
+    Returns its JSON object, which is what the engine's ``cards`` option takes, so a
+    game's record holds the cards themselves and replays without the file.
+    """
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"{file.name}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise DataError(f"{file.name}: a card set is a JSON object")
+    from_json(data, file.name)
+    return data
 
 
 def check(raw: CardSet) -> Cards:
@@ -238,7 +287,7 @@ def check(raw: CardSet) -> Cards:
         name=raw.name,
         label=raw.label,
         generic=raw.generic,
-        rows=rows,
+        setup=tuple(rows[n] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)),
         ids=raw.ids,
         loyalty=loyalty,
         programs=programs,

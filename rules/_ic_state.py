@@ -211,6 +211,10 @@ class ICState(GameState, frozen=True):
     """The whole table of an Identités cryptées game."""
 
     cards: str = "generic"
+    #: The cards themselves when the game was set up with a card set's JSON (an
+    #: owner's file, or pinned options): the state then needs no file. ``None``:
+    #: the shipped set named ``cards``.
+    card_set: Cards | None = None
     window: float = 5.0
     first: int = 0
     legion_loyalty: bool = False
@@ -241,7 +245,7 @@ class ICState(GameState, frozen=True):
 
 def cards_of(state: ICState) -> Cards:
     """The card set this game is played with."""
-    return load(state.cards)
+    return state.card_set if state.card_set is not None else load(state.cards)
 
 
 def shared(state: ICState) -> bool:

@@ -18,7 +18,19 @@ from typing import Any, ClassVar
 
 from msgspec.structs import replace
 
-from rules._ic_data import PILES, DataError, Effect, WeaponCard, card_sets, load
+from rules._ic_data import (
+    PILES,
+    Cards,
+    DataError,
+    Effect,
+    WeaponCard,
+    card_sets,
+    card_sets_in,
+    from_json,
+    load,
+    package_set_json,
+    read_card_set,
+)
 from rules._ic_state import (
     ABILITY,
     DECLARATIONS,
@@ -104,6 +116,10 @@ class IdentitesCryptees(BaseGame[ICState]):
         self.check_players(players)
         return _setup(players, options, seed)
 
+    def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options with the card set read in (see :func:`pin_options`)."""
+        return pin_options(options)
+
     def legal_actions(self, state: ICState, seat: int | None) -> list[Action]:
         """Every action ``seat`` may take now (``None``: the table's timeout)."""
         return _legal(state, seat)
@@ -147,18 +163,12 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
     window = options.get("interrupt_window", 5)
     if isinstance(window, bool) or not isinstance(window, int | float) or window < 0:
         raise BadOptions("interrupt_window must be seconds >= 0")
-    name = options.get("cards", "generic")
-    if not isinstance(name, str) or name not in card_sets():
-        raise BadOptions(f"Unknown card set: {name}")
     legion = options.get("legion_loyalty", False)
     if not isinstance(legion, bool):
         raise BadOptions("legion_loyalty must be true or false")
     if legion and players < _LEGION_FROM:
         raise BadOptions("The Legion loyalty card is for 6+ players")
-    try:
-        cards = load(name)
-    except DataError as exc:
-        raise BadOptions(str(exc)) from exc
+    cards, card_set = _cards_option(options.get("cards", "generic"))
     row = cards.rows[players]
     rng = Rng(seed)
 
@@ -203,7 +213,8 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
         players=players,
         seed=seed,
         rng=rng,
-        cards=name,
+        cards=cards.name,
+        card_set=card_set,
         window=float(window),
         first=first,
         legion_loyalty=legion,
@@ -217,6 +228,34 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
     )
     humans = any(faction(state, i) == "human" for i in range(players))
     return replace(state, humans_at_start=humans)
+
+
+def _cards_option(value: Any) -> tuple[Cards, Cards | None]:
+    """The ``cards`` option: a shipped set's name, or a card set's JSON object.
+
+    Returns the cards and what the state must carry (None for a shipped set, found
+    again by name).
+    """
+    try:
+        if isinstance(value, str):
+            if value not in card_sets():
+                raise BadOptions(f"Unknown card set: {value}")
+            return load(value), None
+        if isinstance(value, Mapping):
+            cards = from_json(value)
+            return cards, cards
+    except DataError as exc:
+        raise BadOptions(str(exc)) from exc
+    raise BadOptions("cards is a card set name or a card set")
+
+
+def pin_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options with a shipped set's name replaced by the set's JSON object."""
+    pinned = dict(options)
+    name = pinned.get("cards", "generic")
+    if isinstance(name, str) and name in card_sets():
+        pinned["cards"] = package_set_json(name)
+    return pinned
 
 
 # --- validation helpers ----------------------------------------------------
@@ -1109,4 +1148,14 @@ _HANDLERS: dict[type, Any] = {
 
 GAME = IdentitesCryptees()
 
-__all__ = ["GAME", "IdentitesCryptees", "shared", "victory"]
+__all__ = [
+    "GAME",
+    "DataError",
+    "IdentitesCryptees",
+    "card_sets",
+    "card_sets_in",
+    "pin_options",
+    "read_card_set",
+    "shared",
+    "victory",
+]
