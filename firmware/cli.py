@@ -7,10 +7,30 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from rules import GAME_IDS
+
+class _GameIds:
+    """The games, for ``choices=``: the rules load only when a command asks for a game.
+
+    ``coffre station`` parses the same command line, and a station never loads the rules.
+    """
+
+    def __contains__(self, game: object) -> bool:
+        from rules import GAME_IDS
+
+        return game in GAME_IDS
+
+    def __iter__(self) -> Iterator[str]:
+        from rules import GAME_IDS
+
+        return iter(GAME_IDS)
+
+
+GAME_IDS = _GameIds()
+# A metavar keeps argparse from listing the games (loading the rules) at start-up.
+GAME_HELP = "the game: %(choices)s"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     sim = sub.add_parser("sim", help="a simulated table plays a whole game")
-    sim.add_argument("--game", default="secret-identity", choices=GAME_IDS)
+    sim.add_argument(
+        "--game", default="secret-identity", choices=GAME_IDS, metavar="GAME", help=GAME_HELP
+    )
     sim.add_argument("--players", type=int, default=5)
     sim.add_argument("--seed", type=int, default=1)
     sim.add_argument("--out", default="sim-out", help="folder for the saved screens")
@@ -36,13 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     hub = sub.add_parser("hub", help="run the hub (the referee)")
-    hub.add_argument("--config", required=True, help="hub TOML file (see firmware/config.py)")
+    hub.add_argument("--config", required=True, help="hub TOML file (see firmware/hub/config.py)")
 
     station = sub.add_parser("station", help="run one station")
     station.add_argument("--config", required=True, help="station TOML file")
 
     play = sub.add_parser("play", help="apply a JSON scenario to a rules engine")
-    play.add_argument("--game", required=True, choices=GAME_IDS)
+    play.add_argument("--game", required=True, choices=GAME_IDS, metavar="GAME", help=GAME_HELP)
     play.add_argument("--players", type=int, required=True)
     play.add_argument("--seed", type=int, default=0)
     play.add_argument("--option", "-o", action="append", metavar="KEY=VALUE")
@@ -90,11 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns the process exit status."""
     args = build_parser().parse_args(argv)
     if args.command == "play":
-        from firmware import play
+        from firmware.tools import play
 
         return play.main(args)
     if args.command == "sim":
-        from firmware import sim
+        from firmware.tools import sim
 
         return sim.main(args)
     if args.command == "hub":
@@ -102,13 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "station":
         return _run_station(args)
     if args.command == "bench":
-        from firmware import bench
+        from firmware.tools import bench
 
         return bench.main(args)
     if args.command == "broker-config":
         return _broker_config(args)
     if args.command == "keys":
-        from firmware import keylearn
+        from firmware.station import keylearn
 
         return keylearn.main(args)
     if args.command == "selftest":
@@ -125,8 +147,8 @@ def _wait_for_signal() -> None:
 
 def _run_hub(args: Any) -> int:
     from device.factory import open_panel
-    from firmware.config import load_hub
-    from firmware.hub import Hub
+    from firmware.hub.config import load_hub
+    from firmware.hub.service import Hub
     from hardware.keys import load_keyset
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -147,8 +169,8 @@ def _run_hub(args: Any) -> int:
 
 def _run_station(args: Any) -> int:
     from device.factory import open_station
-    from firmware.config import load_station
-    from firmware.station import Station
+    from firmware.station.config import load_station
+    from firmware.station.service import Station
     from hardware.pins import load_station_pins
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -165,8 +187,9 @@ def _run_station(args: Any) -> int:
 def _broker_config(args: Any) -> int:
     from pathlib import Path
 
-    from firmware.broker import TableAccess, give_key_to_mosquitto, write_broker_files
-    from firmware.tls import CA_FILE, KEY_FILE, TLS_PORT, broker_hostnames
+    from firmware.hub.brokerconf import TableAccess, give_key_to_mosquitto, write_broker_files
+    from firmware.hub.certs import broker_hostnames
+    from firmware.link.tls import CA_FILE, KEY_FILE, TLS_PORT
 
     stations = [s.strip() for s in args.stations.split(",") if s.strip()]
     access = TableAccess(args.table, stations)
@@ -196,7 +219,7 @@ def _broker_config(args: Any) -> int:
 
 def _selftest(args: Any) -> int:
     from device.factory import open_station
-    from firmware.selftest import run_selftest
+    from firmware.station.selftest import run_selftest
 
     devices = open_station(backend=args.backend)
     try:

@@ -1,6 +1,6 @@
 """Benchmark: the cost of one Mfrc522Reader.poll() against the emulated MFRC522, and the
 station reader loop's idle CPU (CPU-seconds per second, no card), at the station's poll
-interval (firmware.station.POLL_INTERVAL, 20 ms) and at 50 ms.
+interval (firmware.station.service.POLL_INTERVAL, 20 ms) and at 50 ms.
 
 Run: .venv/bin/python tests/bench/bench_reader.py [--seconds 5] [--interval 0.02 0.05]
 """

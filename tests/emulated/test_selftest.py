@@ -1,4 +1,4 @@
-"""firmware.selftest.run_selftest over an emulated station (real drivers, emulated chips)."""
+"""run_selftest over an emulated station (real drivers, emulated chips)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 from device.emulated import EmulatedStation
 from device.factory import open_station
 from device.mock import MockControls
-from firmware.selftest import TEST_UID, run_selftest, selftest_pattern
+from firmware.station.selftest import TEST_UID, run_selftest, selftest_pattern
 from tests.emulated.conftest import same
 
 

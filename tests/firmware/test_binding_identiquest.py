@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from firmware.bindings.identiquest import IdentiquestBinding, Menu, gem_codes, make_binding
-from firmware.protocol import Input, Screen
-from firmware.table import Seating, Table
+from firmware.hub.bindings.identiquest import IdentiquestBinding, Menu, gem_codes, make_binding
+from firmware.hub.table import Seating, Table
+from firmware.link.protocol import Input, Screen
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
 

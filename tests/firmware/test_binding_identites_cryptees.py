@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from firmware.bindings import binding_for
-from firmware.bindings.identites_cryptees import BACK, CARDS, IdentitesCrypteesBinding
-from firmware.protocol import Input
-from firmware.render import render
-from firmware.table import Seating, Table
+from firmware.hub.bindings import binding_for
+from firmware.hub.bindings.identites_cryptees import BACK, CARDS, IdentitesCrypteesBinding
+from firmware.hub.table import Seating, Table
+from firmware.link.protocol import Input
+from firmware.link.render import render
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
 

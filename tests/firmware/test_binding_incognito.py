@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from firmware.bindings.incognito import glass, make_binding
-from firmware.protocol import Input, Screen
-from firmware.table import Seating, Table
+from firmware.hub.bindings.incognito import glass, make_binding
+from firmware.hub.table import Seating, Table
+from firmware.link.protocol import Input, Screen
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
 from rules.incognito import PLACES, WORDS

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from firmware.bindings import binding_for
-from firmware.protocol import Input
-from firmware.table import Seating, Table
+from firmware.hub.bindings import binding_for
+from firmware.hub.table import Seating, Table
+from firmware.link.protocol import Input
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
 

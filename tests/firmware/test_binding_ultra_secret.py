@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from firmware.bindings import binding_for
-from firmware.bindings.ultra_secret import SHEET, UltraSecretBinding
-from firmware.protocol import Input
-from firmware.render import render
-from firmware.table import Seating, Table
+from firmware.hub.bindings import binding_for
+from firmware.hub.bindings.ultra_secret import SHEET, UltraSecretBinding
+from firmware.hub.table import Seating, Table
+from firmware.link.protocol import Input
+from firmware.link.render import render
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
 

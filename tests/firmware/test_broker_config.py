@@ -10,15 +10,14 @@ from pathlib import Path
 
 from cryptography import x509
 
-from firmware.broker import (
+from firmware.hub.brokerconf import (
     PBKDF2_ROUNDS,
-    Mosquitto,
     TableAccess,
-    free_port,
     hash_password,
     station_user,
     write_broker_files,
 )
+from firmware.tools.brokers import Mosquitto, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from firmware.config import ConfigError, load_hub, load_station
+from firmware.hub.config import load_hub
+from firmware.link.config import ConfigError
+from firmware.station.config import load_station
 
 
 def test_hub_config(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firmware.hostmenu import CONFIRM_SECONDS, HostMenu
+from firmware.hub.hostmenu import CONFIRM_SECONDS, HostMenu
 
 
 def menu() -> HostMenu:

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as proto
-from firmware.hub import Hub, TableConfig
-from firmware.mqtt import BrokerConfig, Message
+from firmware.hub.config import TableConfig
+from firmware.hub.service import Hub
+from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Message
 from hardware.keys import COLOURS, load_keyset
 
 KEYS = load_keyset()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
-from firmware.keylearn import learn_keys
+from firmware.station.keylearn import learn_keys
 from hardware.keys import Key, KeyLearner, dump_keyset, load_keyset
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware import protocol as proto
+from firmware.link import protocol as proto
 
 
 def test_topics_of_a_table() -> None:

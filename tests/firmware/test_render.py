@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PIL import Image
 
-from firmware.protocol import Screen, Secret
-from firmware.render import CHARS, HEIGHT, WIDTH, fit, render
+from firmware.link.protocol import Screen, Secret
+from firmware.link.render import CHARS, HEIGHT, WIDTH, fit, render
 
 
 def lit(image: Image.Image) -> int:

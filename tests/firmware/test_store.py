@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from firmware.store import Store
+from firmware.hub.store import Store
 
 
 def test_events_survive_a_reopen(tmp_path: Path) -> None:

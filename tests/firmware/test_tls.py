@@ -16,29 +16,15 @@ import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from firmware import protocol as proto
-from firmware.broker import (
-    HUB_USER,
-    Mosquitto,
-    TableAccess,
-    find_mosquitto,
-    free_port,
-    station_user,
-    write_broker_files,
-)
-from firmware.config import ConfigError, load_station
-from firmware.mqtt import BrokerConfig, Client
-from firmware.sim import TABLE
-from firmware.tls import (
-    CA_FILE,
-    CERT_FILE,
-    KEY_FILE,
-    TLS_PORT,
-    client_context,
-    default_hostnames,
-    make_certificates,
-    write_tls_files,
-)
+from firmware.hub.brokerconf import HUB_USER, TableAccess, station_user, write_broker_files
+from firmware.hub.certs import default_hostnames, make_certificates, write_tls_files
+from firmware.link import protocol as proto
+from firmware.link.config import ConfigError
+from firmware.link.mqtt import BrokerConfig, Client
+from firmware.link.tls import CA_FILE, CERT_FILE, KEY_FILE, TLS_PORT, client_context
+from firmware.station.config import load_station
+from firmware.tools.brokers import Mosquitto, find_mosquitto, free_port
+from firmware.tools.simtable import TABLE
 from tests.platform.conftest import TableFactory, director, make_table
 from tests.sniffer import Sniffer
 

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 if TYPE_CHECKING:
-    from firmware.sim import SimTable
+    from firmware.tools.simtable import SimTable
 
 TableFactory = Callable[..., "SimTable"]
 
@@ -22,7 +22,7 @@ GOLDEN = Path(__file__).parent.parent / "platform" / "golden"
 
 @pytest.fixture(scope="session")
 def _need_mosquitto() -> None:
-    from firmware.broker import find_mosquitto
+    from firmware.tools.brokers import find_mosquitto
 
     if find_mosquitto() is None:
         pytest.fail("mosquitto is not installed: the HIL suite runs the hub on a real broker")
@@ -31,7 +31,7 @@ def _need_mosquitto() -> None:
 @pytest.fixture
 def emulated_table(tmp_path: Path, _need_mosquitto: None) -> Iterator[TableFactory]:
     """Start tables on mosquitto whose stations are emulated chips under real drivers."""
-    from firmware.sim import SimTable
+    from firmware.tools.simtable import SimTable
 
     started: list[SimTable] = []
 

@@ -14,7 +14,8 @@ import pytest
 from device.emulated import EmulatedStation
 from device.real_display import Ssd1306Display
 from device.real_reader import Mfrc522Reader
-from firmware.sim import Director, SimTable
+from firmware.tools.bots.secret_identity import Director
+from firmware.tools.simtable import SimTable
 from tests.hil.conftest import TableFactory, expected_scores, golden_mismatches
 
 

@@ -13,7 +13,7 @@ from PIL import Image
 from device.base import StationDevices
 from device.real_display import Ssd1306Display
 from device.real_reader import KNOWN_VERSIONS, Mfrc522Reader
-from firmware.selftest import selftest_pattern
+from firmware.station.selftest import selftest_pattern
 
 
 @pytest.fixture(params=["emulated", pytest.param("real", marks=pytest.mark.hardware)])

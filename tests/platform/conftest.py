@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from firmware.broker import find_mosquitto
-from firmware.sim import TABLE, Director, SimTable
-from firmware.store import Store
+from firmware.hub.store import Store
+from firmware.tools.bots.secret_identity import Director
+from firmware.tools.brokers import find_mosquitto
+from firmware.tools.simtable import TABLE, SimTable
 
 TableFactory = Callable[..., SimTable]
 

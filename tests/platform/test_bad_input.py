@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as proto
-from firmware.broker import HUB_USER
-from firmware.mqtt import Client
-from firmware.sim import TABLE, SimTable
-from firmware.store import Store
+from firmware.hub.brokerconf import HUB_USER
+from firmware.hub.store import Store
+from firmware.link import protocol as proto
+from firmware.link.mqtt import Client
+from firmware.tools.simtable import TABLE, SimTable
 from hardware.keys import COLOURS
 from tests.platform.conftest import TableFactory, director
 from tests.platform.test_no_leak import spy

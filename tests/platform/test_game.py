@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from firmware.render import render_lines
-from firmware.sim import recorded_frames
+from firmware.link.render import render_lines
+from firmware.tools.sim import recorded_frames
 from tests.platform.conftest import TableFactory, director, expected_scores
 from tests.platform.golden import frame_problems
 

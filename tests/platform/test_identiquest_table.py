@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as proto
-from firmware.bots.identiquest import Bot
-from firmware.sim import TABLE, SimTable, recorded_frames
+from firmware.link import protocol as proto
+from firmware.tools.bots.identiquest import Bot
+from firmware.tools.sim import recorded_frames
+from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.conftest import TableFactory
 from tests.platform.golden import frame_problems
 from tests.platform.test_bad_input import assert_readable, snapshot

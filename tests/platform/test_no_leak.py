@@ -9,11 +9,11 @@ from typing import Any
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
-from firmware import protocol as proto
-from firmware.broker import station_user
-from firmware.mqtt import Client
-from firmware.sim import TABLE, SimTable
-from firmware.tls import client_context
+from firmware.hub.brokerconf import station_user
+from firmware.link import protocol as proto
+from firmware.link.mqtt import Client
+from firmware.link.tls import client_context
+from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.conftest import TableFactory, director
 
 SECRET_KEYS = {"secret", "my_mystery", "my_votes", "free_keys", "answer"}

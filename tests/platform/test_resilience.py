@@ -7,9 +7,9 @@ import time
 
 from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
-from firmware import protocol as proto
-from firmware.sim import TABLE
-from firmware.store import Store
+from firmware.hub.store import Store
+from firmware.link import protocol as proto
+from firmware.tools.simtable import TABLE
 from tests.platform.conftest import TableFactory, director, expected_scores
 from tests.platform.test_no_leak import spy
 

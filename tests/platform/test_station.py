@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from device.mock import MockDisplay
-from firmware.render import render
+from firmware.link.render import render
 from tests.platform.conftest import TableFactory, director
 
 

@@ -8,10 +8,11 @@ import re
 import time
 from typing import Any
 
-from firmware import protocol as proto
-from firmware.bots.ultra_secret import Bot
-from firmware.render import render_lines
-from firmware.sim import TABLE, SimTable, recorded_frames
+from firmware.link import protocol as proto
+from firmware.link.render import render_lines
+from firmware.tools.bots.ultra_secret import Bot
+from firmware.tools.sim import recorded_frames
+from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.conftest import TableFactory, engine_snapshot, wait_host_title
 from tests.platform.golden import frame_problems
 from tests.platform.test_no_leak import drain, leaves, spy

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware import protocol as proto
-from firmware.hub import CONNECTED_TOPIC, Hub, TableConfig
-from firmware.mqtt import BrokerConfig, Message
+from firmware.hub.config import TableConfig
+from firmware.hub.service import CONNECTED_TOPIC, Hub
+from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Message
 from hardware.keys import COLOURS, load_keyset
 
 KEYS = load_keyset()

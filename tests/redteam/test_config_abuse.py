@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from firmware.config import load_hub
-from firmware.hub import Hub
+from firmware.hub.config import load_hub
+from firmware.hub.service import Hub
 from hardware.keys import load_keyset
 
 HEAD = '[broker]\nhost = "127.0.0.1"\nport = 1883\n[[table]]\nname = "main"\n'

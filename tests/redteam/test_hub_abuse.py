@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from firmware.hub import Hub
-from firmware.mqtt import Message
+from firmware.hub.service import Hub
+from firmware.link.mqtt import Message
 from hardware.keys import COLOURS
 from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T, prepare_all
 
@@ -319,7 +319,7 @@ def test_hub_killed_between_commit_and_publish_republishes_on_resume(tmp_path: P
     def die(*_: Any, **__: Any) -> Any:
         raise SystemExit("killed")
 
-    rig.hub._publish_all = die  # type: ignore[method-assign]
+    rig.hub.out.all = die  # type: ignore[method-assign]
     with pytest.raises(SystemExit):
         rig.tap("p2", KEYS.uid_for("vote", "red", 5), "crash:1")
     assert rig.acks("p2")[-1]["id"] != "crash:1"  # never acknowledged

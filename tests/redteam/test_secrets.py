@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from firmware import protocol as proto
+from firmware.link import protocol as proto
 from hardware.keys import COLOURS
 from tests.redteam.harness import KEYS, TABLE, Rig, T
 

@@ -12,18 +12,12 @@ from typing import Any
 
 import pytest
 
-from firmware import protocol as proto
-from firmware.broker import (
-    HUB_USER,
-    Mosquitto,
-    TableAccess,
-    free_port,
-    station_user,
-    write_broker_files,
-)
-from firmware.mqtt import BrokerConfig, Client
-from firmware.sim import TABLE, SimTable
-from firmware.store import Store
+from firmware.hub.brokerconf import HUB_USER, TableAccess, station_user, write_broker_files
+from firmware.hub.store import Store
+from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Client
+from firmware.tools.brokers import Mosquitto, free_port
+from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.conftest import TableFactory, director
 from tests.platform.test_no_leak import drain, spy
 from tests.sniffer import Sniffer

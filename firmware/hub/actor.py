@@ -1,0 +1,68 @@
+"""A table's runtime on the hub, and its timers.
+
+Each table is an actor: its topics, its game, what was last published, its one
+pending timer (a countdown, a reveal delay) and the host's note. The hub's single
+thread owns every actor; nothing here talks to the broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from firmware.hub.config import TableConfig
+from firmware.hub.hostmenu import HostMenu
+from firmware.hub.store import GameRecord
+from firmware.hub.table import Table
+from firmware.link import protocol as proto
+from firmware.link.mqtt import Client
+
+#: How long a host note ("Game started", a refusal) stays on the hub display.
+NOTE_SECONDS = 5.0
+
+
+@dataclass
+class TableActor:
+    """A table's runtime: its topics, its game, what was last published."""
+
+    config: TableConfig
+    topics: proto.Topics
+    menu: HostMenu
+    table: Table | None = None
+    record: GameRecord | None = None
+    published: dict[str, bytes] = field(default_factory=dict)
+    timer_due: float | None = None
+    timer_body: dict[str, Any] | None = None
+    message: str = ""
+    message_at: float = 0.0
+    client: Client | None = None
+    offline: set[str] = field(default_factory=set)
+    #: The countdown second the screens were last drawn with.
+    shown_left: int | None = None
+
+    @property
+    def playing(self) -> bool:
+        return self.table is not None and not self.table.over
+
+    def arm_timer(self, now: float) -> None:
+        """Ask the binding for its timer; one already running for the same event keeps going."""
+        table = self.table
+        nxt = table.binding.timer(table) if table is not None and not table.over else None
+        if nxt is None:
+            self.timer_due, self.timer_body = None, None
+        elif self.timer_due is None or self.timer_body != nxt[1]:
+            self.timer_due, self.timer_body = now + nxt[0], nxt[1]
+
+
+def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
+    """Seconds until the next timer, the next second of a countdown on screen, or a note's end."""
+    dues = []
+    for a in actors:
+        if a.message:
+            dues.append(a.message_at + NOTE_SECONDS + 0.001)
+        if a.timer_due is not None:
+            dues.append(a.timer_due)
+            left = a.timer_due - now
+            dues.append(now + (left - int(left)) + 0.001)  # the shown seconds change
+    return max(0.0, min(dues) - now) if dues else None

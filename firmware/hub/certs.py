@@ -1,0 +1,195 @@
+"""Certificates for a table's broker: a small private CA and the broker's certificate.
+
+``coffre broker-config`` calls :func:`write_tls_files`, which makes a fresh CA, signs one
+broker certificate for the hub's names and addresses, and writes ``ca.crt`` (public:
+copy it to every station), ``broker.crt`` and ``broker.key`` (mode 0600). The CA's
+private key is never written: to change the names, run the command again and copy the
+new ``ca.crt`` to the stations (with the new password files it also writes).
+
+Runs on the hub only: it needs ``cryptography``, which a station never installs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import secrets
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from firmware.link.tls import CA_FILE, CERT_FILE, KEY_FILE
+
+if TYPE_CHECKING:
+    from cryptography import x509
+
+#: Stations have no RTC: one that was off for months and finds no NTP at the venue
+#: must still accept a certificate made this morning, so validity starts a year back.
+BACKDATE = datetime.timedelta(days=365)
+VALIDITY = datetime.timedelta(days=20 * 365)
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """Where the CA certificate, the broker certificate and its key were written."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def default_hostnames() -> list[str]:
+    """This machine's host name (and its mDNS ``.local`` name), ``localhost``, 127.0.0.1."""
+    return broker_hostnames(None)
+
+
+def broker_hostnames(given: Sequence[str] | None) -> list[str]:
+    """The names on the broker's certificate: ``given`` (default: this machine's name and
+    its ``.local`` name), always with ``localhost`` and 127.0.0.1, which the hub dials."""
+    if not given:
+        name = socket.gethostname().strip()
+        given = [name, f"{name}.local"] if name and "." not in name else [name]
+    return _unique([*given, "localhost", "127.0.0.1"])
+
+
+def _unique(names: Sequence[str]) -> list[str]:
+    seen: list[str] = []
+    for name in names:
+        name = name.strip()
+        if name and name.lower() not in [s.lower() for s in seen]:
+            seen.append(name)
+    return seen
+
+
+def _general_name(name: str) -> x509.GeneralName:
+    from cryptography import x509
+
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
+
+
+def make_certificates(
+    hostnames: Sequence[str], *, now: datetime.datetime | None = None
+) -> tuple[bytes, bytes, bytes]:
+    """A new CA and a broker certificate for ``hostnames``: (ca PEM, cert PEM, key PEM)."""
+    # Only the hub makes certificates: stations need nothing but the stdlib's ssl.
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    names = _unique(hostnames)
+    if not names:
+        raise ValueError("the broker certificate needs at least one host name or address")
+    now = now or datetime.datetime.now(datetime.UTC)
+    start, end = now - BACKDATE, now + VALIDITY
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    # A distinct name per CA: two tables (or two runs) never trust each other's broker.
+    ca_name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "coffre"),
+            x509.NameAttribute(NameOID.COMMON_NAME, f"coffre table CA {secrets.token_hex(4)}"),
+        ]
+    )
+    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(ca_ski, critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(
+            x509.Name(
+                [
+                    x509.NameAttribute(NameOID.ORGANIZATION_NAME, "coffre"),
+                    x509.NameAttribute(NameOID.COMMON_NAME, names[0][:64]),
+                ]
+            )
+        )
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.SubjectAlternativeName([_general_name(n) for n in names]), False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    key_pem = key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return ca_cert.public_bytes(pem), cert.public_bytes(pem), key_pem
+
+
+def write_tls_files(out: Path, hostnames: Sequence[str]) -> TlsFiles:
+    """Write ``ca.crt``, ``broker.crt`` and ``broker.key`` (0600) into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    ca_pem, cert_pem, key_pem = make_certificates(hostnames)
+    files = TlsFiles(out / CA_FILE, out / CERT_FILE, out / KEY_FILE)
+    files.ca.write_bytes(ca_pem)
+    files.cert.write_bytes(cert_pem)
+    # Created 0600 (never world-readable, not even for an instant), and fixed if it existed.
+    fd = os.open(files.key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key_pem)
+    files.key.chmod(0o600)
+    return files
+
+
+def listener_lines(files: TlsFiles) -> list[str]:
+    """The TLS lines of a mosquitto listener block (they follow its ``listener`` line)."""
+    return [
+        f"cafile {files.ca}",
+        f"certfile {files.cert}",
+        f"keyfile {files.key}",
+        "tls_version tlsv1.2",
+    ]

@@ -1,0 +1,406 @@
+"""The hub: the authority of every table it runs.
+
+One thread processes everything in order (MQTT messages, panel presses,
+timers), so each table behaves as an actor with a single mailbox. For each
+station input: validate, translate through the game's table binding, check
+against the rules, commit to the store, publish what changed, then ack.
+
+Here: the life cycle, dispatch, station inputs and host commands. A table's runtime
+and timers are in :mod:`firmware.hub.actor`, what goes out in :mod:`firmware.hub.publish`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from device.panel import Panel
+from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake
+from firmware.hub.bindings import binding_for, bound_games
+from firmware.hub.config import TableConfig
+from firmware.hub.hostmenu import HostMenu
+from firmware.hub.publish import Publisher
+from firmware.hub.store import GameRecord, Store
+from firmware.hub.table import Seating, Table
+from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Client, Message, Will
+from hardware.keys import KeySet, load_keyset
+from rules import get_game
+from rules.core import IllegalAction, RulesError
+
+log = logging.getLogger(__name__)
+
+PANEL_TOPIC = "!panel"
+CONNECTED_TOPIC = "!connected"
+
+
+class Hub:
+    """Runs tables on one broker connection; call ``start()`` then ``stop()``."""
+
+    def __init__(
+        self,
+        broker: BrokerConfig,
+        tables: list[TableConfig],
+        store_path: str | Path,
+        *,
+        keys: KeySet | None = None,
+        panel: Panel | None = None,
+        client_id: str = "coffre-hub",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.keys = keys or load_keyset()
+        self.clock = clock
+        self.panel = panel
+        # Through self.clock, so a test that swaps the hub's clock swaps the publisher's too.
+        self.out = Publisher(lambda: self.clock(), panel)
+        self.actors: dict[str, TableActor] = {}
+        games = bound_games()
+        limits = {g: (get_game(g).min_players, get_game(g).max_players) for g in games}
+        for cfg in tables:
+            lacking = [c for c in cfg.colours or () if c not in self.keys.colours]
+            if lacking:
+                raise ValueError(f"table {cfg.name}: the key set has no {lacking[0]} keys")
+            menu = HostMenu(games, max_players=len(cfg.stations), limits=limits)
+            self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
+        self.store = Store(store_path, exclusive=True)
+        # The hub's session is persistent, so its client id is fixed; it is also secret (a
+        # random token kept in the store), so no other user can take the id over and kick
+        # the hub off the broker.
+        token = self.store.setting("client_token", os.urandom(8).hex())
+        # One connection per table, so each table's hub/status has its own will ("lost"),
+        # all feeding one mailbox: the hub handles every table's messages in order.
+        self.inbox: queue.Queue[Message | None] = queue.Queue()
+        for actor in self.actors.values():
+            t = actor.topics
+            actor.client = Client(
+                broker,
+                f"{client_id}-{actor.config.name}-{token}",
+                [t.all_station_inputs, t.all_station_status, t.host_command],
+                will=Will(t.hub_status, proto.encode(proto.HubStatus(state="lost"))),
+                # A persistent session: inputs sent while the hub is down wait in the broker.
+                clean_session=False,
+                on_connected=lambda name=actor.config.name: self.inbox.put(  # type: ignore[misc]
+                    Message(CONNECTED_TOPIC, name.encode())
+                ),
+                inbox=self.inbox,
+            )
+        # The panel drives the first table (one panel per hub).
+        self.out.panel_actor = next(iter(self.actors.values()), None)
+        if panel is not None:
+            panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
+        self._thread: threading.Thread | None = None
+        self._clearing: set[str] = set()
+        for actor in self.actors.values():
+            self._resume(actor)
+
+    # --- life cycle ----------------------------------------------------------------
+
+    @property
+    def client(self) -> Client:
+        """The first table's connection (the only one on a one-table hub)."""
+        client = next(iter(self.actors.values())).client
+        assert client is not None
+        return client
+
+    def clients(self) -> list[Client]:
+        return [a.client for a in self.actors.values() if a.client is not None]
+
+    def start(self) -> None:
+        for client in self.clients():
+            client.start()
+        self._thread = threading.Thread(target=self.run, name="hub", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        for actor in self.actors.values():
+            self.out.send(
+                actor,
+                actor.topics.hub_status,
+                proto.encode(proto.HubStatus(state="disconnected")),
+                retain=True,
+            ).wait_for_publish(2)
+        for client in self.clients():
+            client.stop()
+        if self._thread:
+            self._thread.join(5)
+        self.store.close()
+
+    def run(self) -> None:
+        """Process messages and timers until the client stops."""
+        while True:
+            timeout = next_wake(self.actors.values(), self.clock())
+            try:
+                msg = self.inbox.get(timeout=timeout)
+            except queue.Empty:
+                msg = Message("", b"")
+            if msg is None:
+                return
+            self._guarded(self._dispatch, msg)
+            self._guarded(self._fire_timers)
+            self._guarded(self._tick)
+
+    @staticmethod
+    def _guarded(step: Callable[..., None], *args: Any) -> None:
+        """Run one step; a bug or a failing disk must not take the tables down."""
+        try:
+            step(*args)
+        except Exception:
+            log.exception("hub: %s failed", getattr(step, "__name__", "a step"))
+
+    def _resume(self, actor: TableActor) -> None:
+        record = self.store.current_game(actor.config.name)
+        if record is None:
+            # A finished game stays on the screens (its ranking) until the next start.
+            record = self.store.last_game(actor.config.name)
+            if record is None or record.status != "over":
+                return
+        try:
+            actor.table = self._new_table(actor, record)
+        except RulesError as exc:
+            log.error("cannot resume %s: %s", actor.config.name, exc)
+            return
+        actor.record = record
+        actor.table.replay_events(self.store.events(record.table_id, record.game_no))
+        log.info(
+            "resumed %s game %d at v%d",
+            actor.config.name,
+            record.game_no,
+            actor.table.state.version,
+        )
+        actor.arm_timer(self.clock())
+
+    def _new_table(self, actor: TableActor, record: GameRecord) -> Table:
+        seating = actor.config.seating()
+        seating = Seating(record.seating, seating.colours[: len(record.seating)])
+        binding = binding_for(record.game, reveal_delay=actor.config.reveal_delay)
+        return Table(
+            record.game, record.players, record.options, record.seed, seating, self.keys, binding
+        )
+
+    # --- dispatch ----------------------------------------------------------------------
+
+    def _dispatch(self, msg: Message) -> None:
+        if msg.topic == CONNECTED_TOPIC:
+            actor = self.actors[msg.payload.decode()]
+            actor.published.clear()
+            self.out.all(actor, hub_ready=True)
+            return
+        if msg.topic == PANEL_TOPIC:
+            # The panel drives the first table (one panel per hub).
+            actor = next(iter(self.actors.values()))
+            cmd = actor.menu.press(msg.payload.decode(), playing=actor.playing, now=self.clock())
+            if cmd is not None:
+                self._host_command(actor, cmd)
+            self.out.host(actor)
+            return
+        for actor in self.actors.values():
+            parsed = actor.topics.parse_station_topic(msg.topic)
+            is_input = parsed is not None and parsed[1] == "input"
+            is_event = msg.topic == actor.topics.host_command or is_input
+            if is_event and msg.retain:
+                # An event is never retained: one would replay at every (re)subscription.
+                # Clear it (an empty retained message deletes it) and act on nothing.
+                if msg.payload:
+                    self._clearing.add(msg.topic)
+                    self.out.send(actor, msg.topic, b"", retain=True)
+                return
+            if is_event and not msg.payload and msg.topic in self._clearing:
+                self._clearing.discard(msg.topic)  # the echo of our own clearing
+                return
+            if msg.topic == actor.topics.host_command:
+                self._host_payload(actor, msg.payload)
+                return
+            if parsed is None:
+                continue
+            station, leaf = parsed
+            if leaf == "input":
+                self._station_input(actor, station, msg.payload)
+            elif leaf == "status":
+                self._station_status(actor, station, msg.payload)
+            return
+
+    # --- station inputs ----------------------------------------------------------------
+
+    def _ack(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
+        self.out.send(actor, actor.topics.station(station, "ack"), proto.encode(ack))
+
+    def _station_input(self, actor: TableActor, station: str, payload: bytes) -> None:
+        try:
+            inp = proto.decode_input(payload)
+        except proto.ProtocolError as exc:
+            self._ack(actor, station, proto.Ack(proto.salvage_id(payload), False, str(exc)))
+            return
+        if station not in actor.config.stations:
+            self._ack(actor, station, proto.Ack(inp.id, False, "Unknown station"))
+            return
+        source_id = f"{actor.config.name}/{station}/{inp.id}"
+        prior = self.store.answer(source_id)
+        if prior is not None:
+            # Delivered again (QoS 1, a resend): the same answer, and nothing applied twice.
+            self._ack(actor, station, proto.Ack(inp.id, *prior))
+            return
+        table = actor.table
+        try:
+            if table is None or actor.record is None:
+                raise IllegalAction("No game: ask the host")
+            if station not in table.seating.stations[: table.players]:
+                raise IllegalAction("Not in this game")
+            if table.over:
+                raise IllegalAction("The game is over")
+            seat = table.seating.stations.index(station)
+            body = table.binding.translate(table, seat, inp)
+            if "ui" in body and table.ui_noop(body):
+                self._ack(actor, station, proto.Ack(inp.id, True, ""))
+                return  # a knob against its stop: nothing to store
+            self._apply(actor, body, source_id)
+        except IllegalAction as exc:
+            # Remembered, so a late copy of this input gets this answer, not a new one.
+            self.store.remember(source_id, False, exc.message)
+            self._ack(actor, station, proto.Ack(inp.id, False, exc.message))
+            return
+        except Exception:
+            # A bug, not the player's fault: say so, keep the table as it was.
+            log.exception("hub: input %s from %s failed", inp.id, station)
+            self._ack(actor, station, proto.Ack(inp.id, False, "Hub error: tell the host"))
+            return
+        self._ack(actor, station, proto.Ack(inp.id, True, ""))
+
+    def _apply(self, actor: TableActor, body: dict[str, Any], source_id: str | None) -> None:
+        """Check, commit, apply, publish. Raises IllegalAction and changes nothing."""
+        table, record = actor.table, actor.record
+        assert table is not None and record is not None
+        checked = table.check(body)
+        if not self.store.append(record.table_id, record.game_no, body, source_id):
+            return  # a duplicate that raced past answer(): already applied
+        table.commit(body, checked)
+        actor.message = ""  # a note about the last host command is stale once the game moves
+        try:
+            if table.over:
+                self.store.set_status(record.table_id, record.game_no, "over")
+            actor.arm_timer(self.clock())
+            self.out.all(actor)
+        except Exception:
+            # Committed: the move counts and is acked; screens catch up on the next publish.
+            log.exception("hub: publishing after %s failed", source_id or "an event")
+
+    def _station_status(self, actor: TableActor, station: str, payload: bytes) -> None:
+        try:
+            status = msgspec.json.decode(payload, type=proto.StationStatus)
+        except msgspec.MsgspecError:
+            return
+        if status.state == "online":
+            actor.offline.discard(station)
+            # Rebirth: make sure the station has its screen, even if retained ones were lost.
+            actor.published.pop(actor.topics.station(station, "screen"), None)
+            self.out.all(actor)
+        else:
+            actor.offline.add(station)
+            self.out.host(actor)
+
+    # --- host ----------------------------------------------------------------------------
+
+    def _host_payload(self, actor: TableActor, payload: bytes) -> None:
+        try:
+            cmd = proto.decode_host_command(payload)
+        except proto.ProtocolError as exc:
+            self.out.note(actor, str(exc))
+            self.out.host(actor)
+            return
+        self._host_command(actor, cmd)
+        self.out.host(actor)
+
+    def _host_command(self, actor: TableActor, cmd: proto.HostCommand) -> None:
+        # Host ids live apart from station ids (a station may be called "host").
+        source_id = f"{actor.config.name}!host/{cmd.id}" if cmd.id else None
+        if source_id and self.store.answer(source_id) is not None:
+            return
+        try:
+            if cmd.cmd == "start":
+                self._start(actor, cmd)
+                if source_id:
+                    self.store.remember(source_id, True, "")
+                self.out.note(actor, "Game started")
+                return
+            table = actor.table
+            if table is None or table.over:
+                raise IllegalAction("No game running")
+            if cmd.cmd == "next":
+                body = table.binding.advance(table)
+                if body is None:
+                    raise IllegalAction("Nothing to skip now")
+                self._apply(actor, body, source_id)
+            elif cmd.cmd == "undo":
+                self._apply(actor, {"undo": True}, source_id)
+            elif cmd.cmd == "abort":
+                assert actor.record is not None
+                self.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+                actor.table = None
+                actor.record = None
+                actor.timer_due = None
+                if source_id:
+                    self.store.remember(source_id, True, "")
+                self.out.all(actor)
+            actor.message = ""
+        except (IllegalAction, RulesError) as exc:
+            if source_id:
+                self.store.remember(source_id, False, str(exc)[:63])
+            self.out.note(actor, str(exc))
+        except Exception:
+            log.exception("hub: host command %s failed", cmd.cmd)
+            self.out.note(actor, "Hub error: see its log")
+
+    def _start(self, actor: TableActor, cmd: proto.HostCommand) -> None:
+        game = cmd.game or actor.menu.games[actor.menu.game]
+        players = cmd.players or actor.menu.players
+        if game not in bound_games():
+            raise IllegalAction(f"No table binding for {game}")
+        if players > len(actor.config.stations):
+            raise IllegalAction(f"Only {len(actor.config.stations)} stations here")
+        seed = cmd.seed if cmd.seed is not None else actor.config.seed
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "big") >> 1  # 63 bits: no brute force
+        stations = actor.config.stations[:players]
+        # Validate by setting up before anything is stored.
+        get_game(game).setup(players, cmd.options, seed)
+        record = self.store.new_game(
+            actor.config.name, game, players, dict(cmd.options), seed, stations
+        )
+        actor.record = record
+        actor.table = self._new_table(actor, record)
+        actor.timer_due = None
+        self.out.all(actor)
+
+    # --- timers ------------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        """While a countdown runs, screens that show it are refreshed as seconds pass."""
+        now = self.clock()
+        for actor in self.actors.values():
+            if actor.timer_due is not None and actor.table is not None:
+                # Only when the shown second changes: every input wakes this loop too.
+                if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
+                    self.out.all(actor)
+            elif actor.message and now - actor.message_at > NOTE_SECONDS:
+                self.out.host(actor)
+
+    def _fire_timers(self) -> None:
+        now = self.clock()
+        for actor in self.actors.values():
+            if actor.timer_due is None or actor.timer_due > now or actor.timer_body is None:
+                continue
+            body = actor.timer_body
+            actor.timer_due = None
+            try:
+                self._apply(actor, body, None)
+            except Exception:
+                actor.arm_timer(self.clock())
+                raise

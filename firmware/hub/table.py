@@ -1,0 +1,186 @@
+"""One table's game as the hub holds it: engine state, binding state, event log.
+
+A table event (what the store keeps) is a small JSON object:
+- ``{"rules": <action>}`` an engine action in the game's JSON notation;
+- ``{"ui": {...}}`` a change of the binding's own state (a knob cursor);
+- ``{"undo": true}`` take back the last engine action.
+Replaying the events of a game rebuilds the table exactly; that is how a
+restarted hub resumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from firmware.link.protocol import Input, Screen
+from hardware.keys import Key, KeySet
+from rules import get_game
+from rules.core import Action, Event, Game, IllegalAction, action_to_json, decode_action, replay
+
+
+class Binding(Protocol):
+    """How one game meets the physical table: inputs to events, state to screens."""
+
+    def translate(self, table: Table, seat: int, inp: Input) -> dict[str, Any]:
+        """The table event an input means, or IllegalAction with a readable message."""
+        ...
+
+    def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
+        """Apply a ``ui`` event to ``table.ui``."""
+        ...
+
+    def station_screen(self, table: Table, seat: int) -> Screen:
+        """What a seat's station shows (rev is filled by the hub)."""
+        ...
+
+    def host_screen(self, table: Table) -> tuple[str, list[str]]:
+        """Title and lines for the hub display during the game."""
+        ...
+
+    def advance(self, table: Table) -> dict[str, Any] | None:
+        """The event the host's "next" means now, if any."""
+        ...
+
+    def timer(self, table: Table) -> tuple[float, dict[str, Any]] | None:
+        """An event the table makes by itself after a delay (seconds), if any."""
+        ...
+
+
+@dataclass
+class Seating:
+    """Which station sits at which seat, and the seat's colour."""
+
+    stations: list[str]
+    colours: list[str]
+
+    def seat_of_station(self, station: str) -> int | None:
+        return self.stations.index(station) if station in self.stations else None
+
+    def seat_of_colour(self, colour: str | None) -> int | None:
+        return self.colours.index(colour) if colour in self.colours else None
+
+    def name(self, seat: int) -> str:
+        return self.colours[seat].capitalize()
+
+
+@dataclass
+class Table:
+    """A game in progress at one table."""
+
+    game_id: str
+    players: int
+    options: dict[str, Any]
+    seed: int
+    seating: Seating
+    keys: KeySet
+    binding: Binding
+    settings: dict[str, Any] = field(default_factory=dict)
+    engine: Game[Any] = field(init=False)
+    state: Any = field(init=False)
+    actions: list[Action] = field(default_factory=list)
+    ui: dict[str, Any] = field(default_factory=dict)
+    events: int = 0
+    #: Seconds left on the binding's running timer (a countdown), set by the hub.
+    timer_left: float | None = None
+    _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
+    _views_at: int = -1
+
+    def __post_init__(self) -> None:
+        self.engine = get_game(self.game_id)
+        self.state = self.engine.setup(self.players, self.options, self.seed)
+
+    # --- events ----------------------------------------------------------------
+
+    def check(self, body: dict[str, Any]) -> tuple[Any, list[Event]]:
+        """Validate an event against the current state without changing anything."""
+        if "rules" in body:
+            action = decode_action(self.engine, body["rules"])
+            new_state, evs = self.engine.apply(self.state, action)
+            return new_state, evs
+        if "undo" in body:
+            if not self.actions:
+                raise IllegalAction("Nothing to undo")
+            return None, []
+        if "ui" in body:
+            return None, []
+        raise IllegalAction("Unknown event")
+
+    def commit(self, body: dict[str, Any], checked: tuple[Any, list[Event]]) -> None:
+        """Apply an event that :meth:`check` accepted (after the store committed it)."""
+        self.events += 1
+        new_state, _ = checked
+        if "rules" in body:
+            self.actions.append(decode_action(self.engine, body["rules"]))
+            self.state = new_state
+        elif "undo" in body:
+            self.actions.pop()
+            self.state = replay(self.engine, self.players, self.options, self.seed, self.actions)
+            self.ui.clear()
+        else:
+            self.binding.apply_ui(self, body["ui"])
+
+    def ui_noop(self, body: dict[str, Any]) -> bool:
+        """Whether a ``ui`` event would leave the binding's state as it is."""
+        before = dict(self.ui)
+        self.binding.apply_ui(self, body["ui"])
+        same = self.ui == before
+        self.ui = before
+        return same
+
+    def replay_events(self, bodies: Sequence[dict[str, Any]]) -> None:
+        """Rebuild from the store's events (skipping any the rules now refuse)."""
+        for body in bodies:
+            try:
+                checked = self.check(body)
+            except IllegalAction:
+                continue
+            self.commit(body, checked)
+
+    # --- reading ---------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return bool(self.engine.is_over(self.state))
+
+    def view(self, seat: int | None) -> dict[str, Any]:
+        """The engine's view for a seat, computed once per state (screens ask often)."""
+        if self._views_at != self.events:
+            self._views_at = self.events
+            self._views.clear()
+        cached = self._views.get(seat)
+        if cached is None:
+            cached = self._views[seat] = self.engine.view(self.state, seat)
+        return cached
+
+    def public(self) -> dict[str, Any]:
+        """The ``public`` payload: the engine's public view plus seating, never a secret."""
+        view = self.view(None)
+        # Nothing leaves the hub but through a view: during the game the scores are what
+        # the public view shows (Identiquest keeps them secret: null; Secret Identity shows
+        # them per seat), and the engine's final scores only once the game is over.
+        scores = self.engine.scores(self.state) if self.over else view.get("scores")
+        return {
+            "game": self.game_id,
+            "version": self.state.version,
+            "seats": [
+                {"seat": i, "station": s, "colour": self.seating.colours[i]}
+                for i, s in enumerate(self.seating.stations[: self.players])
+            ],
+            "scores": scores,
+            "over": self.over,
+            "ranking": self.engine.ranking(self.state) if self.over else None,
+            "view": view,
+        }
+
+    def key(self, uid: str | None) -> Key:
+        """The key a tag is, or a readable refusal."""
+        key = self.keys.lookup(uid or "")
+        if key is None:
+            raise IllegalAction("Unknown tag")
+        return key
+
+
+def rules_event(action: Action) -> dict[str, Any]:
+    return {"rules": action_to_json(action)}

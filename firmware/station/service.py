@@ -1,0 +1,318 @@
+"""The station: a thin terminal at one seat.
+
+Raw inputs go up (tag UIDs, knob steps, presses); ready-to-draw screens come
+down. The secret part of a screen is drawn only while the flap is open or the
+peek button is held, decided here with no round trip. Every read gets a blink
+and a tick at once, before the hub answers.
+
+One thread owns all state: device callbacks and MQTT messages only enqueue.
+Inputs stay pending until the hub acks them; they are sent again (same id)
+when the hub comes back, so a hub restart loses nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgspec
+
+from device.base import StationDevices, TagPresent
+from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Client, Message, Will
+from firmware.link.render import render
+
+log = logging.getLogger(__name__)
+
+FW_VERSION = "0.1.0"
+POLL_INTERVAL = 0.02
+RESEND_AFTER = 3.0
+TOAST_SECONDS = 2.5
+READ_BLINK = (0.0, 0.0, 1.0)
+ERROR_LED = (1.0, 0.0, 0.0)
+
+
+@dataclass
+class _Local:
+    """A device event, queued for the station thread."""
+
+    kind: str
+    value: Any = None
+
+
+class Station:
+    """One seat's program; ``start()`` runs it in background threads."""
+
+    def __init__(
+        self,
+        broker: BrokerConfig,
+        table: str,
+        station_id: str,
+        devices: StationDevices,
+        *,
+        poll_interval: float = POLL_INTERVAL,
+        boot: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.topics = proto.Topics(table)
+        self.id = proto.check_name(station_id, "station")
+        self.devices = devices
+        self.poll_interval = poll_interval
+        self.boot = boot or os.urandom(8).hex()
+        self.clock = clock
+        self.seq = 0
+        self.pending: dict[str, tuple[bytes, float]] = {}
+        self.screen: proto.Screen | None = None
+        self.toast: tuple[str, float] | None = None
+        self.led_until = 0.0
+        self.last_ack: proto.Ack | None = None
+        self.acks = 0
+        self.sent = 0
+        self.hub_ready = False
+        self.read_at = 0.0  # perf_counter of the last tag read (for the latency bench)
+        self.settled = threading.Condition()
+        self.client = Client(
+            broker,
+            # The boot id makes the client id unguessable: no other user can take it over.
+            f"coffre-{table}-{station_id}-{self.boot}",
+            [
+                self.topics.station(station_id, "screen"),
+                self.topics.station(station_id, "ack"),
+                self.topics.hub_status,
+            ],
+            will=Will(self.topics.station(station_id, "status"), self._status("lost")),
+            on_connected=lambda: self.client.inbox.put(Message("!connected", b"")),
+        )
+        self.queue: queue.Queue[Any] = self.client.inbox
+        controls = devices.controls
+        controls.on_turn = lambda step: self.queue.put(_Local("turn", step))
+        controls.on_press = lambda: self.queue.put(_Local("press"))
+        controls.on_flap = lambda opened: self.queue.put(_Local("redraw"))
+        controls.on_peek = lambda held: self.queue.put(_Local("redraw"))
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # --- life cycle ----------------------------------------------------------------
+
+    def start(self) -> None:
+        self.client.start()
+        for target, name in ((self.run, "station"), (self._reader_loop, "reader")):
+            thread = threading.Thread(target=target, name=f"{name}-{self.id}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, *, crash: bool = False) -> None:
+        """Stop; ``crash=True`` drops the connection without goodbye (the LWT fires)."""
+        self._stop.set()
+        if not crash:
+            self.client.publish(
+                self.topics.station(self.id, "status"), self._status("offline"), retain=True
+            ).wait_for_publish(2)
+        self.client.stop(clean=not crash)
+        for thread in self._threads:
+            thread.join(2)
+
+    def _reader_loop(self) -> None:
+        """Poll the reader at a fixed interval; the poll itself never blocks."""
+        reader = self.devices.reader
+        while not self._stop.wait(self.poll_interval):
+            try:
+                event = reader.poll()
+            except Exception:  # the backend already tried to recover
+                log.exception("%s: reader failed", self.id)
+                continue
+            if event is not None:
+                self.queue.put(event)
+
+    def run(self) -> None:
+        """The station thread: handle one queued item at a time."""
+        while True:
+            try:
+                item = self.queue.get(timeout=self._wait())
+            except queue.Empty:
+                item = _Local("tick")
+            if item is None:
+                return
+            try:
+                self._handle(item)
+            except Exception:
+                log.exception("%s: failed on %r", self.id, item)
+
+    def _wait(self) -> float:
+        now = self.clock()
+        dues = [sent + RESEND_AFTER for _, sent in self.pending.values()]
+        if self.toast:
+            dues.append(self.toast[1])
+        if self.led_until:
+            dues.append(self.led_until)
+        return max(0.01, min(dues) - now) if dues else 1.0
+
+    # --- handling ------------------------------------------------------------------
+
+    def _handle(self, item: Any) -> None:
+        if isinstance(item, Message):
+            self._message(item)
+        elif isinstance(item, TagPresent):
+            self.read_at = time.perf_counter()
+            self._feedback_read()
+            self._send({"kind": "tag", "uid": item.uid})
+        elif isinstance(item, _Local):
+            if item.kind == "turn":
+                self._send({"kind": "knob", "step": int(item.value)})
+            elif item.kind == "press":
+                self._send({"kind": "press"})
+            elif item.kind == "redraw":
+                self._draw()
+        self._expire()
+
+    def _message(self, msg: Message) -> None:
+        if msg.topic == "!connected":
+            self.client.publish(
+                self.topics.station(self.id, "status"), self._status("online"), retain=True
+            )
+            return
+        if msg.topic == self.topics.hub_status:
+            try:
+                status = msgspec.json.decode(msg.payload, type=proto.HubStatus)
+            except msgspec.MsgspecError:
+                return
+            ready = status.state == "ready"
+            if ready and not self.hub_ready:
+                # Rebirth: the hub is (back) up; say who we are, resend what it never answered.
+                # Only on that change: the status also changes with every move of the game.
+                self.client.publish(
+                    self.topics.station(self.id, "status"), self._status("online"), retain=True
+                )
+                self._resend(force=True)
+            self.hub_ready = ready
+            return
+        # Exact topics only: a broker that delivers more than we asked for changes nothing.
+        if msg.topic == self.topics.station(self.id, "screen"):
+            try:
+                self.screen = msgspec.json.decode(msg.payload, type=proto.Screen)
+            except msgspec.MsgspecError:
+                log.warning("%s: bad screen payload %r", self.id, msg.payload[:80])
+                return
+            if self.screen.led is not None and self.clock() >= self.led_until:
+                self.devices.controls.led(_rgb(self.screen.led))
+            self._draw()
+        elif msg.topic == self.topics.station(self.id, "ack"):
+            try:
+                ack = msgspec.json.decode(msg.payload, type=proto.Ack)
+            except msgspec.MsgspecError:
+                return
+            self._ack(ack)
+
+    def _ack(self, ack: proto.Ack) -> None:
+        known = ack.id is not None and self.pending.pop(ack.id, None) is not None
+        self.last_ack = ack
+        if ack.ok:
+            if known:
+                self.devices.controls.beep("ok")
+            if ack.message:
+                self._show_toast(ack.message)
+        else:
+            self.devices.controls.beep("error")
+            self.devices.controls.led(ERROR_LED)
+            self.led_until = self.clock() + TOAST_SECONDS
+            self._show_toast(ack.message or "Refused")
+        with self.settled:
+            self.acks += 1
+            self.settled.notify_all()
+
+    def _send(self, fields: dict[str, Any]) -> None:
+        self.seq += 1
+        input_id = f"{self.boot}:{self.seq}"
+        payload = proto.encode({"id": input_id, **fields})
+        self.pending[input_id] = (payload, self.clock())
+        self.client.publish(self.topics.station(self.id, "input"), payload)
+        with self.settled:
+            self.sent += 1
+            self.settled.notify_all()
+
+    def _resend(self, *, force: bool = False) -> None:
+        now = self.clock()
+        for input_id, (payload, sent) in list(self.pending.items()):
+            if force or now - sent >= RESEND_AFTER:
+                self.pending[input_id] = (payload, now)
+                self.client.publish(self.topics.station(self.id, "input"), payload)
+
+    def _expire(self) -> None:
+        now = self.clock()
+        self._resend()
+        if self.toast and now >= self.toast[1]:
+            self.toast = None
+            self._draw()
+        if self.led_until and now >= self.led_until:
+            self.led_until = 0.0
+            led = self.screen.led if self.screen and self.screen.led else (0, 0, 0)
+            self.devices.controls.led(_rgb(led))
+
+    def _feedback_read(self) -> None:
+        self.devices.controls.led(READ_BLINK)
+        self.devices.controls.beep("tick")
+        self.led_until = self.clock() + 0.15
+
+    def _show_toast(self, text: str) -> None:
+        self.toast = (text, self.clock() + TOAST_SECONDS)
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.screen is None:
+            return
+        controls = self.devices.controls
+        show_secret = controls.flap_open or controls.peek_held
+        toast = self.toast[0] if self.toast else None
+        self.devices.display.show(render(self.screen, show_secret=show_secret, toast=toast))
+
+    def _status(self, state: Literal["online", "lost", "offline"]) -> bytes:
+        reader = self.devices.reader
+        hw = proto.Hardware(
+            reader=type(reader).__name__,
+            display=type(self.devices.display).__name__,
+            controls=type(self.devices.controls).__name__,
+        )
+        current = getattr(reader, "current", None) if state == "online" else None
+        return proto.encode(
+            proto.StationStatus(
+                state=state,
+                fw=FW_VERSION,
+                boot=self.boot,
+                hw=hw,
+                tag=current,
+            )
+        )
+
+    # --- for bots and tests ----------------------------------------------------------
+
+    def wait_screen(self, timeout: float = 10.0) -> bool:
+        """Wait until the station has drawn a screen from the hub."""
+        deadline = time.monotonic() + timeout
+        while self.screen is None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def wait_settled(self, sent_before: int, timeout: float = 10.0) -> bool:
+        """Wait until an input beyond ``sent_before`` was sent and nothing is pending."""
+        deadline = time.monotonic() + timeout
+        with self.settled:
+            while self.sent <= sent_before or self.pending:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.settled.wait(left)
+        return True
+
+
+def _rgb(led: tuple[int, int, int] | tuple[float, float, float]) -> tuple[float, float, float]:
+    if all(isinstance(c, int) for c in led) and max(led) > 1:
+        return (led[0] / 255, led[1] / 255, led[2] / 255)
+    return (float(led[0]), float(led[1]), float(led[2]))

@@ -1,0 +1,184 @@
+"""Brokers for the simulator and the tests: mosquitto on a loopback port, or embedded amqtt.
+
+:func:`start_broker` writes the table's password file, ACL and TLS certificate (as
+``coffre broker-config`` would) and starts mosquitto on a free loopback port; where
+mosquitto is missing the simulator falls back to amqtt in this process (plain MQTT, no
+ACL, loopback only). Never used on a real table: there, systemd runs mosquitto.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from firmware.hub.brokerconf import TableAccess, station_user, write_broker_files
+from firmware.link.mqtt import BrokerConfig
+from firmware.link.tls import CA_FILE
+
+#: The simulated table's name.
+TABLE = "sim"
+
+
+class EmbeddedBroker:
+    """amqtt in a background thread on 127.0.0.1 (no ACL: for the simulator only)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="amqtt", daemon=True)
+        self._ready = threading.Event()
+        self._broker: Any = None
+
+    def _run(self) -> None:
+        from amqtt.broker import Broker  # optional: only the simulator's fallback
+
+        asyncio.set_event_loop(self._loop)
+        config = {
+            "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{self.port}"}},
+            "sys_interval": 0,
+            "auth": {"allow-anonymous": True},
+            "topic-check": {"enabled": False},
+        }
+        self._broker = Broker(config, loop=self._loop)
+        self._loop.run_until_complete(self._broker.start())
+        self._ready.set()
+        self._loop.run_forever()
+
+    def start(self) -> None:
+        # amqtt logs (and survives) a race of its own when clients come and go at once
+        # ("dictionary changed size during iteration"); the game is unaffected.
+        for name in ("amqtt", "transitions", "passlib", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("embedded broker did not start")
+
+    def stop(self) -> None:
+        if self._broker is not None:
+            fut = asyncio.run_coroutine_threadsafe(self._broker.shutdown(), self._loop)
+            with contextlib.suppress(Exception):
+                fut.result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+
+@dataclass
+class BrokerSetup:
+    """A running broker and the credentials of everyone at the table."""
+
+    port: int
+    access: TableAccess | None
+    process: Mosquitto | EmbeddedBroker
+    conf_dir: Path | None = None
+    #: The CA that signed mosquitto's certificate (None: the plain embedded broker).
+    tls_ca: Path | None = None
+
+    def config(self, user: str) -> BrokerConfig:
+        password = self.access.passwords[user] if self.access else None
+        return BrokerConfig(
+            "127.0.0.1",
+            self.port,
+            user if self.access else None,
+            password,
+            tls_ca=str(self.tls_ca) if self.tls_ca else None,
+        )
+
+    def station_config(self, station: str) -> BrokerConfig:
+        return self.config(station_user(TABLE, station) if self.access else station)
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+def start_broker(
+    workdir: Path, stations: list[str], *, embedded: bool | None = None, table: str = TABLE
+) -> BrokerSetup:
+    """mosquitto with the table's ACL over TLS when installed (or asked), else embedded amqtt.
+
+    mosquitto listens on 127.0.0.1 with TLS only, its certificate (for 127.0.0.1 and
+    localhost) signed by a CA made in ``workdir/broker``. The embedded amqtt fallback
+    stays plain MQTT: it has no ACL either and listens on loopback only.
+    """
+    port = free_port()
+    if embedded is None:
+        embedded = find_mosquitto() is None
+    if embedded:
+        broker = EmbeddedBroker(port)
+        broker.start()
+        return BrokerSetup(port, None, broker)
+    access = TableAccess(table, stations)
+    conf_dir = workdir / "broker"
+    conf = write_broker_files(
+        conf_dir,
+        port,
+        [access],
+        stay_root=os.geteuid() == 0,
+        tls_hostnames=["127.0.0.1", "localhost"],
+    )
+    mosq = Mosquitto(conf, port)
+    mosq.start()
+    return BrokerSetup(port, access, mosq, conf_dir, tls_ca=conf_dir / CA_FILE)
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def find_mosquitto() -> str | None:
+    """The mosquitto binary, if installed."""
+    return shutil.which("mosquitto") or next(
+        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if Path(p).exists()), None
+    )
+
+
+class Mosquitto:
+    """A mosquitto process on a loopback port, for the simulator and the tests."""
+
+    def __init__(self, conf: Path, port: int) -> None:
+        self.conf = conf
+        self.port = port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 10.0) -> None:
+        binary = find_mosquitto()
+        if binary is None:
+            raise RuntimeError("mosquitto is not installed")
+        self.proc = subprocess.Popen(
+            [binary, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"mosquitto exited: {err}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("mosquitto did not start listening")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None

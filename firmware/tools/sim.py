@@ -1,0 +1,125 @@
+"""``coffre sim``: a simulated table plays a whole game, and every screen is saved.
+
+It starts a broker (mosquitto when installed, else an embedded one), the hub and one
+station per player (:mod:`firmware.tools.simtable`), then the game's bots
+(:mod:`firmware.tools.bots`) play by tapping keys on the stations' mock readers,
+turning and pressing their knobs and lifting their flaps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from firmware.tools.simtable import SimTable
+
+# --- saving screens -------------------------------------------------------------------------
+
+
+def save_frames(frames: list[Image.Image], folder: Path) -> int:
+    """One PNG per distinct screen, plus an animated GIF of them all."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, frame in enumerate(frames):
+        frame.convert("1").save(folder / f"{i:04d}.png")
+    if frames:
+        big = [f.convert("L").resize((256, 128), Image.Resampling.NEAREST) for f in frames]
+        big[0].save(
+            folder / "screens.gif", save_all=True, append_images=big[1:], duration=400, loop=0
+        )
+    return len(frames)
+
+
+def recorded_frames(sim: SimTable, station: str) -> list[Image.Image]:
+    display = sim.devices[station].display
+    frames: list[Image.Image] = getattr(display, "frames", [])
+    return frames
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def running_table(sim: SimTable) -> Iterator[SimTable]:
+    sim.start()
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+def main(args: Any) -> int:
+    """``coffre sim``: play a whole simulated game and save the screens."""
+    logging.basicConfig(level=logging.WARNING)
+    out = Path(args.out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    from firmware.hub.bindings import bound_games
+    from firmware.tools.bots import bot_class, has_bot
+
+    if args.game not in bound_games() or not has_bot(args.game):
+        print(f"coffre sim: {args.game} has no table binding or bots yet (try secret-identity)")
+        return 2
+    workdir = Path(tempfile.mkdtemp(prefix="coffre-sim-"))
+    sim = SimTable(
+        players=args.players,
+        workdir=workdir,
+        embedded=True if args.embedded_broker else None,
+        device_backend="emulated" if args.emulate_chips else "mock",
+    )
+    rng = random.Random(args.seed)
+    started = time.monotonic()
+    with running_table(sim):
+        kind = "mosquitto with ACL over TLS" if sim.broker.access else "embedded amqtt"
+        print(f"broker: {kind} on 127.0.0.1:{sim.broker.port}")
+        print(f"hub and {len(sim.names)} stations ({sim.device_backend} hardware) are up")
+        bot = bot_class(args.game)(sim, sim.watch, rng)
+        if args.pace and hasattr(bot, "reveal_pause"):
+            bot.reveal_pause = args.pace
+        bot.start_game(args.players)
+        print(f"host started {args.game} for {args.players} players")
+        final = bot.play()
+        time.sleep(0.2)
+        saved = 0
+        for name in sim.names:
+            saved += save_frames(_frames(sim, name), out / name)
+        saved += save_frames(list(getattr(sim.panel.display, "frames", [])), out / "hub")
+    shutil.rmtree(workdir, ignore_errors=True)
+    seats = final["seats"]
+    scores = final["scores"]
+    tiebreak = " (ties: most picto cards left)" if args.game == "secret-identity" else ""
+    print(f"game over in {time.monotonic() - started:.1f} s; final ranking{tiebreak}:")
+    for place, group in enumerate(final["ranking"], start=1):
+        for seat in group:
+            extra = ""
+            seat_view = (final.get("view") or {}).get("seats") or []
+            if seat < len(seat_view) and "pictos_left" in seat_view[seat]:
+                extra = f"  ({seat_view[seat]['pictos_left']} picto cards left)"
+            # A game with its own colours (Ultra Secret's agents) names seats by them.
+            own = (final.get("view") or {}).get("colours")
+            name = own[seat] if isinstance(own, list) and seat < len(own) else seats[seat]["colour"]
+            print(f"  {place}. {name:<7} {scores[seat]:>3} points{extra}")
+    view = final.get("view") or {}
+    for key in ("outcome", "winners", "result"):
+        if view.get(key) not in (None, [], {}):
+            print(f"{key}: {json.dumps(view[key], ensure_ascii=False)}")
+    print(f"saved {saved} screens under {out}/ (one folder per station, hub/ for the host)")
+    return 0
+
+
+def _frames(sim: SimTable, name: str) -> list[Image.Image]:
+    if sim.device_backend == "emulated":
+        emu = sim.emulated[name]
+        frames: list[Image.Image] = list(getattr(emu, "frames", []) or [])
+        return frames or [emu.screen()]
+    return recorded_frames(sim, name)

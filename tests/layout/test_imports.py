@@ -1,0 +1,136 @@
+"""The tree says who runs what: imports point one way, and vendor drivers stay in device/."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("firmware", "device", "rules", "hardware")
+
+#: Package prefix -> what its modules must never import (prefixes of module names).
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "rules": ("firmware", "device", "hardware"),
+    "hardware": ("firmware", "device", "rules"),
+    "device": ("firmware", "rules"),
+    "firmware.link": (
+        "firmware.hub",
+        "firmware.station",
+        "firmware.tools",
+        "firmware.cli",
+        "rules",
+        "device",
+        "hardware",
+    ),
+    "firmware.station": ("firmware.hub", "firmware.tools", "firmware.cli", "rules"),
+    "firmware.hub": ("firmware.station", "firmware.tools", "firmware.cli"),
+    "firmware.tools": ("firmware.cli",),
+}
+
+#: Vendor hardware libraries (they raise or need a Pi at import) and where they may appear.
+VENDOR = ("RPi", "spidev", "smbus2", "mfrc522", "lgpio", "luma.oled.device", "luma.core.interface")
+VENDOR_HOMES = ("device.real_reader", "device.real_display")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported(source: str, module: str) -> set[str]:
+    """Every module a source imports: at top level, inside functions, or by literal name
+    through ``importlib.import_module``."""
+    found: set[str] = set()
+    package = module if module.count(".") == 0 else module.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.add(node.args[0].value)
+    return found
+
+
+def under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def violations(module: str, source: str) -> list[str]:
+    """What ``module`` imports that its layer forbids, one line each."""
+    bad = []
+    names = imported(source, module)
+    for layer, banned in FORBIDDEN.items():
+        if not under(module, layer):
+            continue
+        for name in sorted(names):
+            if any(under(name, b) for b in banned):
+                bad.append(f"{module} imports {name} ({layer} must not)")
+    if not any(under(module, home) for home in VENDOR_HOMES):
+        for name in sorted(names):
+            if any(under(name, v) for v in VENDOR):
+                bad.append(
+                    f"{module} imports vendor {name} (only in device's real backends)"
+                )
+    return bad
+
+
+def all_modules() -> list[tuple[str, str]]:
+    return [
+        (module_name(path), path.read_text())
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+    ]
+
+
+def test_the_tree_has_the_role_packages() -> None:
+    """firmware/ is split by who runs it, each package saying so in its docstring."""
+    for package in ("link", "hub", "station", "tools"):
+        init = ROOT / "firmware" / package / "__init__.py"
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        assert "Run by:" in doc and ("May import" in doc), package
+
+
+def test_imports_point_one_way() -> None:
+    """No module imports against the layering (station never the hub, link neither, ...)."""
+    modules = all_modules()
+    assert len(modules) > 50  # the walk found the tree
+    bad = [line for module, source in modules for line in violations(module, source)]
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        ("firmware.station.service", "from firmware.hub.service import Hub"),
+        ("firmware.station.selftest", "def f():\n    from firmware.hub import table"),
+        ("firmware.station.keylearn", "import rules.core"),
+        ("firmware.link.mqtt", "from firmware.station.config import load_station"),
+        ("firmware.link.protocol", "from . import render\nfrom ..hub import store"),
+        ("rules.core", "from firmware.link import protocol"),
+        ("firmware.hub.service", "importlib.import_module('firmware.tools.sim')"),
+        ("firmware.station.service", "import spidev"),
+        ("device.gpio", "from mfrc522 import MFRC522"),
+    ],
+)
+def test_the_check_catches_a_wrong_import(module: str, line: str) -> None:
+    """Adding a forbidden import to a real module's source makes the check fail."""
+    path = ROOT / Path(*module.split(".")).with_suffix(".py")
+    source = path.read_text() if path.exists() else ""
+    assert violations(module, source) == []
+    assert violations(module, source + "\n" + line + "\n") != []
