@@ -40,6 +40,8 @@ EffectKind = Literal[
     "skip_turn",
     "disarm",
     "armor",
+    "revive",
+    "hand_limit",
 ]
 #: Effects that act on another player, so the card needs a ``target``.
 TARGETED: frozenset[str] = frozenset(
@@ -48,7 +50,12 @@ TARGETED: frozenset[str] = frozenset(
 #: Effects that may act on oneself or on a chosen player.
 EITHER: frozenset[str] = frozenset({"heal", "change_faction"})
 #: Effects about the player who owns the card and nobody else.
-SELF_ONLY: frozenset[str] = frozenset({"draw", "unlock", "armor"})
+SELF_ONLY: frozenset[str] = frozenset({"draw", "unlock", "armor", "hand_limit"})
+#: Passive effects: they last while their card is face up (an ID) or in play (a
+#: permanent program), instead of happening once.
+PASSIVE: frozenset[str] = frozenset({"armor", "hand_limit"})
+#: Effects that may be aimed at an eliminated player (``who: eliminated``).
+AT_ELIMINATED: frozenset[str] = frozenset({"revive", "change_faction"})
 
 
 class DataError(ValueError):
@@ -59,7 +66,7 @@ class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One step of a card ability (see SCHEMA.md for each ``do``)."""
 
     do: EffectKind
-    who: Literal["self", "other", "any"] = "self"
+    who: Literal["self", "other", "any", "eliminated"] = "self"
     card: Literal["loyalty", "id"] = "loyalty"
     amount: int = 1
     weapon: str | None = None
@@ -97,6 +104,15 @@ class LoyaltyCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     always: Faction | None = None
 
 
+class Instead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A program's other effects from ``players_from`` players, when ``weapon`` (if
+    named) is on the table (« ... de la même manière que le Programme Pourriel »)."""
+
+    effects: tuple[Effect, ...]
+    players_from: int = SHARED_FROM
+    weapon: str | None = None
+
+
 class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A program card; ``loyalty`` set makes it a hidden-loyalty card."""
 
@@ -109,6 +125,7 @@ class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     loyalty: Faction | None = None
     weight: int = 1
     effects: tuple[Effect, ...] = ()
+    instead: Instead | None = None
 
 
 class Unlock(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -157,6 +174,7 @@ class SetupRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     players: int
     ids: Piles
     loyalty: Piles
+    weapons: tuple[str, ...] | None = None  # the weapons on the table (default: min_players)
 
 
 class CardSet(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -269,11 +287,19 @@ def check(raw: CardSet) -> Cards:
         if sum(1 for e in card.effects if _uses_slot(e)) > 1:
             raise DataError(f"ID {card.key}: at most one effect may pick a card")
     for prog in raw.programs:
-        for eff in prog.effects:
-            _check_effect(eff, weapons, f"program {prog.key}")
-        if sum(1 for e in prog.effects if _uses_slot(e)) > 1:
-            raise DataError(f"program {prog.key}: at most one effect may pick a card")
-        if prog.loyalty is not None and (prog.effects or prog.timing != "permanent"):
+        alternatives = [prog.effects]
+        if prog.instead is not None:
+            alternatives.append(prog.instead.effects)
+            if prog.instead.weapon is not None and prog.instead.weapon not in weapons:
+                raise DataError(f"program {prog.key}: instead names no weapon of the set")
+        for effects in alternatives:
+            for eff in effects:
+                _check_effect(eff, weapons, f"program {prog.key}")
+            if sum(1 for e in effects if _uses_slot(e)) > 1:
+                raise DataError(f"program {prog.key}: at most one effect may pick a card")
+        if prog.loyalty is not None and (
+            prog.effects or prog.instead or prog.timing != "permanent"
+        ):
             raise DataError(f"program {prog.key}: hidden loyalty is permanent, no effects")
     loyalty = tuple(card for card in raw.loyalty for _ in range(card.count))
     programs = tuple(card for card in raw.programs for _ in range(card.count))
@@ -282,6 +308,9 @@ def check(raw: CardSet) -> Cards:
         row = rows.get(players)
         if row is None:
             raise DataError(f"setup table has no row for {players} players")
+        for key in row.weapons or ():
+            if key not in weapons:
+                raise DataError(f"{players} players: no weapon {key} in the set")
         _check_row(row, raw.ids, loyalty, programs)
     return Cards(
         name=raw.name,
@@ -300,6 +329,10 @@ def _uses_slot(eff: Effect) -> bool:
 
 
 def _check_effect(eff: Effect, weapons: set[str], where: str) -> None:
+    if eff.do == "revive" and eff.who != "eliminated":
+        raise DataError(f"{where}: revive aims at the eliminated (who=eliminated)")
+    if eff.who == "eliminated" and eff.do not in AT_ELIMINATED:
+        raise DataError(f"{where}: {eff.do} cannot aim at an eliminated player")
     if eff.do in TARGETED and eff.who == "self":
         raise DataError(f"{where}: {eff.do} needs who=other or any")
     if eff.do in SELF_ONLY and eff.who != "self":

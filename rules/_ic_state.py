@@ -13,7 +13,7 @@ from typing import Literal
 
 import msgspec
 
-from rules._ic_data import SHARED_FROM, Cards, load
+from rules._ic_data import SHARED_FROM, Cards, Effect, load
 from rules.core import Action, GameState
 
 MAX_HP = 2
@@ -253,9 +253,33 @@ def shared(state: ICState) -> bool:
     return state.players >= SHARED_FROM
 
 
-def hand_limit(state: ICState) -> int:
-    """Programs a player may keep at the end of their turn."""
-    return 1 if shared(state) else 2
+def hand_limit(state: ICState, seat: int | None = None) -> int:
+    """Programs a player may keep at the end of their turn (``seat``: with its passives)."""
+    base = 1 if shared(state) else 2
+    return base if seat is None else base + passive(state, seat, "hand_limit")
+
+
+def passive(state: ICState, seat: int, kind: str) -> int:
+    """The sum of ``seat``'s passive ``kind`` effects: permanents in play, its ID face up."""
+    cards = cards_of(state)
+    s = state.seats[seat]
+    total = 0
+    for card in s.permanents:
+        total += sum(e.amount for e in program_effects(state, card) if e.do == kind)
+    if s.id_up:
+        total += sum(e.amount for e in cards.ids[s.id_card].effects if e.do == kind)
+    return total
+
+
+def program_effects(state: ICState, card: int) -> tuple[Effect, ...]:
+    """What program ``card`` does at this table (its ``instead`` effects when they apply)."""
+    prog = cards_of(state).programs[card]
+    alt = prog.instead
+    if alt is None or state.players < alt.players_from:
+        return prog.effects
+    if alt.weapon is not None and weapon_state(state, alt.weapon) is None:
+        return prog.effects
+    return alt.effects
 
 
 def slot_pos(state: ICState, seat: int, slot: str) -> int:
@@ -332,14 +356,7 @@ def hit_damage(state: ICState, hit: Hit) -> int:
 
 def armor(state: ICState, seat: int) -> int:
     """Damage a weapon hit takes off for ``seat`` (permanent programs, revealed ID)."""
-    cards = cards_of(state)
-    s = state.seats[seat]
-    total = 0
-    for card in s.permanents:
-        total += sum(e.amount for e in cards.programs[card].effects if e.do == "armor")
-    if s.id_up:
-        total += sum(e.amount for e in cards.ids[s.id_card].effects if e.do == "armor")
-    return total
+    return passive(state, seat, "armor")
 
 
 def own_revealed(state: ICState, seat: int) -> int:

@@ -140,7 +140,7 @@ def _pending(state: ICState) -> JSON:
         key = cards_of(state).ids[state.seats[seat].id_card].key
         return {"kind": "ability", "seat": seat, "id": key}
     if state.phase == DISCARD:
-        return {"kind": "discard", "seat": state.active, "limit": hand_limit(state)}
+        return {"kind": "discard", "seat": state.active, "limit": hand_limit(state, state.active)}
     if state.phase == WINDOW:
         return {"kind": "window", "seat": state.active}
     if state.phase == TURN:
@@ -181,6 +181,7 @@ def _seat(state: ICState, seat: int, over: bool) -> JSON:
         "permanent": [program_json(cards, c) for c in s.permanents],
         "weapon": held.key if held else None,
         "skips": s.skips,
+        "hand_limit": hand_limit(state, seat),
     }
     if over:
         out["faction"] = faction(state, seat)

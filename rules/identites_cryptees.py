@@ -73,6 +73,7 @@ from rules._ic_state import (
     next_alive,
     own_positions,
     own_revealed,
+    program_effects,
     shared,
     slot_pos,
     weapon_state,
@@ -207,7 +208,7 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
     weapons = tuple(
         WeaponState(key=w.key, unlocked=w.unlock.kind == "open")
         for w in cards.weapons
-        if players >= w.min_players
+        if (w.key in row.weapons if row.weapons is not None else players >= w.min_players)
     )
     state = ICState(
         players=players,
@@ -386,6 +387,8 @@ def _check_investigate(state: ICState, a: Investigate) -> None:
 
 def _program_target_rule(effects: tuple[Effect, ...]) -> str | None:
     whos = {e.who for e in effects}
+    if "eliminated" in whos:
+        return "eliminated"
     if "other" in whos:
         return "other"
     return "any" if "any" in whos else None
@@ -418,7 +421,7 @@ def _check_program(state: ICState, a: Program) -> None:
             raise IllegalAction("Only on your turn")
         if state.phase == WINDOW:
             raise IllegalAction("Your action is declared: wait")
-    _check_choice(state, a, card.effects)
+    _check_choice(state, a, program_effects(state, a.card))
 
 
 def _check_choice(state: ICState, a: Program | Ability, effects: tuple[Effect, ...]) -> None:
@@ -429,6 +432,9 @@ def _check_choice(state: ICState, a: Program | Ability, effects: tuple[Effect, .
             raise IllegalAction("This card takes no target")
     elif rule == "other":
         _other_alive(state, a.seat, a.target)
+    elif rule == "eliminated":
+        if a.target is None or not 0 <= a.target < state.players or state.seats[a.target].alive:
+            raise IllegalAction("Pick an eliminated player")
     elif a.target is None or not 0 <= a.target < state.players or not state.seats[
         a.target
     ].alive:
@@ -624,7 +630,7 @@ def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
 
 def _play_effects(st: ICState, a: Program, ev: list[Event]) -> ICState:
     card = cards_of(st).programs[a.card]
-    for eff in card.effects:
+    for eff in program_effects(st, a.card):
         if st.phase == OVER:
             break
         st = _effect(st, eff, a, card.key, ev)
@@ -636,9 +642,11 @@ def _effect(
 ) -> ICState:
     seat = a.seat
     target = a.target if eff.who != "self" and a.target is not None else seat
-    if not st.seats[target].alive or not st.seats[seat].alive:
+    if st.seats[target].alive == (eff.who == "eliminated") or not st.seats[seat].alive:
         return st
     do = eff.do
+    if do == "revive":
+        return _revive(st, target, eff.amount, ev, source)
     if do == "peek":
         slot = "id" if eff.card == "id" else a.slot
         assert slot is not None
@@ -678,7 +686,9 @@ def _simple_effect(
         return _set_weapon(st, replace(ws, unlocked=True))
     if eff.do == "change_faction":
         ev.append(Event("change_faction", {"seat": target, "to": eff.to}))
-        return _set_seat(st, target, replace(st.seats[target], override=eff.to))
+        s = st.seats[target]
+        final = s.final if s.alive else eff.to  # an eliminated player's side is frozen
+        return _set_seat(st, target, replace(s, override=eff.to, final=final))
     if eff.do == "skip_turn":
         s = st.seats[target]
         ev.append(Event("skip_next", {"seat": target}))
@@ -802,6 +812,14 @@ def _swap(st: ICState, p: int, q: int, ev: list[Event]) -> ICState:
     cards[p], cards[q] = cards[q], cards[p]
     ev.append(Event("swap", {"positions": [p, q]}))
     return replace(st, loyalty=tuple(cards))
+
+
+def _revive(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
+    """An eliminated player comes back with ``amount`` HP (at least 1); its cards stay
+    face up and its revealed ID's one-time ability does not fire again (rulebook)."""
+    hp = min(MAX_HP, max(1, amount))
+    ev.append(Event("revive", {"seat": seat, "hp": hp, "source": source}))
+    return _set_seat(st, seat, replace(st.seats[seat], alive=True, hp=hp, final=None))
 
 
 def _heal(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
@@ -982,7 +1000,7 @@ def _run(st: ICState, ev: list[Event]) -> ICState:
         me = st.active
         if st.seats[me].alive and st.resume == "turn":
             return replace(st, phase=TURN)
-        if st.seats[me].alive and hand_size(st, me) > hand_limit(st):
+        if st.seats[me].alive and hand_size(st, me) > hand_limit(st, me):
             return replace(st, phase=DISCARD, resume="end")
         return _next_turn(st, ev)
     return st
@@ -1093,7 +1111,8 @@ def _legal_programs(state: ICState, seat: int) -> list[Action]:
         card = cards.programs[c]
         if card.loyalty is not None or (card.timing != "anytime" and not mine):
             continue
-        out += [Program(seat, c, *choice) for choice in _choices(state, seat, card.effects)]
+        effects = program_effects(state, c)
+        out += [Program(seat, c, *choice) for choice in _choices(state, seat, effects)]
     return out
 
 
@@ -1109,6 +1128,8 @@ def _choices(state: ICState, seat: int, effects: tuple[Effect, ...]) -> list[tup
         return [()]
     slot_rule = _slot_rule(effects)
     out: list[tuple[Any, ...]] = []
+    if rule == "eliminated":
+        return [(t,) for t in range(state.players) if not state.seats[t].alive]
     for t in alive(state):
         if rule == "any" or t != seat:
             out += [(t, *slots) for slots in _slot_choices(state, seat, t, slot_rule)]

@@ -16,18 +16,23 @@ Map (test -> the sentence of RULES.md §5 or the rulebook it checks; "D" marks a
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from msgspec.structs import replace
 
 from rules._ic_state import (
+    ABILITY,
     DISCARD,
     REAIM,
     RESPOND,
     TURN,
+    ICState,
     Investigate,
     Program,
+    cards_of,
     faction,
     slot_pos,
 )
@@ -45,6 +50,7 @@ from tests.rules.test_identites_cryptees import (
 )
 
 SPECIAL = {"hive", "gravekeeper"}
+DATA = Path(__file__).parents[2] / "rules" / "data" / "identites-cryptees"
 
 
 # --- memory -------------------------------------------------------------------
@@ -218,3 +224,132 @@ def test_legion_option_is_refused_below_six() -> None:
     """The Legion extension is for 6 players or more."""
     with pytest.raises(BadOptions):
         GAME.setup(5, {"legion_loyalty": True}, 1)
+
+
+# --- the card vocabulary a real box needs ---------------------------------------------
+
+
+def _with(**changes: object) -> dict[str, object]:
+    """The generic set as JSON, with top-level lists edited by ``changes`` callables."""
+    data = json.loads((DATA / "generic.json").read_text(encoding="utf-8"))
+    for key, change in changes.items():
+        change(data[key])  # type: ignore[operator]
+    data.update(name="box", generic=False)
+    return data
+
+
+def _card(items: list[dict[str, object]], key: str) -> dict[str, object]:
+    return next(c for c in items if c["key"] == key)
+
+
+def test_setup_row_may_list_its_weapons() -> None:
+    """« Si le lance-roquettes et/ou le laser est sur la table »: a row lists its weapons."""
+
+    def rows(setup: list[dict[str, object]]) -> None:
+        _card_row(setup, 10)["weapons"] = ["pistol", "rifle", "companion"]
+
+    data = _with(setup=rows)
+    assert {w.key for w in GAME.setup(10, {"cards": data}, 1).weapons} == {
+        "pistol", "rifle", "companion",
+    }  # fmt: skip
+    assert len(GAME.setup(11, {"cards": data}, 1).weapons) == 5
+    _card_row(data["setup"], 10)["weapons"] = ["pistol", "flamethrower"]  # type: ignore[arg-type]
+    with pytest.raises(BadOptions, match="flamethrower"):
+        GAME.setup(10, {"cards": data}, 1)
+
+
+def _card_row(setup: list[dict[str, object]], players: int) -> dict[str, object]:
+    return next(r for r in setup if r["players"] == players)
+
+
+def test_program_may_act_otherwise_from_nine_when_a_weapon_is_on_the_table() -> None:
+    """A program's effects at 9-16 players with a given weapon on the table (« Pourriel »)."""
+
+    def programs(items: list[dict[str, object]]) -> None:
+        _card(items, "masterkey")["instead"] = {
+            "players_from": 9,
+            "weapon": "rocket",
+            "effects": [{"do": "draw", "amount": 2}],
+        }
+
+    data = _with(programs=programs)
+    for players, drawn in ((8, 0), (9, 2)):
+        st = GAME.setup(players, {"cards": data, "interrupt_window": 0}, 2)
+        key = next(i for i, c in enumerate(cards_of(st).programs) if c.key == "masterkey")
+        seats = list(st.seats)
+        seats[0] = replace(seats[0], programs=(key,))
+        st = replace(st, seats=tuple(seats), deck=tuple(c for c in st.deck if c != key))
+        st = act(st, {"type": "program", "seat": 0, "card": key})
+        rocket = next(w for w in st.weapons if w.key == "rocket")
+        assert rocket.unlocked == (drawn == 0)
+        assert len(st.seats[0].programs) == drawn
+
+
+def _reviver(data_ids: list[dict[str, object]]) -> None:
+    _card(data_ids, "medic")["effects"] = [{"do": "revive", "who": "eliminated", "amount": 1}]
+    _card(data_ids, "medic")["text"] = "When revealed: an eliminated player comes back, 1 HP."
+
+
+def test_an_ability_may_revive_an_eliminated_player() -> None:
+    """« Infiltré, Sauvegarde, Porte-Mort, Sauveur »: abilities aimed at the eliminated."""
+    data = _with(ids=_reviver)
+    st = GAME.setup(5, {"cards": data, "interrupt_window": 0}, 3)
+    cards = cards_of(st)
+    medic = next(i for i, c in enumerate(cards.ids) if c.key == "medic")
+    seats = list(st.seats)
+    seats[4] = replace(seats[4], id_card=medic)
+    st = replace(st, seats=tuple(seats), humans_at_start=True)
+    st = kill(st, 0, 1)
+    assert not st.seats[1].alive
+    st = turn_to(st, 0)
+    st = hurt_target_with_rifle(st, 0, 4)
+    st = act(st, {"type": "reveal", "seat": 4, "card": "id"})
+    assert st.phase == ABILITY
+    legal = GAME.legal_actions(st, 4)
+    assert [a.target for a in legal] == [1]  # type: ignore[attr-defined]
+    with pytest.raises(IllegalAction, match="eliminated"):
+        act(st, {"type": "ability", "seat": 4, "target": 2})
+    st = act(st, {"type": "ability", "seat": 4, "target": 1})
+    assert st.seats[1].alive and st.seats[1].hp == 1 and st.seats[1].final is None
+    assert GAME.view(st, None)["table"]["seats"][1]["alive"] is True
+
+
+def hurt_target_with_rifle(st: ICState, shooter: int, target: int) -> ICState:
+    """``shooter`` fires the rifle at ``target`` (full HP): the target must answer."""
+    st = arm(st, shooter, "rifle", (target,))
+    return act(st, {"type": "fire", "seat": shooter})
+
+
+def test_revealed_id_may_raise_the_hand_limit() -> None:
+    """A permanent ID ability beyond armour: keep one more program while face up."""
+
+    def ids(items: list[dict[str, object]]) -> None:
+        _card(items, "courier")["effects"] = [{"do": "hand_limit", "amount": 1}]
+
+    data = _with(ids=ids)
+    st = GAME.setup(4, {"cards": data, "interrupt_window": 0}, 3)
+    cards = cards_of(st)
+    courier = next(i for i, c in enumerate(cards.ids) if c.key == "courier")
+    seats = list(st.seats)
+    seats[0] = replace(seats[0], id_card=courier, id_up=True, programs=st.deck[:2])
+    st = replace(st, seats=tuple(seats), deck=st.deck[2:])
+    st = act(st, {"type": "draw", "seat": 0})
+    assert len(st.seats[0].programs) == 3 and st.active == 1
+    assert GAME.view(st, 0)["table"]["seats"][0]["hand_limit"] == 3
+
+
+def test_vocabulary_checks() -> None:
+    """revive aims at the eliminated only; hand_limit is its owner's; rows name weapons."""
+    from rules._ic_data import DataError, from_json
+
+    def bad_revive(items: list[dict[str, object]]) -> None:
+        _card(items, "medic")["effects"] = [{"do": "revive", "who": "other"}]
+
+    with pytest.raises(DataError, match="revive"):
+        from_json(_with(ids=bad_revive))
+
+    def bad_limit(items: list[dict[str, object]]) -> None:
+        _card(items, "courier")["effects"] = [{"do": "hand_limit", "who": "other"}]
+
+    with pytest.raises(DataError, match="hand_limit"):
+        from_json(_with(ids=bad_limit))

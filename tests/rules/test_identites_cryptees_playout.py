@@ -160,7 +160,7 @@ def play_one(i: int) -> tuple[int, int]:
         if new.phase != OVER and any(e.kind == "turn" for e in events):
             turns_seen += 1
             if st.seats[before_active].alive:
-                assert hand_size(new, before_active) <= hand_limit(new)
+                assert hand_size(new, before_active) <= hand_limit(new, before_active)
         st = new
         actions.append(action)
         check_invariants(st, total)
