@@ -14,9 +14,9 @@ Partial updates: luma's ``ssd1306.display()`` sends the whole 1 KiB GDDRAM every
 (and reads pixels with ``Image.getdata``, which Pillow 14 drops). The device here is
 luma's ssd1306 with its ``display()`` replaced: the frame is packed into GDDRAM bytes
 with ``tobytes`` (8 pages of 128 columns, one byte per column, LSB on top), compared
-with what the panel holds, and only the window of changed columns and pages is sent
-(one window, or one per changed page when that is fewer bytes). After luma's init (or
-an I2C error: the device is re-created) the whole frame goes.
+with what the panel holds, and only the window of changed columns and pages is sent,
+in one data write (the glass never shows half a change). After luma's init (or an I2C
+error: the device is re-created) the whole frame goes.
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ log = logging.getLogger(__name__)
 DEFAULT_PORT = 1
 DEFAULT_ADDRESS = 0x3C
 PAGES = HEIGHT // 8
-#: Bytes of commands to open a window (column range, page range).
-WINDOW_COST = 6
 
 #: A window of GDDRAM to write: first/last column, first/last page, the bytes.
 Window = tuple[int, int, int, int, bytes]
@@ -51,24 +49,22 @@ def to_gddram(image: Image.Image) -> bytes:
     return bytes(ram)
 
 
-def changed_windows(old: bytes | None, new: bytes) -> list[Window]:
-    """The GDDRAM writes that turn ``old`` into ``new`` in the fewest bytes (None: all)."""
+def changed_window(old: bytes | None, new: bytes) -> Window | None:
+    """The one GDDRAM window that turns ``old`` into ``new`` (None: nothing changed).
+
+    One window, so a frame is one data write: the glass never shows half of a change
+    (several windows would each be a write of their own).
+    """
     if old is None:
-        return [(0, WIDTH - 1, 0, PAGES - 1, new)]
-    pages = []
-    for page in range(PAGES):
-        row, was = new[page * WIDTH : (page + 1) * WIDTH], old[page * WIDTH : (page + 1) * WIDTH]
-        diff = [c for c in range(WIDTH) if row[c] != was[c]]
-        if diff:
-            pages.append((diff[0], diff[-1], page, page, row[diff[0] : diff[-1] + 1]))
-    if len(pages) <= 1:
-        return pages
-    c0, c1 = min(w[0] for w in pages), max(w[1] for w in pages)
-    p0, p1 = pages[0][2], pages[-1][2]
-    box = b"".join(new[p * WIDTH + c0 : p * WIDTH + c1 + 1] for p in range(p0, p1 + 1))
-    if len(box) + WINDOW_COST <= sum(len(w[4]) + WINDOW_COST for w in pages):
-        return [(c0, c1, p0, p1, box)]
-    return pages
+        return (0, WIDTH - 1, 0, PAGES - 1, new)
+    changed = [i for i in range(len(new)) if new[i] != old[i]]
+    if not changed:
+        return None
+    pages = changed[0] // WIDTH, changed[-1] // WIDTH
+    columns = [i % WIDTH for i in changed]
+    c0, c1 = min(columns), max(columns)
+    box = b"".join(new[p * WIDTH + c0 : p * WIDTH + c1 + 1] for p in range(pages[0], pages[1] + 1))
+    return (c0, c1, pages[0], pages[1], box)
 
 
 def _partial(base: Any) -> Any:
@@ -80,7 +76,9 @@ def _partial(base: Any) -> Any:
 
         def display(self, image: Image.Image) -> None:
             ram = to_gddram(self.preprocess(image))
-            for c0, c1, p0, p1, data in changed_windows(self.gddram, ram):
+            window = changed_window(self.gddram, ram)
+            if window is not None:
+                c0, c1, p0, p1, data = window
                 start = self._colstart
                 self.command(0x21, start + c0, start + c1, 0x22, p0, p1)  # column, page windows
                 self.data(list(data))

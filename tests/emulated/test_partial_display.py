@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
 from device.emulated import EmulatedStation, open_emulated_station
-from device.real_display import changed_windows, to_gddram
+from device.real_display import changed_window, to_gddram
 from firmware.link.render import render_lines
 from tests.emulated.conftest import same
 
@@ -87,13 +87,15 @@ def test_the_glass_always_shows_the_last_frame(
 
 
 def test_windows_rebuild_the_new_memory() -> None:
-    """Writing the windows over the old GDDRAM gives the new GDDRAM exactly."""
+    """Writing the window over the old GDDRAM gives the new GDDRAM exactly."""
     old = to_gddram(render_lines("A title", ["one", "two"]))
     new = to_gddram(render_lines("A title", ["one", "three", "four"]))
     ram = bytearray(old)
-    for c0, c1, p0, p1, data in changed_windows(old, new):
-        width = c1 - c0 + 1
-        for i, page in enumerate(range(p0, p1 + 1)):
-            ram[page * 128 + c0 : page * 128 + c1 + 1] = data[i * width : (i + 1) * width]
+    window = changed_window(old, new)
+    assert window is not None
+    c0, c1, p0, p1, data = window
+    width = c1 - c0 + 1
+    for i, page in enumerate(range(p0, p1 + 1)):
+        ram[page * 128 + c0 : page * 128 + c1 + 1] = data[i * width : (i + 1) * width]
     assert bytes(ram) == new
-    assert changed_windows(new, new) == []
+    assert changed_window(new, new) is None
