@@ -6,6 +6,7 @@ payload is validated (types, sizes) in one place before anything acts on it.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -38,6 +39,7 @@ class ProtocolError(ValueError):
         self.id = id
 
 
+@functools.lru_cache(maxsize=4096)  # the hub builds a station's topics on every publish
 def check_name(name: str, what: str = "name") -> str:
     """Validate a table or station name (``[a-z0-9-]{1,32}``)."""
     if not NAME_RE.match(name):
