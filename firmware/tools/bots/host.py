@@ -8,6 +8,7 @@ command, as a host's laptop would send it.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,12 +55,20 @@ def _walk_menu(
     press_until("ok", lambda: menu.game_id == game, lambda: menu.game)
     press_until("next", lambda: menu.row == 1, lambda: menu.row)
     press_until("ok", lambda: menu.players == players, lambda: menu.players)
-    for row, (name, _) in enumerate(menu.option_rows, start=2):
-        want = options.get(name, menu.option_rows[row - 2][1][0])
-        press_until("next", lambda r=row: menu.row == r, lambda: menu.row)
-        press_until("ok", lambda n=name, w=want: menu.options()[n] == w, menu.options)
+    for row, (name, values) in enumerate(menu.option_rows, start=2):
+        press_until("next", functools.partial(_at_row, menu, row), lambda: menu.row)
+        want = options.get(name, values[0])
+        press_until("ok", functools.partial(_chosen, menu, name, want), menu.options)
     press_until("next", lambda: menu.row == menu.start_row, lambda: menu.row)
     panel.press("ok")
+
+
+def _at_row(menu: HostMenu, row: int) -> bool:
+    return menu.row == row
+
+
+def _chosen(menu: HostMenu, name: str, value: Any) -> bool:
+    return bool(menu.options()[name] == value)
 
 
 def differs(get: Callable[[], object]) -> Callable[[], bool]:
