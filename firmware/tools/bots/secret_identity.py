@@ -209,9 +209,11 @@ class Director:
         # The answer: one or two guessers tap a key on the active safe (the last one
         # stands), then the active player presses to open.
         guessers = [s for s in range(len(view["seats"])) if s != active]
+        said = 0  # nobody taps again the key that already stands
         for _ in range(self.rng.randint(1, 2)):
             guesser = self.rng.choice(guessers)
-            number = self.relabel(self.rng.randint(1, 8))
+            said = self.rng.choice([n for n in range(1, 9) if n != said])
+            number = self.relabel(said)
             uid = self.sim.keys.uid_for("vote", self._colour(guesser), number)
             ack = self.sim.tap(station, uid)
             if ack is not None and ack.ok:
