@@ -135,7 +135,7 @@ def test_ultra_secret_declare_any_lets_an_unsure_agent_declare(make_table: Table
     view = final["view"]
     assert final["over"] and view["options"]["declare"] == "any"
     assert [s for s in range(3) if final["scores"][s]] == ultra_winners(view)
-    seat, turn, complete = players.declared[0]
+    _, turn, complete = players.declared[0]
     assert not complete and turn == 2
     assert view["fugitive"] in {s for s, _, _ in players.declared}
 
