@@ -154,7 +154,8 @@ def incognito(public: Public, view: dict[str, Any], names: Names) -> str:
         f"<li><b>{n}</b> {esc(w)}</li>" for n, w in enumerate(view.get("list") or [], 1)
     )
     out = [seat_table(names, ["score", "place", "drawing done", "voted on it"], rows)]
-    out.append(f'<div class="words"><h2>The words</h2><ol class="wordlist">{words}</ol></div>')
+    if words:  # the list is on the table from the vote on
+        out.append(f'<div class="words"><h2>The words</h2><ol class="wordlist">{words}</ol></div>')
     return "".join(out)
 
 

@@ -139,13 +139,18 @@ def ranking(public: dict[str, Any], names: Names) -> str:
                 f"<td class=num>{esc(score)}</td></tr>"
             )
         place += len(group)
-    winners = names.list(groups[0]) if groups else "nobody"
+    winners = names.list(groups[0]) if groups and not nobody_won(groups, scores) else "nobody"
     rule = TIE_BREAKS.get(str(public.get("game")), "")
-    plural = "s" if groups and len(groups[0]) > 1 else ""
+    plural = "s" if groups and len(groups[0]) > 1 and winners != "nobody" else ""
     return (
         f'<div class="ranking"><h2>Game over — winner{plural}: '
         f"{winners}</h2><table>{''.join(rows)}</table><p class=note>{esc(rule)}</p></div>"
     )
+
+
+def nobody_won(groups: Sequence[Sequence[int]], scores: Sequence[Any]) -> bool:
+    """Everyone together on no points (e.g. Ultra Secret's fugitive got away): no winner."""
+    return len(groups) == 1 and not any(scores)
 
 
 def seat_table(names: Names, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -46,7 +46,7 @@ class Display:
         self.fragments: dict[str, str] = {}
         #: With ``record``: every fragment pushed, per stream key (for the no-leak tests).
         self.record: dict[str, list[str]] | None = {} if record else None
-        self._clients: dict[str, set[asyncio.Queue[str]]] = {}
+        self._clients: dict[str, set[asyncio.Queue[str | None]]] = {}
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="display-web", daemon=True)
@@ -67,12 +67,22 @@ class Display:
 
     def stop(self) -> None:
         self.feed.stop()
+        if not self._thread.is_alive():
+            return
+        # Open streams end first (a browser would otherwise hold the shutdown).
+        asyncio.run_coroutine_threadsafe(self._close_streams(), self._loop).result(5)
         if self._runner is not None:
             fut = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
             with contextlib.suppress(Exception):
                 fut.result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+
+    async def _close_streams(self) -> None:
+        for queues in self._clients.values():
+            for queue in queues:
+                queue.put_nowait(None)
+        await asyncio.sleep(0.05)
 
     @property
     def url(self) -> str:
@@ -100,7 +110,7 @@ class Display:
                 web.static("/static", STATIC),
             ]
         )
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -159,7 +169,7 @@ class Display:
             }
         )
         await response.prepare(request)
-        queue: asyncio.Queue[str] = asyncio.Queue()
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
         self._clients.setdefault(key, set()).add(queue)
         try:
             # A (re)connecting page gets the current state at once.
@@ -170,8 +180,10 @@ class Display:
                 except TimeoutError:
                     await response.write(b": keep-alive\n\n")
                     continue
-                while not queue.empty():  # a slow browser skips to the newest state
-                    fragment = queue.get_nowait()
+                while fragment is not None and not queue.empty():
+                    fragment = queue.get_nowait()  # a slow browser skips to the newest state
+                if fragment is None:
+                    break
                 await response.write(sse(fragment))
         except (ConnectionResetError, asyncio.CancelledError):
             pass
