@@ -7,10 +7,10 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterator
-from msgspec.structs import replace
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from firmware.display.feed import SPECTATOR_USER as DISPLAY_USER
 from firmware.display.feed import Snapshot
