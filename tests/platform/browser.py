@@ -115,3 +115,86 @@ def golden_problems(name: str, image: Image.Image) -> list[str]:
             return [f"{name}: size {image.size}, golden {want.size}"]
         box = ImageChops.difference(want.convert("RGB"), image).getbbox()
     return [] if box is None else [f"{name}: differs from the golden picture in box {box}"]
+
+
+def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> dict[str, float]:
+    """Hub publish -> DOM change, in ms, with ``tables`` tables on one display process.
+
+    A mosquitto with ``tables`` tables' users (TLS, ACL); the hub user publishes real
+    ``public`` payloads round-robin; one browser page per table records when each version
+    lands in its DOM. Returns count, p50, p99 and max (numbers to print, not to assert).
+    """
+    import json
+    import time
+
+    from firmware.hub.brokerconf import HUB_USER, TableAccess, write_broker_files
+    from firmware.link import protocol as proto
+    from firmware.link.mqtt import BrokerConfig, Client
+    from firmware.link.tls import CA_FILE
+    from firmware.tools.brokers import Mosquitto, free_port
+    from tests.platform.test_display_no_leak import playout, public_of
+
+    names = [f"t{i + 1}" for i in range(tables)]
+    shared = TableAccess(names[0], ["p1"])  # one hub and one spectator user for all tables
+    users = {u: shared.passwords[u] for u in (HUB_USER, SPECTATOR_USER)}
+    access = [shared] + [TableAccess(name, ["p1"], dict(users)) for name in names[1:]]
+    port = free_port()
+    conf_dir = workdir / "broker"
+    conf = write_broker_files(
+        conf_dir, port, access, stay_root=os.geteuid() == 0, tls_hostnames=["127.0.0.1"]
+    )
+    broker = Mosquitto(conf, port)
+    broker.start()
+    ca = str(conf_dir / CA_FILE)
+
+    def config(user: str) -> BrokerConfig:
+        return BrokerConfig("127.0.0.1", port, user, access[0].passwords[user], tls_ca=ca)
+
+    # A real game's public tables, stamped with a fresh version each time.
+    publics = [public_of("secret-identity", st) for st in playout("secret-identity", 5, 3)]
+    hub = Client(config(HUB_USER), "bench-hub", [])
+    hub.start()
+    hub.wait_connected()
+    display = Display(config(SPECTATOR_USER), names, host="127.0.0.1", port=0)
+    display.start()
+    sent: dict[tuple[str, int], float] = {}
+    try:
+        with chromium() as browser:
+            pages = {}
+            for name in names:
+                page = new_page(browser)
+                page.goto(f"{display.url}table/{name}")
+                pages[name] = page
+            time.sleep(0.5)
+            for k in range(updates):
+                name = names[k % tables]
+                payload = dict(publics[k % len(publics)], version=1000 + k)
+                sent[(name, 1000 + k)] = time.time() * 1000
+                hub.publish(proto.Topics(name).public, json.dumps(payload).encode(), retain=True)
+                time.sleep(0.02)
+            last = {name: max(v for n, v in sent if n == name) for name in names}
+            for name, page in pages.items():
+                wait_version(page, last[name])
+            seen = {name: page.evaluate("window.__seen") for name, page in pages.items()}
+    finally:
+        display.stop()
+        hub.stop()
+        broker.stop()
+    delays = []
+    for name, marks in seen.items():
+        first: dict[int, float] = {}
+        for version, at in marks:
+            first.setdefault(int(version), at)
+        delays += [first[v] - t for (n, v), t in sent.items() if n == name and v in first]
+    delays.sort()
+
+    def pct(p: float) -> float:
+        return delays[min(len(delays) - 1, int(p * len(delays)))]
+
+    return {
+        "updates": float(len(sent)),
+        "seen": float(len(delays)),
+        "p50_ms": pct(0.50),
+        "p99_ms": pct(0.99),
+        "max_ms": delays[-1],
+    }
