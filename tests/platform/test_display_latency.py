@@ -14,7 +14,8 @@ def test_every_update_of_eight_tables_reaches_its_page_and_latency_is_printed(
     result = display_latency(tmp_path, tables=8, updates=160)
     print(
         f"\ntable display, 8 tables: {result['seen']:.0f} updates, publish->DOM "
-        f"p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, max {result['max_ms']:.1f} ms"
+        f"p50 {result['p50_ms']:.1f} ms, p99 {result['p99_ms']:.1f} ms, "
+        f"max {result['max_ms']:.1f} ms"
     )
     # A slow browser may skip straight to the newest state, but never loses the last one,
     # and on an idle table every update shows.
