@@ -12,7 +12,6 @@ from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
-from rules import get_game
 
 KEYS = load_keyset()
 COLOURS16 = [*COLOURS, *(f"{c}-2" for c in COLOURS)]
