@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--out", default="sim-out", help="folder for the saved screens")
     sim.add_argument("--pace", type=float, default=0.0, help="seconds to wait before each safe")
     sim.add_argument(
+        "--option", "-o", action="append", metavar="KEY=VALUE", help="a game option, as for play"
+    )
+    sim.add_argument(
         "--embedded-broker",
         action="store_true",
         help="use the in-process broker even if mosquitto is installed",
