@@ -1,4 +1,4 @@
-"""The ``coffre`` command line: sim, hub, station, play, bench, broker-config, selftest."""
+"""The ``coffre`` command line: sim, hub, station, display, play, bench, broker-config, selftest."""
 
 from __future__ import annotations
 
@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--language", default="en", choices=["en", "fr"], help="what the table speaks")
     sim.add_argument("--pace", type=float, default=0.0, help="seconds to wait before each safe")
     sim.add_argument(
+        "--option", "-o", action="append", metavar="KEY=VALUE", help="a game option, as for play"
+    )
+    sim.add_argument(
         "--embedded-broker",
         action="store_true",
         help="use the in-process broker even if mosquitto is installed",
@@ -59,6 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="real reader/display drivers over emulated MFRC522 and SSD1306",
     )
+
+    sim.add_argument(
+        "--display", type=int, metavar="PORT", default=None,
+        help="serve the table display of the simulated table on this port",
+    )
+    sim.add_argument(
+        "--linger", type=float, metavar="SECONDS", default=0.0,
+        help="keep the table (and its display) up this long after the game",
+    )
+
+    display = sub.add_parser("display", help="serve the table display (a web page)")
+    display.add_argument("--config", required=True, help="display TOML file")
+    display.add_argument("--port", type=int, default=None, help="HTTP port (overrides the file)")
 
     hub = sub.add_parser("hub", help="run the hub (the referee)")
     hub.add_argument("--config", required=True, help="hub TOML file (see firmware/hub/config.py)")
@@ -73,9 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--option", "-o", action="append", metavar="KEY=VALUE")
     play.add_argument("scenario", nargs="?", help="file of JSON actions, one a line (- = stdin)")
 
-    bench = sub.add_parser("bench", help="tap-to-screen latency through a real broker")
-    bench.add_argument("--stations", type=int, default=8)
-    bench.add_argument("--taps", type=int, default=200)
+    bench = sub.add_parser(
+        "bench", help="tap-to-screen latency, or --tables N load, against an echo baseline"
+    )
+    bench.add_argument("--stations", type=int, default=8, help="tap mode: stations")
+    bench.add_argument("--taps", type=int, default=200, help="tap mode: taps")
+    bench.add_argument("--tables", type=int, default=0, help="load mode: tables of 8 stations")
+    bench.add_argument("--duration", type=float, default=10.0, help="load mode: seconds")
+    bench.add_argument("--rate", type=float, default=1.0, help="load mode: inputs/s a station")
+    bench.add_argument(
+        "--commit-delay", type=float, default=0.0, metavar="MS", help="simulated ms per commit"
+    )
+    bench.add_argument("--stall", type=float, default=0.0, metavar="MS", help="simulated stall")
+    bench.add_argument("--stall-every", type=float, default=2.0, metavar="S")
+    bench.add_argument("--no-echo", action="store_true", help="skip the echo baseline")
 
     conf = sub.add_parser("broker-config", help="write mosquitto.conf, passwords and ACL")
     conf.add_argument("--table", required=True)
@@ -126,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_hub(args)
     if args.command == "station":
         return _run_station(args)
+    if args.command == "display":
+        return _run_display(args)
     if args.command == "bench":
         from firmware.tools import bench
 
@@ -155,15 +184,21 @@ def _run_hub(args: Any) -> int:
     from hardware.keys import load_keyset
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings = load_hub(args.config)
-    panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
-    hub = Hub(
-        settings.broker,
-        settings.tables,
-        settings.store,
-        keys=load_keyset(settings.keyset),
-        panel=panel,
-    )
+    try:
+        settings = load_hub(args.config)
+        panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
+        hub = Hub(
+            settings.broker,
+            settings.tables,
+            settings.store,
+            keys=load_keyset(settings.keyset),
+            panel=panel,
+        )
+    except (ValueError, OSError) as exc:  # HubRefused, ConfigError, a missing file...
+        # One line, not a traceback: systemd's journal shows it as the reason.
+        text = str(exc) if str(exc).startswith("hub:") else f"hub: cannot start: {exc}"
+        print(" ".join(text.split()), file=sys.stderr)
+        return 2
     hub.start()
     _wait_for_signal()
     hub.stop()
@@ -184,6 +219,34 @@ def _run_station(args: Any) -> int:
     _wait_for_signal()
     station.stop()
     devices.close()
+    return 0
+
+
+def _run_display(args: Any) -> int:
+    from firmware.display.config import load_display
+    from firmware.link.config import ConfigError
+
+    try:
+        settings = load_display(args.config)
+        from firmware.display.server import Display
+    except ConfigError as err:
+        print(f"coffre display: {err}", file=sys.stderr)
+        return 2
+    except ImportError as err:
+        hint = "pip install 'coffre[display]'"
+        print(f"coffre display: {err.name} is missing: {hint}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    port = settings.port if args.port is None else args.port
+    display = Display(settings.broker, settings.tables, host=settings.host, port=port)
+    try:
+        display.start()
+    except RuntimeError as err:
+        print(f"coffre display: {err}", file=sys.stderr)
+        return 1
+    print(f"table display on {display.url} for {', '.join(settings.tables)}", flush=True)
+    _wait_for_signal()
+    display.stop()
     return 0
 
 

@@ -20,6 +20,7 @@ Hub (``/etc/coffre/hub.toml``)::
     stations = ["p1", "p2", "p3", "p4", "p5"]
     # colours = ["red", "yellow", ...]   # seat colours, default the key set's order
     # reveal_delay = 3.0                  # seconds between safes; 0 = host presses next
+    # card_sets = "/etc/coffre/card-sets" # Identités cryptées: a group's own card sets
     language = "fr"                       # what stations and the hub display speak: fr | en
 
     keyset = "/etc/coffre/keys.toml"      # optional; default: the virtual key set
@@ -50,6 +51,8 @@ class TableConfig:
     reveal_delay: float = 0.0
     #: Fixed seed for every game (reproducible simulations and tests); None: random.
     seed: int | None = None
+    #: A directory of Identités cryptées card sets (``<name>.json``): the host picks one.
+    card_sets: Path | None = None
     #: What the stations and the hub display speak (``fr``, ``en``); the host may change it.
     language: str = LANGUAGES[0]
 
@@ -106,6 +109,7 @@ def load_hub(path: str | Path) -> HubSettings:
                     colours=t.get("colours"),
                     reveal_delay=float(t.get("reveal_delay", 0.0)),
                     seed=t.get("seed"),
+                    card_sets=Path(t["card_sets"]) if t.get("card_sets") else None,
                     language=str(t.get("language", LANGUAGES[0])),
                 )
             )

@@ -8,6 +8,8 @@ second press within a few seconds so a stray press costs nothing.
 
 from __future__ import annotations
 
+import itertools
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,8 @@ GAME_OPTIONS: dict[str, list[tuple[str, list[Any]]]] = {
     "ultra-secret": [("dial", ["strict", "free"])],
     "identites-cryptees": [("interrupt_window", [5, 10, 0])],
 }
+#: Identités cryptées: the Legion extension is for this many players or more.
+LEGION_FROM = 6
 
 
 #: What the host reads for each game and option (ids stay in the code and the store).
@@ -94,6 +98,15 @@ class HostMenu:
     chosen: dict[str, dict[str, int]] = field(default_factory=dict)
     #: What the table speaks (hub.toml's ``language`` until the host changes it).
     language: str = LANGUAGES[0]
+    #: Identités cryptées card sets the host may pick (shipped ones and the table's own).
+    card_sets: list[str] = field(default_factory=lambda: ["generic"])
+    #: Each command the panel makes has an id ``panel<boot>:<n>``, new at every hub
+    #: start, so the hub remembers its answer and never applies it twice.
+    boot: str = field(default_factory=lambda: os.urandom(4).hex())
+    _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def _command(self, cmd: str, **fields: Any) -> HostCommand:
+        return HostCommand(cmd=cmd, id=f"panel{self.boot}:{next(self._seq)}", **fields)  # type: ignore[arg-type]
 
     @property
     def game_id(self) -> str:
@@ -101,7 +114,13 @@ class HostMenu:
 
     @property
     def option_rows(self) -> list[tuple[str, list[Any]]]:
-        return GAME_OPTIONS.get(self.game_id, [])
+        rows = list(GAME_OPTIONS.get(self.game_id, []))
+        if self.game_id == "identites-cryptees":  # RULES.md §5: chosen by the host
+            rows.append(("first", list(range(self.players))))
+            rows.append(("cards", list(self.card_sets)))
+            if self.players >= LEGION_FROM:
+                rows.append(("legion_loyalty", [False, True]))
+        return rows
 
     @property
     def language_row(self) -> int:
@@ -114,7 +133,10 @@ class HostMenu:
     def options(self) -> dict[str, Any]:
         """The options the host chose for the current game."""
         picks = self.chosen.get(self.game_id, {})
-        return {name: values[picks.get(name, 0)] for name, values in self.option_rows}
+        # Modulo: a row's values may shrink (the first player when fewer play).
+        return {
+            name: values[picks.get(name, 0) % len(values)] for name, values in self.option_rows
+        }
 
     def _range(self) -> tuple[int, int]:
         lo, hi = self.limits.get(self.game_id, (1, self.max_players))
@@ -146,19 +168,19 @@ class HostMenu:
                 picks = self.chosen.setdefault(self.game_id, {})
                 picks[name] = (picks.get(name, 0) + step) % len(values)
             elif button == "ok":
-                return HostCommand(
-                    cmd="start", game=self.game_id, players=self.players, options=self.options()
+                return self._command(
+                    "start", game=self.game_id, players=self.players, options=self.options()
                 )
         return None
 
     def _in_game(self, button: str, now: float) -> HostCommand | None:
         if button == "next":
             self.armed = None
-            return HostCommand(cmd="next")
+            return self._command("next")
         if button in ("back", "stop"):
             if self.armed == button and now - self.armed_at <= CONFIRM_SECONDS:
                 self.armed = None
-                return HostCommand(cmd="undo" if button == "back" else "abort")
+                return self._command("undo" if button == "back" else "abort")
             self.armed, self.armed_at = button, now
             return None
         self.armed = None

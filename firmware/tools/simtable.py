@@ -71,6 +71,8 @@ class SimTable:
     #: The text of every frame the mock glasses drew, in order (``coffre sim``'s screens.jsonl).
     screen_log: list[dict[str, Any]] = field(init=False, default_factory=list)
     _started: float = field(init=False, default=0.0)
+    #: Called first by :meth:`stop` (e.g. a table display watching this table).
+    on_stop: list[Callable[[], None]] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         self.names = station_names(self.stations_count or self.players)
@@ -247,6 +249,9 @@ class SimTable:
         self._log("hub", str(data.get("title", "")), list(data.get("lines", [])), None)
 
     def stop(self) -> None:
+        for hook in self.on_stop:
+            with contextlib.suppress(Exception):
+                hook()
         for station in self.stations.values():
             with contextlib.suppress(Exception):
                 station.stop()

@@ -41,10 +41,9 @@ def contact_sheet(game: str, players: int, language: str) -> Image.Image:
     kept = rows if len(rows) <= FIRST + LAST else rows[:FIRST] + rows[-LAST:]
     sheet = Image.new("1", (3 * (WIDTH + GAP), len(kept) * (HEIGHT + GAP)), 1)
     for y, row in enumerate(kept):
-        for x, shown in enumerate(row):
+        for shown in row:
             column = ("p1", "p1+flap", "hub").index(shown.where)
             sheet.paste(picture(shown), (column * (WIDTH + GAP), y * (HEIGHT + GAP)))
-        del x
     return sheet
 
 

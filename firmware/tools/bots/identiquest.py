@@ -23,7 +23,7 @@ from firmware.link import lang
 from firmware.link.lang import _ as text
 from firmware.link.lang import plural, speaking
 from firmware.link.protocol import Screen
-from firmware.tools.bots.incognito import host_starts, until
+from firmware.tools.bots.host import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "identiquest"
