@@ -11,6 +11,7 @@ import pytest
 from firmware.hub.config import TableConfig
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
+from firmware.link.lang import refusal
 from firmware.link.mqtt import BrokerConfig, Message
 from hardware.keys import COLOURS, load_keyset
 
@@ -288,4 +289,6 @@ def test_a_broken_card_set_is_refused_on_the_hub_display(tmp_path: Path) -> None
     command = {"cmd": "start", "game": "identites-cryptees", "players": 4, "seed": 3}
     deliver(hub, T.host_command, {**command, "options": {"cards": "broken"}})
     assert hub.actors["t"].table is None
-    assert hub.actors["t"].message == "Card set broken: bad file, see hub log"
+    actor = hub.actors["t"]
+    note = refusal(actor.message, actor.message_params)  # spoken when the display shows it
+    assert note == "Card set broken: bad file, see hub log"

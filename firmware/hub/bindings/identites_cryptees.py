@@ -26,6 +26,7 @@ refused with a readable message).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -386,8 +387,9 @@ class IdentitesCrypteesBinding(KnobMenus):
         def card(c: dict[str, Any] | None) -> str:
             if not c:
                 return "-"
-            weight = " x2" if c.get("weight", 1) == 2 and "x2" not in c["name"] else ""
-            return f"{c['name']} ({c['colour'][:1].upper()}){weight}"
+            # The side's letter first: a name too long for the glass loses its end, not it.
+            weight = "x2" if c.get("weight", 1) == 2 and "x2" not in c["name"] else ""
+            return f"({c['colour'][:1].upper()}{weight}) {c['name']}"
 
         ident = you["id"]
         side = _FACTIONS.get(you["faction"])
@@ -410,9 +412,9 @@ class IdentitesCrypteesBinding(KnobMenus):
         seen = []
         for s in you["seen"]:
             if s["kind"] == "id":
-                seen.append(
-                    _("{seat} ID {card}", seat=short(table, s["seat"]), card=card(s["card"]))
-                )
+                who = short(table, s["seat"])
+                line = functools.partial(_seen_id, who)
+                seen.append(shrink(line, card(s["card"])))
             else:
                 owners = "/".join(
                     f"{short(table, o)} {_card_slot(sl)[:1].upper()}" for o, sl in s["owners"]
@@ -493,6 +495,10 @@ _FACTIONS = {
     "legion": N_("Legion"),
     "fallen": N_("Fallen"),
 }
+
+
+def _seen_id(seat: str, card: str) -> str:
+    return _("{seat} ID {card}", seat=seat, card=card)
 
 
 def shrink(line: Callable[[str], str], value: str) -> str:
