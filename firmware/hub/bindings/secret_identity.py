@@ -220,11 +220,13 @@ class SecretIdentityBinding:
                 if pub["answered"]:
                     return [_("Team answered"), _("Press to open"), last, team], ACT_LED
                 return [_("Team: tap one key"), _("here, then press"), last, team], ACT_LED
-            answer = me["answer"]
+            # The team's answer itself is under the flap (the active player must not read it
+            # on a neighbour's glass).
+            answered = bool(me["answer"])
             return [
                 _("Guess {seat}'s key", seat=table.seating.name(active)),
-                _("Team answer: {n}", n=answer) if answer else _("Agree, tap it on"),
-                _("Tap again to change") if answer else _("the active safe"),
+                _("Answered: lift flap") if answered else _("Agree, tap it on"),
+                _("Tap again to change") if answered else _("the active safe"),
                 team,
             ], READY_LED
         return [_("{seat} is preparing", seat=table.seating.name(active)), last, team], READY_LED
@@ -253,6 +255,8 @@ class SecretIdentityBinding:
         if pub["mode"] == "coop":
             if me["active"] and me["my_mystery"]:
                 return Secret(title=_("Your mystery key"), big=str(me["my_mystery"]))
+            if me["answer"]:
+                return Secret(title=_("Team answer"), big=str(me["answer"]))
             return None
         number = me["my_mystery"]
         if pub["phase"] == "vote" and me["my_votes"]:
