@@ -247,7 +247,12 @@ class SecretIdentityBinding:
             for s in group:
                 score = pub["seats"][s]["score"]
                 lines.append(f"{ranks[s]}. {table.seating.name(s):<8}{score:>3}")
-        me = _("You: #{rank}, {n} pts", rank=ranks[seat], n=pub["seats"][seat]["score"])
+        me = _(
+            "You: #{rank} {seat} {n} pts",
+            rank=ranks[seat],
+            seat=table.seating.name(seat),
+            n=pub["seats"][seat]["score"],
+        )
         return [me, *lines][:4]
 
     def _secret(self, table: Table, me: dict[str, Any]) -> Secret | None:
