@@ -28,6 +28,7 @@ import contextlib
 import os
 import queue
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,7 +347,8 @@ _FIXES = {
     "reader": "enable SPI: sudo raspi-config nonint do_spi 0, reboot; check the wiring",
     "display": "enable I2C: sudo raspi-config nonint do_i2c 0, reboot; i2cdetect -y 1 "
     "should show 3c",
-    "controls": "is coffre-station running? sudo systemctl stop coffre-station",
+    "controls": "is lgpio installed (the station extra)? is coffre-station using the pins? "
+    "sudo systemctl stop coffre-station",
 }
 
 
@@ -416,7 +418,9 @@ def open_parts(choice: HardwareChoice) -> tuple[StationDevices, dict[str, str]]:
     parts: dict[str, Any] = {}
     for part, opener in openers.items():
         try:
-            parts[part] = opener()
+            with warnings.catch_warnings():  # gpiozero's fallback chatter: the FAIL line says it
+                warnings.simplefilter("ignore")
+                parts[part] = opener()
         except Exception as exc:  # any failure of one part: report it, test the others
             broken[part] = f"{_one_line(exc)} ({_FIXES[part]})"
             parts[part] = stand_ins[part]()
