@@ -11,6 +11,7 @@ and timers are in :mod:`firmware.hub.actor`, what goes out in :mod:`firmware.hub
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -32,7 +33,8 @@ from firmware.hub.publish import Publisher
 from firmware.hub.store import GameRecord, Store
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
-from firmware.link.mqtt import BrokerConfig, Client, Message, Will
+from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message, Will
+from firmware.link.render import render_lines
 from hardware.keys import KeySet, load_keyset
 from rules import get_game
 from rules.core import IllegalAction, RulesError
@@ -41,6 +43,7 @@ log = logging.getLogger(__name__)
 
 PANEL_TOPIC = "!panel"
 CONNECTED_TOPIC = "!connected"
+LINK_TOPIC = "!link"
 
 
 class Hub:
@@ -92,6 +95,9 @@ class Hub:
                     Message(CONNECTED_TOPIC, name.encode())
                 ),
                 inbox=self.inbox,
+                on_state=lambda _state, name=actor.config.name: self.inbox.put(  # type: ignore[misc]
+                    Message(LINK_TOPIC, name.encode())
+                ),
             )
         # The panel drives the first table (one panel per hub).
         self.out.panel_actor = next(iter(self.actors.values()), None)
@@ -99,6 +105,8 @@ class Hub:
             panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
         self._thread: threading.Thread | None = None
         self._clearing: set[str] = set()
+        #: (table, station) -> the station's last announced state, to log changes only.
+        self._station_states: dict[tuple[str, str], str] = {}
         for actor in self.actors.values():
             self._resume(actor)
 
@@ -122,12 +130,16 @@ class Hub:
 
     def stop(self) -> None:
         for actor in self.actors.values():
-            self.out.send(
+            if actor.client is None or not actor.client.connected.is_set():
+                continue  # no broker: nobody to say goodbye to (the will says "lost")
+            info = self.out.send(
                 actor,
                 actor.topics.hub_status,
                 proto.encode(proto.HubStatus(state="disconnected")),
                 retain=True,
-            ).wait_for_publish(2)
+            )
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(2)
         for client in self.clients():
             client.stop()
         if self._thread:
@@ -189,6 +201,9 @@ class Hub:
     # --- dispatch ----------------------------------------------------------------------
 
     def _dispatch(self, msg: Message) -> None:
+        if msg.topic == LINK_TOPIC:
+            self._link_changed(self.actors[msg.payload.decode()])
+            return
         if msg.topic == CONNECTED_TOPIC:
             actor = self.actors[msg.payload.decode()]
             actor.published.clear()
@@ -227,6 +242,21 @@ class Hub:
             elif leaf == "status":
                 self._station_status(actor, station, msg.payload)
             return
+
+    def _link_changed(self, actor: TableActor) -> None:
+        """The hub's own connection changed: a problem goes on the host's display at once
+        (the client logs it); a good connection redraws the host screen on connect."""
+        state = actor.client.state if actor.client is not None else LinkState("idle", "")
+        if state.ok or state.state in ("idle", "stopped"):
+            return
+        if self.panel is not None and actor is self.out.panel_actor:
+            host = actor.client.config.host if actor.client is not None else ""
+            lines = (
+                ["Connecting to", f"{host}..."]
+                if state.state == "connecting"
+                else [state.text, "Retrying...", "See: journalctl", "-u coffre-hub"]
+            )
+            self.panel.display.show(render_lines(f"coffre hub {actor.config.name}", lines))
 
     # --- station inputs ----------------------------------------------------------------
 
@@ -286,6 +316,7 @@ class Hub:
         try:
             if table.over:
                 self.store.set_status(record.table_id, record.game_no, "over")
+                log.info("%s: game %d (%s) is over", actor.config.name, record.game_no, record.game)
             actor.arm_timer(self.clock())
             self.out.all(actor)
         except Exception:
@@ -297,6 +328,11 @@ class Hub:
             status = msgspec.json.decode(payload, type=proto.StationStatus)
         except msgspec.MsgspecError:
             return
+        key = (actor.config.name, station)
+        if self._station_states.get(key) != status.state:
+            self._station_states[key] = status.state
+            level = logging.INFO if status.state == "online" else logging.WARNING
+            log.log(level, "%s: station %s is %s", actor.config.name, station, status.state)
         if status.state == "online":
             actor.offline.discard(station)
             # Rebirth: make sure the station has its screen, even if retained ones were lost.
@@ -343,6 +379,7 @@ class Hub:
             elif cmd.cmd == "abort":
                 assert actor.record is not None
                 self.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+                log.info("%s: game %d aborted by the host", actor.config.name, actor.record.game_no)
                 actor.table = None
                 actor.record = None
                 actor.timer_due = None
@@ -377,6 +414,13 @@ class Hub:
         actor.record = record
         actor.table = self._new_table(actor, record)
         actor.timer_due = None
+        log.info(
+            "%s: game %d (%s) started for %d players",
+            actor.config.name,
+            record.game_no,
+            game,
+            players,
+        )
         self.out.all(actor)
 
     # --- timers ------------------------------------------------------------------------

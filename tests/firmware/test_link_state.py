@@ -11,8 +11,11 @@ import pytest
 
 from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
+from device.panel import MockPanel
 from firmware.hub.brokerconf import HUB_USER, station_user
 from firmware.hub.certs import write_tls_files
+from firmware.hub.config import TableConfig
+from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.link.render import render_lines
@@ -151,6 +154,50 @@ def test_station_screen_says_hub_offline(tls_broker: TlsBroker) -> None:
     try:
         want = render_lines("coffre p1", ["Hub offline", "Start coffre-hub", "Inputs are kept"])
         assert _wait_frame(display, want.tobytes())
+    finally:
+        station.stop()
+        hub.stop()
+
+
+def test_hub_display_says_what_is_wrong(tmp_path: Path) -> None:
+    """The hub's own display shows its broker problem within seconds."""
+    panel = MockPanel()
+    hub = Hub(
+        BrokerConfig("127.0.0.1", free_port()),
+        [TableConfig("main", ["p1", "p2", "p3"])],
+        tmp_path / "hub.db",
+        panel=panel,
+    )
+    hub.start()
+    try:
+        want = render_lines(
+            "coffre hub main",
+            ["Broker not running", "Retrying...", "See: journalctl", "-u coffre-hub"],
+        )
+        display = panel.display
+        assert isinstance(display, MockDisplay)
+        assert _wait_frame(display, want.tobytes())
+    finally:
+        hub.stop()
+
+
+def test_hub_logs_stations_joining(
+    tls_broker: TlsBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A station coming online is one INFO line in the hub's log."""
+    caplog.set_level(logging.INFO)
+    hub = Hub(tls_broker.config(HUB_USER), [TableConfig("main", ["p1"])], tmp_path / "hub.db")
+    hub.start()
+    station, _display = _station(tls_broker.config(P1))
+    station.start()
+    try:
+        deadline = time.monotonic() + 8
+        text = ""
+        while "main: station p1 is online" not in text and time.monotonic() < deadline:
+            time.sleep(0.05)
+            text = caplog.text
+        assert "main: station p1 is online" in text
+        assert text.count("main: station p1 is online") == 1
     finally:
         station.stop()
         hub.stop()
