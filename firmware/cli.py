@@ -255,11 +255,13 @@ def _dispatch(args: Any) -> int:
     return 1
 
 
-def _wait_for_signal() -> None:
+def _stop_on_signal() -> threading.Event:
+    """An event SIGTERM or SIGINT sets; installed before anything starts, so a stop that
+    comes early (the broker unreachable, systemd giving up) is still a clean exit 0."""
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
-    done.wait()
+    return done
 
 
 def _run_hub(args: Any) -> int:
@@ -270,6 +272,7 @@ def _run_hub(args: Any) -> int:
     from hardware.keys import load_keyset
     from hardware.pins import load_hub_pins
 
+    stop = _stop_on_signal()
     log = logging.getLogger("coffre.hub")
     settings = load_hub(args.config)
     keys = _load_keyset(load_keyset, settings.keyset)
@@ -288,8 +291,8 @@ def _run_hub(args: Any) -> int:
     )
     hub.start()
     notify.ready()
-    with notify.Watchdog():
-        _wait_for_signal()
+    with notify.Watchdog(alive=hub.alive):
+        stop.wait()
     notify.stopping()
     log.info("hub stopping")
     hub.stop()
@@ -314,6 +317,7 @@ def _run_station(args: Any) -> int:
     from firmware.station.service import Station
     from hardware.pins import load_station_pins
 
+    stop = _stop_on_signal()
     log = logging.getLogger("coffre.station")
     settings = load_station(args.config)
     pins = load_station_pins(args.pins or settings.pins)
@@ -330,7 +334,7 @@ def _run_station(args: Any) -> int:
     station.start()
     notify.ready()
     with notify.Watchdog(alive=station.alive):
-        _wait_for_signal()
+        stop.wait()
     notify.stopping()
     log.info("station stopping")
     station.stop()

@@ -146,6 +146,10 @@ class Hub:
             self._thread.join(5)
         self.store.close()
 
+    def alive(self) -> bool:
+        """Whether the hub's thread still runs (for systemd's watchdog)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def run(self) -> None:
         """Process messages and timers until the client stops."""
         while True:
