@@ -345,36 +345,51 @@ def _run_station(args: Any) -> int:
 def _broker_config(args: Any) -> int:
     from pathlib import Path
 
-    from firmware.hub.brokerconf import TableAccess, give_key_to_mosquitto, write_broker_files
+    from firmware.hub.brokerconf import HUB_USER, configure_broker, station_user
     from firmware.hub.certs import broker_hostnames
-    from firmware.link.tls import CA_FILE, KEY_FILE, TLS_PORT
+    from firmware.link.tls import TLS_PORT
 
     stations = [s.strip() for s in args.stations.split(",") if s.strip()]
-    try:
-        access = TableAccess(args.table, stations)
-    except ValueError as exc:
-        raise UsageError(f"broker-config: {exc}") from None
     out = Path(args.out)
     port = args.port or (TLS_PORT if args.tls else 1883)
     names = broker_hostnames(args.hostname) if args.tls else None
-    conf = write_broker_files(out, port, [access], bind=args.bind, tls_hostnames=names)
-    if names is not None:
-        owned = give_key_to_mosquitto(out / KEY_FILE)
-        print(
-            f"TLS on port {port}: wrote {out / CA_FILE} (copy it to every station), "
-            f"broker.crt for {', '.join(names)} and broker.key (0600"
-            + (", owner mosquitto)" if owned else "; mosquitto must be able to read it)")
+    try:
+        report = configure_broker(
+            out, args.table, stations, port, bind=args.bind, tls_hostnames=names
         )
-    secrets = out / "credentials"
-    secrets.mkdir(exist_ok=True)
-    for user, password in access.passwords.items():
-        path = secrets / f"{user}.password"
-        path.write_text(password + "\n")
-        path.chmod(0o600)
-    print(
-        f"wrote {conf}, {out / 'passwd'}, {out / 'acl'} and one password file per user "
-        f"in {secrets}/ (copy each to its station)"
-    )
+    except ValueError as exc:
+        raise UsageError(f"broker-config: {exc}") from None
+    except PermissionError as exc:
+        raise UsageError(f"broker-config: cannot write {exc.filename}: run it with sudo") from None
+    creds = out / "credentials"
+    if report.tls is not None and names is not None:
+        what = (
+            "kept the table's CA (ca.key, root only)" if report.kept_ca else "made the table's CA"
+        )
+        print(f"TLS on port {port}: {what}; broker certificate for {', '.join(names)}")
+    if report.kept_users:
+        print(f"kept the passwords of {len(report.kept_users)} users (nothing to recopy for them)")
+    if report.removed_users:
+        print(f"removed users: {', '.join(report.removed_users)}")
+    print(f"wrote {report.conf}, {out / 'passwd'}, {out / 'acl'} and {creds}/")
+    print("next:")
+    print(f"  sudo cp {report.conf} /etc/mosquitto/conf.d/ && sudo systemctl restart mosquitto")
+    hub_pw = creds / f"{HUB_USER}.password"
+    print(f"  sudo install -m 0600 -o coffre -g coffre {hub_pw} /etc/coffre/hub.password")
+    fresh = [s for s in stations if station_user(args.table, s) in report.new_users]
+    if report.tls is not None and not report.kept_ca:
+        fresh = stations  # a new CA: every station needs the new ca.crt
+    for station in fresh:
+        user = station_user(args.table, station)
+        print(
+            f"  station {station}: copy {creds / (user + '.password')} to "
+            "/etc/coffre/station.password"
+            + (f" and {report.tls.ca} to /etc/coffre/ca.crt" if report.tls else "")
+            + ", then on it: sudo chown coffre:coffre /etc/coffre/station.password && "
+            "sudo chmod 0600 /etc/coffre/station.password"
+        )
+    if not fresh:
+        print("  no station needs new files")
     return 0
 
 
