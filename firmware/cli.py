@@ -20,6 +20,8 @@ BACKENDS = ("real", "mock", "emulated")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 EX_USAGE = 64
 EX_CONFIG = 78  # sysexits.h; the same value as firmware.link.config.EX_CONFIG
+#: Optional libraries and the extra that brings each (a station installs none of them).
+_EXTRAS = {"amqtt": "sim", "cryptography": "hub", "lgpio": "station", "spidev": "station"}
 
 
 class UsageError(Exception):
@@ -207,6 +209,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), EX_USAGE)
     except DeviceError as exc:
         return _fail(f"hardware: {exc}", 1)
+    except ModuleNotFoundError as exc:
+        extra = _EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        return _fail(
+            f"{args.command} needs {exc.name}, which this install lacks: "
+            f"pip install 'coffre[{extra}]'",
+            1,
+        )
     except KeyboardInterrupt:
         return 130
 

@@ -14,7 +14,6 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -90,7 +89,7 @@ class Unit:
             env=env,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=lambda: os.umask(self.umask),  # noqa: PLW1509 - what systemd does
+            preexec_fn=lambda: os.umask(self.umask),
         )
 
     def wait_notified(self, message: bytes) -> None:
