@@ -1,16 +1,21 @@
 """Card data for Identités cryptées 2.0: schema, loading and checks.
 
-A card set is one JSON file under ``rules/data/identites-cryptees/``; its schema
-is documented in ``SCHEMA.md`` beside it. The engine only ever sees a
-:class:`CardSet`, whose card lists are expanded to one entry per physical card
-so that a state can name a card by its index.
+A card set is one JSON file: shipped ones under ``rules/data/identites-cryptees/``,
+an owner's own in any directory (:func:`card_sets_in`, :func:`read_card_set`); its
+schema is documented in ``SCHEMA.md`` beside the shipped ones. The engine only ever
+sees :class:`Cards`, whose card lists are expanded to one entry per physical card so
+that a state can name a card by its index.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
+from collections.abc import Mapping
 from importlib import resources
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import msgspec
 
@@ -35,6 +40,8 @@ EffectKind = Literal[
     "skip_turn",
     "disarm",
     "armor",
+    "revive",
+    "hand_limit",
 ]
 #: Effects that act on another player, so the card needs a ``target``.
 TARGETED: frozenset[str] = frozenset(
@@ -43,7 +50,12 @@ TARGETED: frozenset[str] = frozenset(
 #: Effects that may act on oneself or on a chosen player.
 EITHER: frozenset[str] = frozenset({"heal", "change_faction"})
 #: Effects about the player who owns the card and nobody else.
-SELF_ONLY: frozenset[str] = frozenset({"draw", "unlock", "armor"})
+SELF_ONLY: frozenset[str] = frozenset({"draw", "unlock", "armor", "hand_limit"})
+#: Passive effects: they last while their card is face up (an ID) or in play (a
+#: permanent program), instead of happening once.
+PASSIVE: frozenset[str] = frozenset({"armor", "hand_limit"})
+#: Effects that may be aimed at an eliminated player (``who: eliminated``).
+AT_ELIMINATED: frozenset[str] = frozenset({"revive", "change_faction"})
 
 
 class DataError(ValueError):
@@ -54,7 +66,7 @@ class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One step of a card ability (see SCHEMA.md for each ``do``)."""
 
     do: EffectKind
-    who: Literal["self", "other", "any"] = "self"
+    who: Literal["self", "other", "any", "eliminated"] = "self"
     card: Literal["loyalty", "id"] = "loyalty"
     amount: int = 1
     weapon: str | None = None
@@ -70,6 +82,7 @@ class IdCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     colour: Faction | None = None
     always: Faction | None = None
     boss: bool = False
+    extension: Literal["legion"] | None = None
     text: str = ""
     effects: tuple[Effect, ...] = ()
 
@@ -88,6 +101,16 @@ class LoyaltyCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     weight: int = 1
     count: int = 1
     extension: Literal["legion"] | None = None
+    always: Faction | None = None
+
+
+class Instead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A program's other effects from ``players_from`` players, when ``weapon`` (if
+    named) is on the table (« ... de la même manière que le Programme Pourriel »)."""
+
+    effects: tuple[Effect, ...]
+    players_from: int = SHARED_FROM
+    weapon: str | None = None
 
 
 class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -102,6 +125,7 @@ class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     loyalty: Faction | None = None
     weight: int = 1
     effects: tuple[Effect, ...] = ()
+    instead: Instead | None = None
 
 
 class Unlock(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -150,6 +174,7 @@ class SetupRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     players: int
     ids: Piles
     loyalty: Piles
+    weapons: tuple[str, ...] | None = None  # the weapons on the table (default: min_players)
 
 
 class CardSet(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -172,11 +197,16 @@ class Cards(msgspec.Struct, frozen=True):
     name: str
     label: str
     generic: bool
-    rows: dict[int, SetupRow]
+    setup: tuple[SetupRow, ...]
     ids: tuple[IdCard, ...]
     loyalty: tuple[LoyaltyCard, ...]
     programs: tuple[ProgramCard, ...]
     weapons: tuple[WeaponCard, ...]
+
+    @property
+    def rows(self) -> dict[int, SetupRow]:
+        """The setup table by player count (a state carries ``setup``: plain JSON)."""
+        return {row.players: row for row in self.setup}
 
     def weapon(self, key: str) -> WeaponCard:
         """The weapon card called ``key``."""
@@ -194,17 +224,56 @@ def card_sets() -> tuple[str, ...]:
     )
 
 
-@functools.cache
-def load(name: str) -> Cards:
-    """Load, check and expand the card set ``name`` (read-only package data)."""
+def package_set_json(name: str) -> dict[str, Any]:
+    """The JSON object of the shipped card set ``name``."""
     if name not in card_sets():
         raise DataError(f"Unknown card set: {name}")
     path = resources.files("rules") / "data" / "identites-cryptees" / f"{name}.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@functools.cache
+def load(name: str) -> Cards:
+    """Load, check and expand the card set ``name`` (read-only package data)."""
+    return from_json(package_set_json(name), f"{name}.json")
+
+
+def from_json(data: Mapping[str, Any], where: str = "card set") -> Cards:
+    """Check and expand a card set given as its JSON object (a file's content)."""
     try:
-        raw = msgspec.json.decode(path.read_bytes(), type=CardSet)
-    except msgspec.ValidationError as exc:
-        raise DataError(f"{name}.json: {exc}") from exc
-    return check(raw)
+        return check(msgspec.convert(data, type=CardSet))
+    except (msgspec.ValidationError, DataError) as exc:
+        raise DataError(f"{where}: {exc}") from exc
+
+
+def card_sets_in(directory: str | os.PathLike[str]) -> dict[str, Path]:
+    """The card-set files (``<name>.json``) in an owner's directory, by name.
+
+    A missing directory has none. Files are not read here: :func:`read_card_set`
+    reads and checks the one a host picks.
+    """
+    folder = Path(directory)
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.json")) if p.is_file()}
+
+
+def read_card_set(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read one card-set file and check it against the schema and the rules.
+
+    Returns its JSON object, which is what the engine's ``cards`` option takes, so a
+    game's record holds the cards themselves and replays without the file.
+    """
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"{file.name}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise DataError(f"{file.name}: a card set is a JSON object")
+    from_json(data, file.name)
+    return data
 
 
 def check(raw: CardSet) -> Cards:
@@ -218,11 +287,19 @@ def check(raw: CardSet) -> Cards:
         if sum(1 for e in card.effects if _uses_slot(e)) > 1:
             raise DataError(f"ID {card.key}: at most one effect may pick a card")
     for prog in raw.programs:
-        for eff in prog.effects:
-            _check_effect(eff, weapons, f"program {prog.key}")
-        if sum(1 for e in prog.effects if _uses_slot(e)) > 1:
-            raise DataError(f"program {prog.key}: at most one effect may pick a card")
-        if prog.loyalty is not None and (prog.effects or prog.timing != "permanent"):
+        alternatives = [prog.effects]
+        if prog.instead is not None:
+            alternatives.append(prog.instead.effects)
+            if prog.instead.weapon is not None and prog.instead.weapon not in weapons:
+                raise DataError(f"program {prog.key}: instead names no weapon of the set")
+        for effects in alternatives:
+            for eff in effects:
+                _check_effect(eff, weapons, f"program {prog.key}")
+            if sum(1 for e in effects if _uses_slot(e)) > 1:
+                raise DataError(f"program {prog.key}: at most one effect may pick a card")
+        if prog.loyalty is not None and (
+            prog.effects or prog.instead or prog.timing != "permanent"
+        ):
             raise DataError(f"program {prog.key}: hidden loyalty is permanent, no effects")
     loyalty = tuple(card for card in raw.loyalty for _ in range(card.count))
     programs = tuple(card for card in raw.programs for _ in range(card.count))
@@ -231,12 +308,15 @@ def check(raw: CardSet) -> Cards:
         row = rows.get(players)
         if row is None:
             raise DataError(f"setup table has no row for {players} players")
+        for key in row.weapons or ():
+            if key not in weapons:
+                raise DataError(f"{players} players: no weapon {key} in the set")
         _check_row(row, raw.ids, loyalty, programs)
     return Cards(
         name=raw.name,
         label=raw.label,
         generic=raw.generic,
-        rows=rows,
+        setup=tuple(rows[n] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)),
         ids=raw.ids,
         loyalty=loyalty,
         programs=programs,
@@ -249,6 +329,10 @@ def _uses_slot(eff: Effect) -> bool:
 
 
 def _check_effect(eff: Effect, weapons: set[str], where: str) -> None:
+    if eff.do == "revive" and eff.who != "eliminated":
+        raise DataError(f"{where}: revive aims at the eliminated (who=eliminated)")
+    if eff.who == "eliminated" and eff.do not in AT_ELIMINATED:
+        raise DataError(f"{where}: {eff.do} cannot aim at an eliminated player")
     if eff.do in TARGETED and eff.who == "self":
         raise DataError(f"{where}: {eff.do} needs who=other or any")
     if eff.do in SELF_ONLY and eff.who != "self":
@@ -274,7 +358,7 @@ def _check_row(
     if row.loyalty.total() != want:
         raise DataError(f"{n} players: the table must take {want} loyalty cards")
     for pile in PILES:
-        have = sum(1 for c in ids if c.pile == pile and not c.boss)
+        have = sum(1 for c in ids if c.pile == pile and not c.boss and c.extension is None)
         if have < row.ids.get(pile):
             raise DataError(f"{n} players: too few {pile} ID cards")
         have = sum(1 for c in loyalty if c.colour == pile and c.extension is None)

@@ -13,7 +13,7 @@ from typing import Literal
 
 import msgspec
 
-from rules._ic_data import SHARED_FROM, Cards, load
+from rules._ic_data import SHARED_FROM, Cards, Effect, load
 from rules.core import Action, GameState
 
 MAX_HP = 2
@@ -154,10 +154,14 @@ DECLARATIONS = (Investigate, Equip, Draw, Drop, Aim, Fire, Heal)
 
 
 class Seen(msgspec.Struct, frozen=True):
-    """A hidden card this seat was shown: ``kind`` id or loyalty, at ``pos``."""
+    """A hidden card this seat was shown: ``kind`` id or loyalty, at ``pos``.
+
+    A loyalty card may move afterwards (a swap): the memory is of the card, and the
+    views place it where it lies now (:func:`loyalty_pos`), not at ``pos``.
+    """
 
     kind: Literal["id", "loyalty"]
-    pos: int  # the seat for an ID, the loyalty position for a loyalty card
+    pos: int  # the seat for an ID, the loyalty position where a loyalty card was seen
     card: int
 
 
@@ -192,6 +196,7 @@ class Hit(msgspec.Struct, frozen=True):
     reveal: Literal["loyalty", "id"]
     damage: int
     source: str
+    weapon: bool = False  # a weapon's hit (armor softens those only), not a program's
 
 
 class Announce(msgspec.Struct, frozen=True):
@@ -206,6 +211,10 @@ class ICState(GameState, frozen=True):
     """The whole table of an Identités cryptées game."""
 
     cards: str = "generic"
+    #: The cards themselves when the game was set up with a card set's JSON (an
+    #: owner's file, or pinned options): the state then needs no file. ``None``:
+    #: the shipped set named ``cards``.
+    card_set: Cards | None = None
     window: float = 5.0
     first: int = 0
     legion_loyalty: bool = False
@@ -236,7 +245,7 @@ class ICState(GameState, frozen=True):
 
 def cards_of(state: ICState) -> Cards:
     """The card set this game is played with."""
-    return load(state.cards)
+    return state.card_set if state.card_set is not None else load(state.cards)
 
 
 def shared(state: ICState) -> bool:
@@ -244,9 +253,33 @@ def shared(state: ICState) -> bool:
     return state.players >= SHARED_FROM
 
 
-def hand_limit(state: ICState) -> int:
-    """Programs a player may keep at the end of their turn."""
-    return 1 if shared(state) else 2
+def hand_limit(state: ICState, seat: int | None = None) -> int:
+    """Programs a player may keep at the end of their turn (``seat``: with its passives)."""
+    base = 1 if shared(state) else 2
+    return base if seat is None else base + passive(state, seat, "hand_limit")
+
+
+def passive(state: ICState, seat: int, kind: str) -> int:
+    """The sum of ``seat``'s passive ``kind`` effects: permanents in play, its ID face up."""
+    cards = cards_of(state)
+    s = state.seats[seat]
+    total = 0
+    for card in s.permanents:
+        total += sum(e.amount for e in program_effects(state, card) if e.do == kind)
+    if s.id_up:
+        total += sum(e.amount for e in cards.ids[s.id_card].effects if e.do == kind)
+    return total
+
+
+def program_effects(state: ICState, card: int) -> tuple[Effect, ...]:
+    """What program ``card`` does at this table (its ``instead`` effects when they apply)."""
+    prog = cards_of(state).programs[card]
+    alt = prog.instead
+    if alt is None or state.players < alt.players_from:
+        return prog.effects
+    if alt.weapon is not None and weapon_state(state, alt.weapon) is None:
+        return prog.effects
+    return alt.effects
 
 
 def slot_pos(state: ICState, seat: int, slot: str) -> int:
@@ -311,16 +344,19 @@ def hand_size(state: ICState, seat: int) -> int:
     return len(s.programs) + len(s.permanents)
 
 
+def loyalty_pos(state: ICState, card: int) -> int:
+    """Where loyalty card ``card`` lies now (loyalty cards never leave the table)."""
+    return state.loyalty.index(card)
+
+
+def hit_damage(state: ICState, hit: Hit) -> int:
+    """HP a hit takes if not answered by a reveal: armor softens weapon hits only."""
+    return max(0, hit.damage - (armor(state, hit.target) if hit.weapon else 0))
+
+
 def armor(state: ICState, seat: int) -> int:
-    """Damage a hit takes off for ``seat`` (permanent programs, revealed ID)."""
-    cards = cards_of(state)
-    s = state.seats[seat]
-    total = 0
-    for card in s.permanents:
-        total += sum(e.amount for e in cards.programs[card].effects if e.do == "armor")
-    if s.id_up:
-        total += sum(e.amount for e in cards.ids[s.id_card].effects if e.do == "armor")
-    return total
+    """Damage a weapon hit takes off for ``seat`` (permanent programs, revealed ID)."""
+    return passive(state, seat, "armor")
 
 
 def own_revealed(state: ICState, seat: int) -> int:
@@ -361,11 +397,14 @@ def faction(state: ICState, seat: int) -> str:
     cards = cards_of(state)
     id_card = cards.ids[s.id_card]
     colours = [(id_card.counts_as, 1)]
+    always = id_card.always
     for pos in own_positions(state, seat):
         card = cards.loyalty[state.loyalty[pos]]
         colours.append((card.colour, card.weight))
+        if card.always is not None and always != "legion":
+            always = card.always  # an "always" loyalty card (the Legion's) beats the ID's
     for prog in s.programs:
         pcard = cards.programs[prog]
         if pcard.loyalty is not None:
             colours.append((pcard.loyalty, pcard.weight))
-    return decide_faction(colours, id_card.always)
+    return decide_faction(colours, always)

@@ -19,11 +19,12 @@ from rules._ic_state import (
     WINDOW,
     ICState,
     alive,
-    armor,
     cards_of,
     faction,
     hand_limit,
+    hit_damage,
     holding,
+    loyalty_pos,
     pos_owners,
     shared,
     slot_pos,
@@ -128,7 +129,7 @@ def _pending(state: ICState) -> JSON:
             "kind": "respond",
             "seat": hit.target,
             "reveal": hit.reveal,
-            "damage": max(0, hit.damage - armor(state, hit.target)),
+            "damage": hit_damage(state, hit),
             "source": hit.source,
         }
     if state.phase == REAIM:
@@ -139,7 +140,7 @@ def _pending(state: ICState) -> JSON:
         key = cards_of(state).ids[state.seats[seat].id_card].key
         return {"kind": "ability", "seat": seat, "id": key}
     if state.phase == DISCARD:
-        return {"kind": "discard", "seat": state.active, "limit": hand_limit(state)}
+        return {"kind": "discard", "seat": state.active, "limit": hand_limit(state, state.active)}
     if state.phase == WINDOW:
         return {"kind": "window", "seat": state.active}
     if state.phase == TURN:
@@ -180,6 +181,7 @@ def _seat(state: ICState, seat: int, over: bool) -> JSON:
         "permanent": [program_json(cards, c) for c in s.permanents],
         "weapon": held.key if held else None,
         "skips": s.skips,
+        "hand_limit": hand_limit(state, seat),
     }
     if over:
         out["faction"] = faction(state, seat)
@@ -209,7 +211,8 @@ def _you(state: ICState, seat: int) -> JSON:
         if mem.kind == "id":
             seen.append({"kind": "id", "seat": mem.pos, "card": id_json(cards, mem.card)})
         else:
-            owners = [[o, slot] for o, slot in pos_owners(state, mem.pos)]
+            where = loyalty_pos(state, mem.card)  # the card, wherever a swap put it
+            owners = [[o, slot] for o, slot in pos_owners(state, where)]
             seen.append(
                 {"kind": "loyalty", "owners": owners, "card": loyalty_json(cards, mem.card)}
             )

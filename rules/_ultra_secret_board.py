@@ -123,10 +123,15 @@ class Note(msgspec.Struct, frozen=True):
 
 
 class Filing(msgspec.Struct, frozen=True):
-    """The fugitive's secret answers: a pseudonym per enemy colour and a formula code."""
+    """The fugitive's secret answers: a pseudonym per enemy colour and a formula card.
+
+    The formula is the card taken from the board « sans la regarder »: named by its
+    place, ``square`` and ``container`` (see :func:`place_card`).
+    """
 
     pseudonyms: tuple[tuple[str, str], ...]
-    formula: str
+    square: str
+    container: str = ""
 
 
 class UltraState(GameState, frozen=True):
@@ -157,12 +162,38 @@ class UltraState(GameState, frozen=True):
 
 
 class Knowledge(msgspec.Struct, frozen=True):
-    """What a seat's sheet establishes, seen or deduced by elimination."""
+    """What a seat's sheet establishes, seen or deduced by elimination.
+
+    ``formula_at`` is the place (square, container) where the seat saw the real
+    formula card bearing the true code (or hid it itself), once the code is known.
+    """
 
     pseudonyms: dict[str, str]
     fakes: dict[str, str]
     formula: str
     complete: bool
+    formula_at: tuple[str, str] | None = None
+
+
+def place_of(square: str, colour: str, slot: str) -> tuple[str, str]:
+    """The filing notation of a stash container: a hotel bag, or a colour's locker."""
+    return (square, colour) if slot == "locker" else (square, slot)
+
+
+def place_card(state: UltraState, square: str, container: str) -> str | None:
+    """The card lying at a place, or None if the place cannot hold one.
+
+    Places: ``H1``-``H6`` with ``suitcase``/``briefcase``; ``F1``/``B1`` with the
+    colour of a locker there that is full (public); ``G1``-``G5`` alone (its fake).
+    """
+    if square in HOTELS and container in ("suitcase", "briefcase"):
+        return state.stashes[HOTELS.index(square)].card(container)
+    if square in STATIONS and container in COLOURS:
+        stash = state.stashes[COLOURS.index(container)]
+        return stash.locker if stash.at == square else None
+    if square in SECRET_PLACES and not container:
+        return state.fakes[SECRET_PLACES.index(square)]
+    return None
 
 
 def knowledge(state: UltraState, seat: int) -> Knowledge:
@@ -189,7 +220,22 @@ def knowledge(state: UltraState, seat: int) -> Knowledge:
         (formula,) = (x for x in FORMULAS if x not in fakes.values())
     enemies = colours_for(state.players)
     complete = bool(formula) and all(c in idents for c in enemies)
-    return Knowledge(idents, fakes, formula, complete)
+    return Knowledge(idents, fakes, formula, complete, _formula_at(state, seat, formula))
+
+
+def _formula_at(state: UltraState, seat: int, formula: str) -> tuple[str, str] | None:
+    """Where the seat knows the real card of code ``formula`` lies (own stash or sheet)."""
+    if not formula:
+        return None
+    own = state.stashes[seat]
+    colour = COLOURS[seat]
+    for slot in SLOTS:
+        if own.card(slot) == formula:
+            return place_of(own.at if slot == "locker" else hotel_of(colour), colour, slot)
+    for seen in state.sheets[seat]:
+        if seen.slot in SLOTS and seen.card == formula:
+            return place_of(seen.square, seen.colour, seen.slot)
+    return None
 
 
 def sheet_view(state: UltraState, seat: int) -> dict[str, object]:
@@ -220,4 +266,9 @@ def sheet_view(state: UltraState, seat: int) -> dict[str, object]:
         "formula": know.formula or None,
         "pseudonyms": {c: know.pseudonyms.get(c) for c in COLOURS},
         "complete": know.complete,
+        "formula_at": (
+            {"square": know.formula_at[0], "container": know.formula_at[1]}
+            if know.formula_at
+            else None
+        ),
     }

@@ -134,6 +134,8 @@ class Game(Protocol, Generic[S]):
 
     def ranking(self, state: S) -> list[list[int]]: ...
 
+    def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]: ...
+
 
 class BaseGame(Generic[S]):
     """Convenience base: JSON helpers shared by every engine.
@@ -148,6 +150,15 @@ class BaseGame(Generic[S]):
     max_players: ClassVar[int]
     state_type: type[S]
     action_type: Any
+
+    def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options with every data file they name read in (a deck, a card set).
+
+        A game's record stores these, so replaying it never reads the file again: an
+        owner may edit or delete their file after the game. Engines that read no
+        data file return the options unchanged.
+        """
+        return dict(options)
 
     def check_players(self, players: int) -> None:
         """Refuse a player count outside the game's range."""

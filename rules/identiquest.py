@@ -182,6 +182,15 @@ class Identiquest(BaseGame[IdentiquestState]):
             turn=first,
         )
 
+    def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options with a deck name replaced by its colour -> count table."""
+        pinned = dict(options)
+        deck = pinned.get("deck", "default")
+        if isinstance(deck, str):
+            colours, counts = load_deck(deck)
+            pinned["deck"] = dict(zip(colours, counts, strict=True))
+        return pinned
+
     # -- moves ---------------------------------------------------------------
 
     def legal_actions(self, state: IdentiquestState, seat: int | None) -> list[Action]:

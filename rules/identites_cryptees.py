@@ -18,7 +18,19 @@ from typing import Any, ClassVar
 
 from msgspec.structs import replace
 
-from rules._ic_data import PILES, DataError, Effect, WeaponCard, card_sets, load
+from rules._ic_data import (
+    PILES,
+    Cards,
+    DataError,
+    Effect,
+    WeaponCard,
+    card_sets,
+    card_sets_in,
+    from_json,
+    load,
+    package_set_json,
+    read_card_set,
+)
 from rules._ic_state import (
     ABILITY,
     DECLARATIONS,
@@ -52,15 +64,16 @@ from rules._ic_state import (
     Timeout,
     WeaponState,
     alive,
-    armor,
     cards_of,
     faction,
     hand_limit,
     hand_size,
+    hit_damage,
     holding,
     next_alive,
     own_positions,
     own_revealed,
+    program_effects,
     shared,
     slot_pos,
     weapon_state,
@@ -80,6 +93,9 @@ from rules.core import (
 )
 
 _OPTIONS = frozenset({"first", "interrupt_window", "cards", "legion_loyalty"})
+#: Phases in which something waits for one player's answer; only anytime programs
+#: may be played then, and they resolve before it.
+_WAITING = (RESPOND, REAIM, ABILITY, DISCARD)
 _LEGION_FROM = 6
 LOYALTY_SLOTS = ("left", "right")
 
@@ -100,6 +116,10 @@ class IdentitesCryptees(BaseGame[ICState]):
         """Deal IDs, loyalty and one program each; lay out the weapons."""
         self.check_players(players)
         return _setup(players, options, seed)
+
+    def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The options with the card set read in (see :func:`pin_options`)."""
+        return pin_options(options)
 
     def legal_actions(self, state: ICState, seat: int | None) -> list[Action]:
         """Every action ``seat`` may take now (``None``: the table's timeout)."""
@@ -144,24 +164,23 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
     window = options.get("interrupt_window", 5)
     if isinstance(window, bool) or not isinstance(window, int | float) or window < 0:
         raise BadOptions("interrupt_window must be seconds >= 0")
-    name = options.get("cards", "generic")
-    if not isinstance(name, str) or name not in card_sets():
-        raise BadOptions(f"Unknown card set: {name}")
     legion = options.get("legion_loyalty", False)
     if not isinstance(legion, bool):
         raise BadOptions("legion_loyalty must be true or false")
     if legion and players < _LEGION_FROM:
         raise BadOptions("The Legion loyalty card is for 6+ players")
-    try:
-        cards = load(name)
-    except DataError as exc:
-        raise BadOptions(str(exc)) from exc
+    cards, card_set = _cards_option(options.get("cards", "generic"))
     row = cards.rows[players]
     rng = Rng(seed)
 
     chosen: list[int] = []
     for pile in PILES:
-        pool = [i for i, c in enumerate(cards.ids) if c.pile == pile and not c.boss]
+        # Extension IDs (the Legion's and the Fallen's founders) only with the option.
+        pool = [
+            i
+            for i, c in enumerate(cards.ids)
+            if c.pile == pile and not c.boss and (c.extension is None or legion)
+        ]
         mixed, rng = rng.shuffle(pool)
         chosen += mixed[: row.ids.get(pile)]
     ids, rng = rng.shuffle(chosen)
@@ -189,13 +208,14 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
     weapons = tuple(
         WeaponState(key=w.key, unlocked=w.unlock.kind == "open")
         for w in cards.weapons
-        if players >= w.min_players
+        if (w.key in row.weapons if row.weapons is not None else players >= w.min_players)
     )
     state = ICState(
         players=players,
         seed=seed,
         rng=rng,
-        cards=name,
+        cards=cards.name,
+        card_set=card_set,
         window=float(window),
         first=first,
         legion_loyalty=legion,
@@ -209,6 +229,34 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
     )
     humans = any(faction(state, i) == "human" for i in range(players))
     return replace(state, humans_at_start=humans)
+
+
+def _cards_option(value: Any) -> tuple[Cards, Cards | None]:
+    """The ``cards`` option: a shipped set's name, or a card set's JSON object.
+
+    Returns the cards and what the state must carry (None for a shipped set, found
+    again by name).
+    """
+    try:
+        if isinstance(value, str):
+            if value not in card_sets():
+                raise BadOptions(f"Unknown card set: {value}")
+            return load(value), None
+        if isinstance(value, Mapping):
+            cards = from_json(value)
+            return cards, cards
+    except DataError as exc:
+        raise BadOptions(str(exc)) from exc
+    raise BadOptions("cards is a card set name or a card set")
+
+
+def pin_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options with a shipped set's name replaced by the set's JSON object."""
+    pinned = dict(options)
+    name = pinned.get("cards", "generic")
+    if isinstance(name, str) and name in card_sets():
+        pinned["cards"] = package_set_json(name)
+    return pinned
 
 
 # --- validation helpers ----------------------------------------------------
@@ -330,12 +378,17 @@ def _check_investigate(state: ICState, a: Investigate) -> None:
         if state.seats[target].id_up:
             raise IllegalAction("That ID is already face up")
         return
-    if state.loyalty_up[slot_pos(state, target, a.card)]:
+    pos = slot_pos(state, target, a.card)
+    if state.loyalty_up[pos]:
         raise IllegalAction("That card is already face up")
+    if pos in own_positions(state, a.seat):
+        raise IllegalAction("That card is yours too: you know it")
 
 
 def _program_target_rule(effects: tuple[Effect, ...]) -> str | None:
     whos = {e.who for e in effects}
+    if "eliminated" in whos:
+        return "eliminated"
     if "other" in whos:
         return "other"
     return "any" if "any" in whos else None
@@ -352,24 +405,23 @@ def _slot_rule(effects: tuple[Effect, ...]) -> str | None:
 
 def _check_program(state: ICState, a: Program) -> None:
     _seat_ok(state, a.seat)
-    if state.phase not in (TURN, WINDOW):
-        raise IllegalAction("Wait: something is resolving")
     if a.card not in state.seats[a.seat].programs:
         raise IllegalAction("You do not hold that program")
     card = cards_of(state).programs[a.card]
     if card.loyalty is not None:
         raise IllegalAction("Hidden loyalty: it is never played")
     if card.timing == "anytime":
-        if state.phase == WINDOW and a.seat == state.active:
-            raise IllegalAction("Your action is declared: wait")
-        if a.seat in state.passed:
+        # RULES.md §5 Decision: at any moment, the actor in its own window included.
+        if state.phase == WINDOW and a.seat in state.passed:
             raise IllegalAction("You passed this window")
     else:
+        if state.phase not in (TURN, WINDOW):
+            raise IllegalAction("Wait: something is resolving")
         if a.seat != state.active:
             raise IllegalAction("Only on your turn")
         if state.phase == WINDOW:
             raise IllegalAction("Your action is declared: wait")
-    _check_choice(state, a, card.effects)
+    _check_choice(state, a, program_effects(state, a.card))
 
 
 def _check_choice(state: ICState, a: Program | Ability, effects: tuple[Effect, ...]) -> None:
@@ -380,6 +432,9 @@ def _check_choice(state: ICState, a: Program | Ability, effects: tuple[Effect, .
             raise IllegalAction("This card takes no target")
     elif rule == "other":
         _other_alive(state, a.seat, a.target)
+    elif rule == "eliminated":
+        if a.target is None or not 0 <= a.target < state.players or state.seats[a.target].alive:
+            raise IllegalAction("Pick an eliminated player")
     elif a.target is None or not 0 <= a.target < state.players or not state.seats[
         a.target
     ].alive:
@@ -491,7 +546,9 @@ def _fire(st: ICState, a: Fire, ev: list[Event]) -> ICState:
     card = cards_of(st).weapon(held.key)
     targets = held.targets if card.aim == "equip" else (a.target,)
     ev.append(Event("fire", {"seat": a.seat, "weapon": held.key, "targets": list(targets)}))
-    hits = tuple(Hit(t, card.reveal, card.damage, card.key) for t in targets if t is not None)
+    hits = tuple(
+        Hit(t, card.reveal, card.damage, card.key, weapon=True) for t in targets if t is not None
+    )
     st = replace(st, hits=st.hits + hits)
     st = _drop(st, a.seat, None)
     return _draw(st, a.seat, 1, ev) if card.draw else st
@@ -553,12 +610,31 @@ def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
         # An interrupt: the declared action is off and the actor declares again.
         ev.append(Event("interrupted", {"seat": state.active}))
         st = replace(st, phase=TURN, declared=None, passed=(), may_change=True)
-    st = replace(st, resume="turn")  # after it resolves, the turn goes on
-    for eff in card.effects:
+    if state.phase not in _WAITING:
+        st = replace(st, resume="turn")  # after it resolves, the turn goes on
+        return _settle(_play_effects(st, a, ev), ev)
+    # Played while a hit, re-aim, ability or discard waits (RULES.md §5 Decision): it
+    # resolves at once, and what it starts goes before what was already waiting.
+    waiting = (st.hits, st.reaim, st.abilities)
+    st = _play_effects(replace(st, hits=(), reaim=(), abilities=()), a, ev)
+    if st.phase != OVER:
+        hits, reaim, abilities = waiting
+        st = replace(
+            st,
+            hits=st.hits + hits,
+            reaim=st.reaim + tuple(r for r in reaim if r not in st.reaim),
+            abilities=st.abilities + abilities,
+        )
+    return _settle(st, ev)
+
+
+def _play_effects(st: ICState, a: Program, ev: list[Event]) -> ICState:
+    card = cards_of(st).programs[a.card]
+    for eff in program_effects(st, a.card):
         if st.phase == OVER:
             break
         st = _effect(st, eff, a, card.key, ev)
-    return _settle(st, ev)
+    return st
 
 
 def _effect(
@@ -566,9 +642,11 @@ def _effect(
 ) -> ICState:
     seat = a.seat
     target = a.target if eff.who != "self" and a.target is not None else seat
-    if not st.seats[target].alive or not st.seats[seat].alive:
+    if st.seats[target].alive == (eff.who == "eliminated") or not st.seats[seat].alive:
         return st
     do = eff.do
+    if do == "revive":
+        return _revive(st, target, eff.amount, ev, source)
     if do == "peek":
         slot = "id" if eff.card == "id" else a.slot
         assert slot is not None
@@ -608,7 +686,9 @@ def _simple_effect(
         return _set_weapon(st, replace(ws, unlocked=True))
     if eff.do == "change_faction":
         ev.append(Event("change_faction", {"seat": target, "to": eff.to}))
-        return _set_seat(st, target, replace(st.seats[target], override=eff.to))
+        s = st.seats[target]
+        final = s.final if s.alive else eff.to  # an eliminated player's side is frozen
+        return _set_seat(st, target, replace(s, override=eff.to, final=final))
     if eff.do == "skip_turn":
         s = st.seats[target]
         ev.append(Event("skip_next", {"seat": target}))
@@ -734,6 +814,14 @@ def _swap(st: ICState, p: int, q: int, ev: list[Event]) -> ICState:
     return replace(st, loyalty=tuple(cards))
 
 
+def _revive(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
+    """An eliminated player comes back with ``amount`` HP (at least 1); its cards stay
+    face up and its revealed ID's one-time ability does not fire again (rulebook)."""
+    hp = min(MAX_HP, max(1, amount))
+    ev.append(Event("revive", {"seat": seat, "hp": hp, "source": source}))
+    return _set_seat(st, seat, replace(st.seats[seat], alive=True, hp=hp, final=None))
+
+
 def _heal(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
     s = st.seats[seat]
     hp = min(MAX_HP, s.hp + amount)
@@ -778,8 +866,7 @@ def _id_ability(st: ICState, seat: int, eff: Effect, ev: list[Event]) -> ICState
 
 
 def _take(st: ICState, hit: Hit, ev: list[Event]) -> ICState:
-    amount = max(0, hit.damage - armor(st, hit.target))
-    return _lose(st, hit.target, amount, ev, hit.source)
+    return _lose(st, hit.target, hit_damage(st, hit), ev, hit.source)
 
 
 def _lose(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> ICState:
@@ -862,8 +949,28 @@ def victory(st: ICState, free_for_all: bool) -> tuple[tuple[int, ...], str] | No
 # --- flow ------------------------------------------------------------------
 
 
+def _unlock_for_all(st: ICState, ev: list[Event]) -> ICState:
+    """A locked weapon whose condition now holds for every living player is unlocked
+    for the table (e.g. the laser once a player is out): its public face turns over."""
+    cards = cards_of(st)
+    for ws in st.weapons:
+        if ws.unlocked or ws.holder is not None:
+            continue
+        card = cards.weapon(ws.key)
+        if card.unlock.kind == "program":
+            continue
+        if all(_unlock_met(st, seat, card) for seat in alive(st)):
+            ev.append(Event("unlock", {"weapon": ws.key}))
+            st = _set_weapon(st, replace(ws, unlocked=True))
+    return st
+
+
 def _settle(st: ICState, ev: list[Event]) -> ICState:
     """Run the automatic steps until a player must act."""
+    return _unlock_for_all(_run(st, ev), ev)
+
+
+def _run(st: ICState, ev: list[Event]) -> ICState:
     while st.phase != OVER:
         if st.reaim:
             holder = st.reaim[0]
@@ -893,7 +1000,7 @@ def _settle(st: ICState, ev: list[Event]) -> ICState:
         me = st.active
         if st.seats[me].alive and st.resume == "turn":
             return replace(st, phase=TURN)
-        if st.seats[me].alive and hand_size(st, me) > hand_limit(st):
+        if st.seats[me].alive and hand_size(st, me) > hand_limit(st, me):
             return replace(st, phase=DISCARD, resume="end")
         return _next_turn(st, ev)
     return st
@@ -925,14 +1032,21 @@ def _legal(state: ICState, seat: int | None) -> list[Action]:
     if not 0 <= seat < state.players or not state.seats[seat].alive:
         return []
     phase = state.phase
+    programs = _legal_programs(state, seat)
     if phase == TURN:
         if seat == state.active:
-            return _legal_declarations(state, seat) + _legal_programs(state, seat)
-        return _legal_programs(state, seat)
+            return _legal_declarations(state, seat) + programs
+        return programs
     if phase == WINDOW:
-        if seat == state.active or seat in state.passed:
+        if seat in state.passed:
             return []
-        return [Pass(seat), *_legal_programs(state, seat)]
+        return programs if seat == state.active else [Pass(seat), *programs]
+    return _legal_answers(state, seat) + programs
+
+
+def _legal_answers(state: ICState, seat: int) -> list[Action]:
+    """What the one seat a hit, re-aim, ability or discard waits for may answer."""
+    phase = state.phase
     if phase == RESPOND:
         hit = state.hits[0]
         if hit.target != seat:
@@ -963,8 +1077,9 @@ def _legal_declarations(state: ICState, seat: int) -> list[Action]:
     if held is None:
         for t in others:
             up = [state.loyalty_up[p] for p in own_positions(state, t)]
+            mine = own_positions(state, seat)  # from 9 players a neighbour's card is shared
             for slot, is_up in zip(LOYALTY_SLOTS, up, strict=True):
-                if not is_up:
+                if not is_up and slot_pos(state, t, slot) not in mine:
                     out.append(Investigate(seat, t, slot))  # type: ignore[arg-type]
             if all(up) and not state.seats[t].id_up:
                 out.append(Investigate(seat, t, "id"))
@@ -990,11 +1105,14 @@ def _legal_programs(state: ICState, seat: int) -> list[Action]:
     cards = cards_of(state)
     out: list[Action] = []
     mine = state.phase == TURN and seat == state.active
+    if state.phase == WINDOW and seat in state.passed:
+        return out
     for c in state.seats[seat].programs:
         card = cards.programs[c]
         if card.loyalty is not None or (card.timing != "anytime" and not mine):
             continue
-        out += [Program(seat, c, *choice) for choice in _choices(state, seat, card.effects)]
+        effects = program_effects(state, c)
+        out += [Program(seat, c, *choice) for choice in _choices(state, seat, effects)]
     return out
 
 
@@ -1010,6 +1128,8 @@ def _choices(state: ICState, seat: int, effects: tuple[Effect, ...]) -> list[tup
         return [()]
     slot_rule = _slot_rule(effects)
     out: list[tuple[Any, ...]] = []
+    if rule == "eliminated":
+        return [(t,) for t in range(state.players) if not state.seats[t].alive]
     for t in alive(state):
         if rule == "any" or t != seat:
             out += [(t, *slots) for slots in _slot_choices(state, seat, t, slot_rule)]
@@ -1049,4 +1169,14 @@ _HANDLERS: dict[type, Any] = {
 
 GAME = IdentitesCryptees()
 
-__all__ = ["GAME", "IdentitesCryptees", "shared", "victory"]
+__all__ = [
+    "GAME",
+    "DataError",
+    "IdentitesCryptees",
+    "card_sets",
+    "card_sets_in",
+    "pin_options",
+    "read_card_set",
+    "shared",
+    "victory",
+]

@@ -51,6 +51,7 @@ from rules._ultra_secret_board import (
     hotel_of,
     investigation_squares,
     knowledge,
+    place_card,
     sheet_view,
 )
 from rules.core import (
@@ -143,11 +144,17 @@ class Read(Action, tag="read", frozen=True):
 
 
 class File(Action, tag="file", frozen=True):
-    """The fugitive's answers: a pseudonym code per enemy colour and a formula code."""
+    """The fugitive's answers: a pseudonym code per enemy colour, and the formula card.
+
+    The formula card is taken from the board unseen, so it is named by its place:
+    ``square`` and ``container`` (``H3`` + ``suitcase``/``briefcase``, ``B1``/``F1`` +
+    the colour of a full locker there, or a G square alone).
+    """
 
     seat: int
     pseudonyms: dict[str, str]
-    formula: str
+    square: str
+    container: str = ""
 
 
 UltraAction = Union[Hide, Bug, Declare, Pass, Dial, Informant, Search, Open, Read, File]  # noqa: UP007
@@ -158,10 +165,6 @@ UltraAction = Union[Hide, Bug, Declare, Pass, Dial, Informant, Search, Open, Rea
 
 def _set(items: tuple[str, ...], i: int, value: str) -> tuple[str, ...]:
     return (*items[:i], value, *items[i + 1 :])
-
-
-def _investigating(state: UltraState) -> bool:
-    return state.phase in ("bug", "dial", "informant", "search")
 
 
 def open_squares(state: UltraState, seat: int) -> tuple[str, ...]:
@@ -256,8 +259,13 @@ def _filing_right(state: UltraState) -> bool:
         return False
     named = dict(filing.pseudonyms)
     enemies = [c for c in colours_for(state.players) if c != COLOURS[state.fugitive]]
-    return filing.formula == state.formula and all(
-        named.get(c) == state.stashes[COLOURS.index(c)].identity for c in enemies
+    # A fake on a G square never counts, even though no fake bears the true code.
+    real = filing.square not in SECRET_PLACES
+    card = place_card(state, filing.square, filing.container)
+    return (
+        real
+        and card == state.formula
+        and all(named.get(c) == state.stashes[COLOURS.index(c)].identity for c in enemies)
     )
 
 
@@ -353,8 +361,16 @@ def _phase1(state: UltraState, seat: int, choice: str) -> tuple[UltraState, list
     return state, events
 
 
+def _must_declare(state: UltraState, seat: int) -> bool:
+    """RULES.md §4 Decision: a complete sheet ends the investigation (« Dès qu'un joueur
+    a terminé son enquête »): that seat's phase-1 choice can only be the declaration."""
+    return knowledge(state, seat).complete
+
+
 def _bug(state: UltraState, a: Bug) -> tuple[UltraState, list[Event]]:
     _need(state, a.seat, "bug")
+    if _must_declare(state, a.seat):
+        raise IllegalAction("Your sheet is complete: declare")
     if state.bugs[a.seat]:
         raise IllegalAction("Your bug is already placed")
     if a.square not in BUG_SQUARES:
@@ -518,6 +534,8 @@ def _read(state: UltraState, a: Read) -> tuple[UltraState, list[Event]]:
 def _pass(state: UltraState, a: Pass) -> tuple[UltraState, list[Event]]:
     _need(state, a.seat, ("bug", "informant", "search"))
     if state.phase == "bug":
+        if _must_declare(state, a.seat):
+            raise IllegalAction("Your sheet is complete: declare")
         return _phase1(state, a.seat, _PASS)
     if state.phase == "informant":
         return _phase3(state, a.seat, _PASS)
@@ -534,13 +552,29 @@ def _file(state: UltraState, a: File) -> tuple[UltraState, list[Event]]:
         raise IllegalAction("Pseudonyms are P1 to P6")
     if len(set(a.pseudonyms.values())) != len(enemies):
         raise IllegalAction("Each pseudonym only once")
-    if a.formula not in FORMULAS:
-        raise IllegalAction("The formula is X1 to X6")
-    filing = Filing(tuple(sorted(a.pseudonyms.items())), a.formula)
+    _check_place(state, a.square, a.container)
+    filing = Filing(tuple(sorted(a.pseudonyms.items())), a.square, a.container)
     state = replace(
         state, filing=filing, phase="flight", turn=state.turn + 1, pending=("",) * state.players
     )
     return state, [Event("filed", {"seat": a.seat}), Event("flight", {"fugitive": a.seat})]
+
+
+def _check_place(state: UltraState, square: str, container: str) -> None:
+    """A filed place must be able to hold a card; what it holds is not checked (unseen)."""
+    if square in HOTELS:
+        if container not in ("suitcase", "briefcase"):
+            raise IllegalAction("Pick the suitcase or the briefcase")
+    elif square in STATIONS:
+        if container not in COLOURS:
+            raise IllegalAction("Name the colour of a full locker")
+        if place_card(state, square, container) is None:
+            raise IllegalAction("That locker is empty")
+    elif square in SECRET_PLACES:
+        if container:
+            raise IllegalAction("A G square holds one card: name the square")
+    else:
+        raise IllegalAction("Name the place of a formula card")
 
 
 def _flight_move(state: UltraState) -> tuple[UltraState, list[Event]]:
@@ -595,8 +629,10 @@ def _legal(state: UltraState, seat: int) -> list[Action]:
         for perm in itertools.permutations(KINDS):
             out += [Hide(seat, perm[0], perm[1], perm[2], st) for st in STATIONS]
     elif phase == "bug":
+        if _must_declare(state, seat):
+            return [Declare(seat)]
         out.append(Pass(seat))
-        if state.options.declare == "any" or knowledge(state, seat).complete:
+        if state.options.declare == "any":
             out.append(Declare(seat))
         if not state.bugs[seat]:
             out += [Bug(seat, sq) for sq in BUG_SQUARES]
@@ -632,18 +668,28 @@ def _legal_search(state: UltraState, seat: int) -> list[Action]:
 
 
 def _legal_files(state: UltraState, seat: int) -> list[Action]:
-    """Not every filing (there are thousands): the sheet's best answer and two wrong ones."""
+    """Not every filing (there are thousands): the sheet's best answer and two wrong ones.
+
+    The best place is where the sheet saw the true formula card; unknown, the seat's
+    own formula card (a guess); the wrong one is a G square (a fake, always wrong).
+    """
     know = knowledge(state, seat)
     enemies = [c for c in colours_for(state.players) if c != COLOURS[seat]]
     free = [p for p in PSEUDONYMS if p not in know.pseudonyms.values()]
     names = {}
     for c in enemies:
         names[c] = know.pseudonyms.get(c) or free.pop(0)
-    formula = know.formula or FORMULAS[0]
-    wrong = next(x for x in FORMULAS if x != formula)
+    place = know.formula_at or _own_formula_place(state, seat)
     swapped = dict(names)
     swapped[enemies[0]], swapped[enemies[1]] = names[enemies[1]], names[enemies[0]]
-    return [File(seat, names, formula), File(seat, names, wrong), File(seat, swapped, formula)]
+    return [File(seat, names, *place), File(seat, names, "G1"), File(seat, swapped, *place)]
+
+
+def _own_formula_place(state: UltraState, seat: int) -> tuple[str, str]:
+    own, colour = state.stashes[seat], COLOURS[seat]
+    if own.locker == own.formula:
+        return own.at, colour
+    return hotel_of(colour), "suitcase" if own.suitcase == own.formula else "briefcase"
 
 
 # ---------------------------------------------------------------- views
@@ -651,7 +697,6 @@ def _legal_files(state: UltraState, seat: int) -> list[Action]:
 
 def _public(state: UltraState) -> JSON:
     players = state.players
-    investigating = _investigating(state)
     table: JSON = {
         "game": "ultra-secret",
         "players": players,
@@ -681,7 +726,9 @@ def _public(state: UltraState) -> JSON:
             {"seat": n.seat, "square": n.square or None, "act": n.act, "detail": list(n.detail)}
             for n in state.notes
         ],
-        "open": list(investigation_squares(players) if investigating else FLIGHT_SQUARES[players]),
+        "open": list(
+            FLIGHT_SQUARES[players] if state.fugitive >= 0 else investigation_squares(players)
+        ),
         "declared": list(state.declared),
         "fugitive": state.fugitive if state.fugitive >= 0 else None,
         "alone": state.alone,
@@ -703,7 +750,12 @@ def _public(state: UltraState) -> JSON:
             "fakes": dict(zip(SECRET_PLACES, state.fakes, strict=True)),
             "formula": state.formula,
             "filing": (
-                {"pseudonyms": dict(state.filing.pseudonyms), "formula": state.filing.formula}
+                {
+                    "pseudonyms": dict(state.filing.pseudonyms),
+                    "square": state.filing.square,
+                    "container": state.filing.container,
+                    "card": place_card(state, state.filing.square, state.filing.container),
+                }
                 if state.filing
                 else None
             ),
@@ -742,7 +794,8 @@ def _seat_view(state: UltraState, seat: int) -> JSON:
     if seat == state.fugitive and state.filing is not None:
         view["filing"] = {
             "pseudonyms": dict(state.filing.pseudonyms),
-            "formula": state.filing.formula,
+            "square": state.filing.square,
+            "container": state.filing.container,
         }
     return view
 

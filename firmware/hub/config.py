@@ -23,6 +23,7 @@ Hub (``/etc/coffre/hub.toml``); top-level keys come before the first ``[section]
     stations = ["p1", "p2", "p3", "p4", "p5"]
     # colours = ["red", "yellow", ...]   # seat colours, default the key set's order
     # reveal_delay = 3.0                  # seconds between safes; 0 = host presses next
+    # card_sets = "/etc/coffre/card-sets" # Identités cryptées: a group's own card sets
 
 Unknown keys are refused with their place (TOML puts every key written after
 ``[[table]]`` into that table: a ``keyset`` there is refused, not ignored).
@@ -54,6 +55,8 @@ class TableConfig:
     reveal_delay: float = 0.0
     #: Fixed seed for every game (reproducible simulations and tests); None: random.
     seed: int | None = None
+    #: A directory of Identités cryptées card sets (``<name>.json``): the host picks one.
+    card_sets: Path | None = None
 
     def __post_init__(self) -> None:
         """Refuse at start what would break the table mid-game (a typo in hub.toml)."""
@@ -90,6 +93,7 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     colours: list[str] | None = None
     reveal_delay: float = 0.0
     seed: int | None = None
+    card_sets: str | None = None
 
 
 class _Store(msgspec.Struct, forbid_unknown_fields=True):
@@ -138,7 +142,12 @@ def load_hub(path: str | Path) -> HubSettings:
     configs = []
     for n, t in enumerate(hub.table, start=1):
         try:
-            configs.append(TableConfig(t.name, t.stations, t.colours, t.reveal_delay, t.seed))
+            card_sets = Path(t.card_sets) if t.card_sets else None
+            configs.append(
+                TableConfig(
+                    t.name, t.stations, t.colours, t.reveal_delay, t.seed, card_sets=card_sets
+                )
+            )
         except ValueError as exc:
             raise ConfigError(f"{path}: [[table]] {n}: {exc}") from None
     names = [t.name for t in configs]

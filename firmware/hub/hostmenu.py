@@ -25,6 +25,8 @@ GAME_OPTIONS: dict[str, list[tuple[str, list[Any]]]] = {
     "ultra-secret": [("dial", ["strict", "free"])],
     "identites-cryptees": [("interrupt_window", [5, 10, 0])],
 }
+#: Identités cryptées: the Legion extension is for this many players or more.
+LEGION_FROM = 6
 
 
 @dataclass
@@ -44,6 +46,8 @@ class HostMenu:
     limits: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Chosen option values per game (index into GAME_OPTIONS' values).
     chosen: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Identités cryptées card sets the host may pick (shipped ones and the table's own).
+    card_sets: list[str] = field(default_factory=lambda: ["generic"])
 
     @property
     def game_id(self) -> str:
@@ -51,7 +55,13 @@ class HostMenu:
 
     @property
     def option_rows(self) -> list[tuple[str, list[Any]]]:
-        return GAME_OPTIONS.get(self.game_id, [])
+        rows = list(GAME_OPTIONS.get(self.game_id, []))
+        if self.game_id == "identites-cryptees":  # RULES.md §5: chosen by the host
+            rows.append(("first", list(range(self.players))))
+            rows.append(("cards", list(self.card_sets)))
+            if self.players >= LEGION_FROM:
+                rows.append(("legion_loyalty", [False, True]))
+        return rows
 
     @property
     def start_row(self) -> int:
@@ -60,7 +70,10 @@ class HostMenu:
     def options(self) -> dict[str, Any]:
         """The options the host chose for the current game."""
         picks = self.chosen.get(self.game_id, {})
-        return {name: values[picks.get(name, 0)] for name, values in self.option_rows}
+        # Modulo: a row's values may shrink (the first player when fewer play).
+        return {
+            name: values[picks.get(name, 0) % len(values)] for name, values in self.option_rows
+        }
 
     def _range(self) -> tuple[int, int]:
         lo, hi = self.limits.get(self.game_id, (1, self.max_players))

@@ -27,6 +27,7 @@ import msgspec
 from device.panel import Panel
 from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake
 from firmware.hub.bindings import binding_for, bound_games
+from firmware.hub.cardsets import card_set_names, own_card_set
 from firmware.hub.config import TableConfig
 from firmware.hub.hostmenu import HostMenu
 from firmware.hub.publish import Publisher
@@ -72,7 +73,9 @@ class Hub:
             lacking = [c for c in cfg.colours or () if c not in self.keys.colours]
             if lacking:
                 raise ValueError(f"table {cfg.name}: the key set has no {lacking[0]} keys")
-            menu = HostMenu(games, max_players=len(cfg.stations), limits=limits)
+            menu = HostMenu(
+                games, max_players=len(cfg.stations), limits=limits, card_sets=card_set_names(cfg)
+            )
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
         self.store = Store(store_path, exclusive=True)
         # The hub's session is persistent, so its client id is fixed; it is also secret (a
@@ -410,11 +413,12 @@ class Hub:
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "big") >> 1  # 63 bits: no brute force
         stations = actor.config.stations[:players]
+        # The record keeps the data files' content (a deck, a card set): a restarted hub
+        # replays the game from it even if the owner's file changed or is gone.
+        options = get_game(game).pin_options(own_card_set(actor.config, game, cmd.options))
         # Validate by setting up before anything is stored.
-        get_game(game).setup(players, cmd.options, seed)
-        record = self.store.new_game(
-            actor.config.name, game, players, dict(cmd.options), seed, stations
-        )
+        get_game(game).setup(players, options, seed)
+        record = self.store.new_game(actor.config.name, game, players, options, seed, stations)
         actor.record = record
         actor.table = self._new_table(actor, record)
         actor.timer_due = None

@@ -196,7 +196,10 @@ def test_a_hit_is_answered_from_a_menu() -> None:
             send(t, who, "press")
     choose(t, 0, "Fire!")
     assert "Hit! reveal or -1HP" in screen_text(t, 1)
-    assert labels(t, 1) == ["Reveal left card", "Reveal right card", "Take the hit", CARDS]
+    answers = ["Reveal left card", "Reveal right card", "Take the hit"]
+    assert labels(t, 1)[:3] == answers and labels(t, 1)[-1] == CARDS
+    # D: anytime programs may be played while the hit waits (only those, besides answers)
+    assert all(lb.startswith("Play ") for lb in labels(t, 1)[3:-1])
     choose(t, 1, "Take the hit")
     assert t.view(None)["table"]["seats"][1]["hp"] == 1
     assert t.binding.station_screen(t, 1).title == "Yellow 1HP"
@@ -277,5 +280,27 @@ def test_seats_past_the_key_colours_go_by_number() -> None:
     t = table(12)
     choose(t, 0, "Investigate >")
     looks = labels(t, 0)
-    assert "Look S9 left" in looks and "Look S12 right" in looks
+    assert "Look S9 left" in looks and "Look S12 left" in looks
+    assert "Look S12 right" not in looks and "Look Yel left" not in looks  # shared with seat 0
     assert t.binding.station_screen(t, 10).title == "S11 2HP"
+
+
+def test_actor_plays_an_anytime_program_in_its_own_window() -> None:
+    """D: in its own window the actor's menu offers its anytime programs (never a pass)."""
+    from msgspec.structs import replace
+
+    from tests.rules.test_identites_cryptees import prog
+
+    t = table(interrupt_window=5)
+    seats = list(t.state.seats)
+    seats[0] = replace(seats[0], programs=(prog("scan"),))
+    t.state = replace(t.state, seats=tuple(seats))
+    t._views_at = -1  # the state was edited behind the table's back
+    choose(t, 0, "Draw a program")
+    assert t.view(None)["table"]["phase"] == "window"
+    assert labels(t, 0) == ["Play Quick Scan >", CARDS]
+    choose(t, 0, "Play Quick Scan >")
+    choose(t, 0, "Quick Scan Yel left")
+    table_view = t.view(None)["table"]
+    assert table_view["phase"] == "turn" and table_view["may_change"] is True
+    assert t.view(0)["you"]["seen"][0]["owners"] == [[1, "left"]]

@@ -17,6 +17,7 @@ from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
 
 KEYS = load_keyset()
+COLOURS_US = ("red", "yellow", "green", "black", "lilac", "blue")
 CARD = re.compile(r"\b[PX][1-6]\b")
 
 
@@ -281,7 +282,7 @@ def test_file_cursor_starts_on_the_sheet_answer() -> None:
     assert "Yel is?" in secret_text(t, 0)
     send(t, 0, "press")
     send(t, 0, "press")
-    assert "Formula?" in secret_text(t, 0)
+    assert "Formula card?" in secret_text(t, 0)
     send(t, 0, "press")
     body = send(t, 0, "press")
     assert body["rules"]["type"] == "file"
@@ -290,6 +291,38 @@ def test_file_cursor_starts_on_the_sheet_answer() -> None:
     for colour, code in sheet["pseudonyms"].items():
         if code and colour in named:
             assert named[colour] == code
+    assert t.view(None)["phase"] == "flight"
+
+
+def test_filing_names_the_formula_card_by_its_place() -> None:
+    """D (filing): after the names come the places (bags, full lockers, G squares); the
+    cursor starts where the sheet saw the true formula card, and the filing names it."""
+    from msgspec.structs import replace
+
+    from rules._ultra_secret_board import Seen
+    from tests.rules.test_ultra_secret import know_all, true_place
+
+    t = hidden(3, 2)
+    square, container = true_place(t.state)
+    colour = container if square in ("F1", "B1") else COLOURS_US[int(square[1]) - 1]
+    slot = "locker" if square in ("F1", "B1") else container
+    state = know_all(t.state, 0)
+    line = Seen(1, square, colour, slot, state.formula, "search", 0)
+    t.state = replace(state, sheets=(state.sheets[0] + (line,), *state.sheets[1:]))
+    t._views_at = -1  # the state was edited behind the table's back
+    assert labels(t, 0)[0] == "Declare: I know!" and len(labels(t, 0)) == 2
+    choose(t, 0, "Declare: I know!")
+    for seat in (1, 2):
+        choose(t, seat, "Pass (no bug)")
+    send(t, 0, "press")
+    send(t, 0, "press")
+    assert "Formula card?" in secret_text(t, 0)
+    places = labels(t, 0)
+    assert {"H2 Yel suitcase", "H1 Red briefcase", "B1 Red locker"} <= set(places)
+    assert any(p.startswith("G3 ") for p in places) and len(places) == 12 + 6 + 5 + 2
+    send(t, 0, "press")
+    body = send(t, 0, "press")
+    assert (body["rules"]["square"], body["rules"]["container"]) == (square, container)
     assert t.view(None)["phase"] == "flight"
 
 

@@ -56,3 +56,16 @@ def test_station_config(tmp_path: Path) -> None:
     path.write_text('[station]\ntable = "main"\n')
     with pytest.raises(ConfigError, match="id"):
         load_station(path)
+
+
+def test_table_names_a_card_set_directory(tmp_path: Path) -> None:
+    """A table may name a directory of Identités cryptées card sets (a group's own box)."""
+    cfg = tmp_path / "hub.toml"
+    cfg.write_text(
+        '[[table]]\nname = "main"\nstations = ["p1", "p2", "p3", "p4"]\n'
+        'card_sets = "/etc/coffre/card-sets"\n'
+    )
+    (table,) = load_hub(cfg).tables
+    assert table.card_sets == Path("/etc/coffre/card-sets")
+    cfg.write_text('[[table]]\nname = "main"\nstations = ["p1"]\n')
+    assert load_hub(cfg).tables[0].card_sets is None

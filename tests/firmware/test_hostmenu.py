@@ -92,3 +92,50 @@ def test_each_game_keeps_its_own_options() -> None:
     assert m.options() == {"lang": "fr", "countdown": 5}
     m.press("back", playing=False, now=0)  # back to SI
     assert m.options()["mode"] == "coop"
+
+
+def _ic_menu(card_sets: list[str] | None = None) -> HostMenu:
+    m = HostMenu(
+        ["identites-cryptees"],
+        max_players=10,
+        limits={"identites-cryptees": (4, 16)},
+        card_sets=card_sets or ["generic"],
+    )
+    m.players = 6
+    return m
+
+
+def _set(m: HostMenu, option: str, times: int) -> None:
+    """Move to the row of ``option`` and press ok ``times``."""
+    m.row = 2 + [name for name, _ in m.option_rows].index(option)
+    for _ in range(times):
+        m.press("ok", playing=False, now=0)
+
+
+def test_identites_cryptees_panel_offers_first_player_cards_and_legion() -> None:
+    """RULES.md §5: first player (by the host), card set and Legion option on the panel."""
+    m = _ic_menu(["generic", "mybox"])
+    assert [name for name, _ in m.option_rows] == [
+        "interrupt_window", "first", "cards", "legion_loyalty",
+    ]  # fmt: skip
+    assert m.options() == {
+        "interrupt_window": 5, "first": 0, "cards": "generic", "legion_loyalty": False,
+    }  # fmt: skip
+    _set(m, "first", 3)
+    _set(m, "cards", 1)
+    _set(m, "legion_loyalty", 1)
+    m.row = m.start_row
+    cmd = m.press("ok", playing=False, now=0)
+    assert cmd is not None and cmd.options == {
+        "interrupt_window": 5, "first": 3, "cards": "mybox", "legion_loyalty": True,
+    }  # fmt: skip
+
+
+def test_first_player_follows_the_player_count() -> None:
+    """The first player is a seat of the game; the Legion row only from 6 players."""
+    m = _ic_menu()
+    _set(m, "first", 5)
+    assert m.options()["first"] == 5
+    m.players = 4
+    assert m.options()["first"] in range(4)
+    assert "legion_loyalty" not in m.options()

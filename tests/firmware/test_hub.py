@@ -229,3 +229,63 @@ def test_host_note_gives_its_line_back(tmp_path: Path) -> None:
     hub._tick()
     screens = [p for t, p in sent if t == T.host_screen]
     assert screens[-1]["title"] != "Game started"
+
+
+def _own_card_set(folder: Path) -> Path:
+    """An owner's Identités cryptées set (the generic one relabelled) in ``folder``."""
+    from rules._ic_data import package_set_json
+
+    data = package_set_json("generic")
+    data.update(name="mybox", label="Our box", generic=False)
+    folder.mkdir(exist_ok=True)
+    path = folder / "mybox.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_host_picks_a_card_set_from_the_table_directory(tmp_path: Path) -> None:
+    """RULES.md §5: the table's card-set directory is offered on the panel; the chosen
+    set is stored in the game's record, so a restarted hub replays without the file."""
+    sets = tmp_path / "sets"
+    path = _own_card_set(sets)
+    config = TableConfig("t", ["p1", "p2", "p3", "p4"], card_sets=sets)
+    hub = Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    hub.client.publish = lambda *a, **k: None  # type: ignore[method-assign]
+    assert hub.actors["t"].menu.card_sets == ["generic", "mybox"]
+    command = {"cmd": "start", "game": "identites-cryptees", "players": 4, "seed": 3}
+    deliver(hub, T.host_command, {**command, "options": {"cards": "mybox", "first": 2}})
+    table = hub.actors["t"].table
+    assert table is not None and table.view(None)["table"]["cards"]["label"] == "Our box"
+    assert table.view(None)["table"]["active"] == 2
+    game = hub.actors["t"].record  # the record's options hold the cards themselves
+    assert game is not None and game.options["cards"]["label"] == "Our box"
+    before = table.state
+    hub.store.close()
+    path.unlink()
+    again = Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    after = again.actors["t"].table
+    assert after is not None and after.state == before
+
+
+def test_identiquest_record_keeps_its_deck(tmp_path: Path) -> None:
+    """The deck a game was set up with is in its record (not re-read at a restart)."""
+    hub, _ = make_hub(tmp_path)
+    command = {"cmd": "start", "game": "identiquest", "players": 3, "seed": 3}
+    deliver(hub, T.host_command, {**command, "options": {"give": "top"}})
+    record = hub.actors["t"].record
+    assert record is not None and isinstance(record.options["deck"], dict)
+    assert sum(record.options["deck"].values()) == 56
+
+
+def test_a_broken_card_set_is_refused_on_the_hub_display(tmp_path: Path) -> None:
+    """A bad file in the directory refuses the start with a short note; nothing stored."""
+    sets = tmp_path / "sets"
+    sets.mkdir()
+    (sets / "broken.json").write_text("{", encoding="utf-8")
+    config = TableConfig("t", ["p1", "p2", "p3", "p4"], card_sets=sets)
+    hub = Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    hub.client.publish = lambda *a, **k: None  # type: ignore[method-assign]
+    command = {"cmd": "start", "game": "identites-cryptees", "players": 4, "seed": 3}
+    deliver(hub, T.host_command, {**command, "options": {"cards": "broken"}})
+    assert hub.actors["t"].table is None
+    assert hub.actors["t"].message == "Card set broken: bad file, see hub log"

@@ -49,7 +49,7 @@ def test_three_player_game_through_knobs_and_flaps(make_table: TableFactory) -> 
     end = view["end"]
     filing = end["filing"]
     identity = {c: next(v for v in st.values() if v[0] == "P") for c, st in end["stashes"].items()}
-    right = filing["formula"] == end["formula"] and all(
+    right = filing["card"] == end["formula"] and all(
         code == identity[c] for c, code in filing["pseudonyms"].items()
     )
     if outcome.startswith("escaped"):

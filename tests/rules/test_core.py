@@ -69,3 +69,15 @@ def test_check_options_names_the_unknown_option() -> None:
     check_options({"mode": "coop"}, {"mode", "mystery"})
     with pytest.raises(BadOptions, match="Unknown option: mod"):
         check_options({"mod": "coop"}, {"mode", "mystery"})
+
+
+@pytest.mark.parametrize("game_id", GAME_IDS)
+def test_pinned_options_set_up_the_same_game(game_id: str) -> None:
+    """Every engine's pin_options keeps the game: same views from the same seed."""
+    game = get_game(game_id)
+    players = game.min_players + 1
+    pinned = game.pin_options({})
+    assert encode(pinned) == encode(game.pin_options(pinned))  # pinning is idempotent
+    a, b = game.setup(players, {}, 4), game.setup(players, pinned, 4)
+    for seat in (None, *range(players)):
+        assert game.view(a, seat) == game.view(b, seat)

@@ -104,6 +104,29 @@ def test_custom_deck_composition_is_stored_in_the_state() -> None:
     assert everything == sorted(c for c, k in enumerate(state.counts) for _ in range(k))
 
 
+def test_a_game_replays_from_its_record_without_the_deck_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The record keeps the deck it was set up with (pinned options): no file re-read."""
+    from rules.core import replay
+
+    options = GAME.pin_options({"deck": "default", "give": "choose"})
+    assert options == {"deck": dict(zip(DEFAULT_DECK[0], DEFAULT_DECK[1], strict=True)),
+                       "give": "choose"}  # fmt: skip
+    state = GAME.setup(4, {"deck": "default", "give": "choose"}, 9)
+    actions = []
+    for _ in range(12):
+        action = GAME.legal_actions(state, state.turn)[0]
+        state, _ = GAME.apply(state, action)
+        actions.append(action)
+
+    def no_file(name: str) -> None:
+        raise AssertionError(f"the deck file {name} was read again")
+
+    monkeypatch.setattr("rules.identiquest.load_deck", no_file)
+    assert replay(GAME, 4, options, 9, actions) == state
+
+
 def test_setup_deals_distinct_identities_and_a_random_first_player() -> None:
     """Identities differ; the first player varies with the seed and starts."""
     firsts = set()

@@ -780,13 +780,15 @@ def test_hidden_loyalty_program_is_never_played() -> None:
 
 
 def test_one_program_resolves_at_a_time() -> None:
-    """While a program's hit waits for its answer no other program may be played."""
-    st = sides(["human", "machine", "outlaw", "human"], hands=[["shock"], [], ["patch"], []])
+    """While a program's hit waits, a your-turn program waits too (anytime ones may not)."""
+    st = sides(
+        ["human", "machine", "outlaw", "human"], hands=[["shock", "overload"], [], ["patch"], []]
+    )
     st = act(st, {"type": "program", "seat": 0, "card": prog("shock"), "target": 1})
     assert st.phase == RESPOND
     with pytest.raises(IllegalAction, match="resolving"):
-        act(st, {"type": "program", "seat": 2, "card": prog("patch"), "target": 1})
-    assert GAME.legal_actions(st, 2) == []
+        act(st, {"type": "program", "seat": 0, "card": prog("overload"), "target": 1})
+    assert not [a for a in GAME.legal_actions(st, 0) if isinstance(a, Program)]
     st = act(st, {"type": "take", "seat": 1})
     assert st.phase == TURN and st.active == 0
     st = act(st, {"type": "program", "seat": 2, "card": prog("patch"), "target": 1})
@@ -852,15 +854,16 @@ def test_interrupt_program_lets_the_actor_change_the_action() -> None:
 
 
 def test_passed_seat_cannot_interrupt() -> None:
-    """After passing, a seat plays no program in that window; the actor neither."""
+    """After passing, a seat plays no program in that window (the actor may: Decision)."""
     st = sides(
         ["human", "machine", "outlaw", "human"], window=5, hands=[["scan"], ["jammer"], [], []]
     )
     st = act(arm(st, 0, "pistol", (1,)), {"type": "fire", "seat": 0}, {"type": "pass", "seat": 1})
     with pytest.raises(IllegalAction, match="passed"):
         act(st, {"type": "program", "seat": 1, "card": prog("jammer"), "target": 0})
-    with pytest.raises(IllegalAction, match="declared"):
-        act(st, {"type": "program", "seat": 0, "card": prog("scan"), "target": 1, "slot": "left"})
+    assert GAME.legal_actions(st, 1) == []
+    st = act(st, {"type": "program", "seat": 0, "card": prog("scan"), "target": 1, "slot": "left"})
+    assert st.phase == TURN and st.may_change is True
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -125,9 +126,7 @@ def test_documented_example_runs() -> None:
     blocks = re.findall(r"```\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
     example = next(b for b in blocks if b.startswith('{"type"') and "take" in b)
     out = io.StringIO()
-    code = run_scenario(
-        "identites-cryptees", 5, 11, {"first": 2}, example.splitlines(), out
-    )
+    code = run_scenario("identites-cryptees", 5, 11, {"first": 2}, example.splitlines(), out)
     result = json.loads(out.getvalue())
     assert code == 0 and result["version"] == 46
     assert result["public"]["table"]["check"] == {
@@ -135,3 +134,83 @@ def test_documented_example_runs() -> None:
         "result": "continues",
         "message": "The game goes on",
     }
+
+
+# --- a group's own card set (issue 15) ----------------------------------------
+
+
+def _own_set(folder: Path, name: str = "mybox") -> Path:
+    """Write an owner's card set (the generic one relabelled) into ``folder``."""
+    data = raw()
+    data.update(name=name, label="Our box", generic=False, notice="transcribed by us")
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_card_sets_load_from_a_directory(tmp_path: Path) -> None:
+    """An owner's directory lists its sets; one read in sets up a game with its label."""
+    from rules.identites_cryptees import GAME, card_sets_in, read_card_set
+
+    path = _own_set(tmp_path)
+    (tmp_path / "notes.txt").write_text("not a set", encoding="utf-8")
+    assert card_sets_in(tmp_path) == {"mybox": path}
+    assert card_sets_in(tmp_path / "missing") == {}
+    cards = read_card_set(path)
+    st = GAME.setup(6, {"cards": cards}, 3)
+    assert GAME.view(st, None)["table"]["cards"] == {
+        "set": "mybox",
+        "label": "Our box",
+        "generic": False,
+    }
+
+
+def test_a_game_on_an_own_set_replays_without_the_file(tmp_path: Path) -> None:
+    """The state and the options carry the cards: deleting the file changes nothing."""
+    from rules.core import decode_state, encode, replay
+    from rules.identites_cryptees import GAME, read_card_set
+    from tests.rules.test_identites_cryptees_playout import bot
+
+    path = _own_set(tmp_path)
+    options = {"cards": read_card_set(path), "interrupt_window": 0}
+    st = GAME.setup(5, options, 8)
+    actions = []
+    r = random.Random(8)
+    for _ in range(40):
+        action = bot(st, r)
+        st, _ = GAME.apply(st, action)
+        actions.append(action)
+    path.unlink()
+    assert replay(GAME, 5, json.loads(json.dumps(options)), 8, actions) == st
+    assert decode_state(GAME, encode(st)) == st
+
+
+def test_a_bad_own_set_is_refused(tmp_path: Path) -> None:
+    """A broken file in the directory is refused when read, naming the file."""
+    from rules.core import BadOptions
+    from rules.identites_cryptees import GAME, read_card_set
+
+    data = raw()
+    data["setup"] = data["setup"][:-1]
+    bad = tmp_path / "broken.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DataError, match=re.escape("broken.json: setup table has no row for 16")):
+        read_card_set(bad)
+    (tmp_path / "junk.json").write_text("{", encoding="utf-8")
+    with pytest.raises(DataError, match=re.escape("junk.json")):
+        read_card_set(tmp_path / "junk.json")
+    with pytest.raises(BadOptions, match="no row for 16"):
+        GAME.setup(5, {"cards": data}, 1)
+    with pytest.raises(BadOptions):
+        GAME.setup(5, {"cards": 3}, 1)
+
+
+def test_pinned_options_carry_the_shipped_set() -> None:
+    """pin_options puts the shipped set's cards in the options: same game, no file."""
+    from rules.identites_cryptees import GAME
+
+    pinned = GAME.pin_options({"first": 1})
+    assert pinned["cards"] == raw() and pinned["first"] == 1
+    a, b = GAME.setup(7, {"first": 1}, 5), GAME.setup(7, pinned, 5)
+    assert GAME.view(a, 2) == GAME.view(b, 2)
+    assert a.seats == b.seats and a.loyalty == b.loyalty and a.deck == b.deck

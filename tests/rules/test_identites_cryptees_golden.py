@@ -24,7 +24,7 @@ from tests.rules.test_identites_cryptees_playout import bot
 
 GOLDEN = Path(__file__).parent / "golden" / "identites-cryptees-5p.jsonl"
 PLAYERS = 5
-SEED = 183
+SEED = 215
 OPTIONS: dict[str, Any] = {"interrupt_window": 5, "first": 2}
 
 

@@ -24,6 +24,7 @@ from rules._ic_state import (
     Program,
     Timeout,
     alive,
+    cards_of,
     hand_limit,
     hand_size,
     own_positions,
@@ -54,8 +55,8 @@ def bot(st: ICState, r: random.Random) -> Action:
         seat = r.choice(waiting)
         acts = GAME.legal_actions(st, seat)
         return Pass(seat) if r.random() < 0.85 else r.choice(acts)
-    if st.phase == TURN and r.random() < 0.05:
-        seat = r.choice(alive(st))
+    if st.phase in (TURN, RESPOND, REAIM, ABILITY, DISCARD) and r.random() < 0.05:
+        seat = r.choice(alive(st))  # anytime programs, also while something waits
         acts = GAME.legal_actions(st, seat)
         if acts:
             return r.choice(acts)
@@ -110,14 +111,22 @@ def _check_who_may_act(st: ICState) -> None:
     if st.phase == OVER:
         assert not acting and not table
     elif st.phase == WINDOW:
-        assert acting == {s for s in alive(st) if s != st.active and s not in st.passed}
+        waiting = {s for s in alive(st) if s != st.active and s not in st.passed}
+        assert waiting <= acting <= waiting | {st.active}
+        assert all(isinstance(a, Program) for a in GAME.legal_actions(st, st.active))
         assert table == [Timeout()]
     else:
         assert not table
         if st.phase in (RESPOND, REAIM, ABILITY, DISCARD):
-            assert acting == {_acting_seat(st)}
+            assert _acting_seat(st) in acting
+            for seat in acting - {_acting_seat(st)}:  # anytime programs only (Decision)
+                assert all(_anytime(st, a) for a in GAME.legal_actions(st, seat))
         else:
             assert st.active in acting
+
+
+def _anytime(st: ICState, action: Action) -> bool:
+    return isinstance(action, Program) and cards_of(st).programs[action.card].timing == "anytime"
 
 
 def refused(st: ICState, action: Action) -> None:
@@ -151,7 +160,7 @@ def play_one(i: int) -> tuple[int, int]:
         if new.phase != OVER and any(e.kind == "turn" for e in events):
             turns_seen += 1
             if st.seats[before_active].alive:
-                assert hand_size(new, before_active) <= hand_limit(new)
+                assert hand_size(new, before_active) <= hand_limit(new, before_active)
         st = new
         actions.append(action)
         check_invariants(st, total)
@@ -208,6 +217,9 @@ def redeal(st: ICState, viewer: int | None, r: random.Random) -> ICState:
     spare = tuple(pool[len(slots) :])
 
     mine = set(own_positions(st, viewer)) if viewer is not None else set()
+    if viewer is not None:  # a card the viewer was shown stays known wherever it moves
+        remembered = {m.card for m in seats[viewer].seen if m.kind == "loyalty"}
+        mine |= {p for p, card in enumerate(st.loyalty) if card in remembered}
     hidden = [p for p, up in enumerate(st.loyalty_up) if not up and p not in mine]
     loyalty = list(st.loyalty)
     contents = [loyalty[p] for p in hidden]

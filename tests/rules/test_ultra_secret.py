@@ -62,6 +62,15 @@ Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
 - test_declaration_tie_is_broken_at_random: "(ties random)".
 - test_fugitive_files_secret_answers: "The fugitive files, secretly, a pseudonym for
   each enemy colour and a formula code."
+- test_filing_names_a_place_where_a_card_lies: D (filing) "they name the place of that card
+  (square and container, e.g. G3, or a suitcase, briefcase or locker ...)".
+- test_knowing_the_code_is_not_enough: D (filing) "right only if the card at that place is
+  the true formula. Knowing the true code is not enough".
+- test_sheet_tells_where_the_true_formula_was_seen: the sheet and the best filing follow
+  where the true formula card was seen.
+- test_complete_sheet_must_declare: D "a player whose investigation sheet is complete may
+  no longer pass; their next choice is the declaration".
+- test_hide_step_shows_no_flight_square: the public `open` list during the hide step.
 - test_flight_squares_by_player_count: "squares by player count: 3p VM1-3 F1; 4p VM1-4
   F1; 5p VM1-5 V1 F1; 6p VM1-5 V1 V2 F1".
 - test_flight_is_dial_and_move_only_and_agents_may_stay: "Then only dial+move";
@@ -192,14 +201,25 @@ def know_all(state: UltraState, seat: int) -> UltraState:
     return replace(state, sheets=tuple(sheets))
 
 
+def true_place(state: UltraState) -> tuple[str, str]:
+    """(square, container) of the real formula card whose code is the true formula."""
+    for c, st in zip(COLOURS, state.stashes, strict=True):
+        for slot in ("suitcase", "briefcase"):
+            if st.card(slot) == state.formula:
+                return f"H{COLOURS.index(c) + 1}", slot
+        if st.locker == state.formula:
+            return st.at, c
+    raise AssertionError("the true formula card lies nowhere")
+
+
 def flight(players: int = 3, fugitive: int = 0, right: bool = True, **options: str) -> UltraState:
-    """A game in its flight, ``fugitive`` having filed right (or a wrong formula)."""
+    """A game in its flight, ``fugitive`` having filed right (or named a fake's place)."""
     state = know_all(hidden(players, **options), fugitive)
     for s in range(players):
         state, _ = GAME.apply(state, Declare(s) if s == fugitive else Pass(s))
     names = {c: state.stashes[i].identity for i, c in enumerate(COLOURS[:players]) if i != fugitive}
-    formula = state.formula if right else next(x for x in FORMULAS if x != state.formula)
-    state, _ = GAME.apply(state, File(fugitive, names, formula))
+    square, container = true_place(state) if right else ("G1", "")
+    state, _ = GAME.apply(state, File(fugitive, names, square, container))
     assert state.phase == "flight"
     return state
 
@@ -341,6 +361,16 @@ def test_open_squares_before_the_flight() -> None:
         expected = base | ({"V3"} if n >= 5 else set())
         assert set(open_squares(state, 0)) == expected
         assert set(GAME.view(state, None)["open"]) == expected
+
+
+def test_hide_step_shows_no_flight_square() -> None:
+    """While hiding, the public open list is the investigation board, not the flight's."""
+    for n in (3, 4, 5, 6):
+        state = GAME.setup(n, {}, 2)
+        assert state.phase == "hide"
+        opened = GAME.view(state, None)["open"]
+        assert not any(sq.startswith("VM") for sq in opened)
+        assert set(opened) == set(open_squares(hidden(n), 0))
 
 
 def test_strict_dial_offers_only_open_squares() -> None:
@@ -700,10 +730,22 @@ def test_declaring_needs_a_complete_sheet() -> None:
 
 def test_bug_or_declare_not_both() -> None:
     """A seat makes one phase-1 choice: after its bug it cannot also declare."""
-    state = know_all(hidden(3), 0)
+    state = hidden(3, declare="any")
     state, _ = GAME.apply(state, Bug(0, "G1"))
     refused(state, Declare(0), "already chosen")
     assert GAME.legal_actions(state, 0) == []
+
+
+def test_complete_sheet_must_declare() -> None:
+    """D: a seat whose sheet is complete may no longer pass (or bug): it declares."""
+    for declare in ("known", "any"):
+        state = know_all(hidden(3, declare=declare), 0)
+        assert GAME.legal_actions(state, 0) == [Declare(0)]
+        refused(state, Pass(0), "complete")
+        refused(state, Bug(0, "G1"), "complete")
+        assert Pass(1) in GAME.legal_actions(state, 1)
+        state, _ = GAME.apply(state, Declare(0))
+        assert state.pending[0] == "declare"
 
 
 def test_several_declare_highest_digit_sum_flees() -> None:
@@ -740,23 +782,85 @@ def test_declaration_tie_is_broken_at_random() -> None:
     assert winners == {0, 2}
 
 
-def test_fugitive_files_secret_answers() -> None:
-    """Only the fugitive files: one pseudonym per enemy colour and a formula; secret."""
-    state = know_all(hidden(3), 0)
-    for s in range(3):
+def _filing_state(players: int = 3) -> UltraState:
+    """Seat 0 knows every pseudonym and the true code, declares, and must file."""
+    state = know_all(hidden(players), 0)
+    for s in range(players):
         state, _ = GAME.apply(state, Declare(s) if s == 0 else Pass(s))
+    assert state.phase == "file"
+    return state
+
+
+def test_fugitive_files_secret_answers() -> None:
+    """Only the fugitive files: one pseudonym per enemy colour and a formula card's place."""
+    state = _filing_state()
     good = {"yellow": "P1", "green": "P2"}
-    refused(state, File(1, good, "X1"), "Nothing for you")
-    refused(state, File(0, {"yellow": "P1"}, "X1"), "each enemy colour")
-    refused(state, File(0, {"yellow": "P1", "green": "P1"}, "X1"), "only once")
-    refused(state, File(0, {"yellow": "P1", "green": "Q7"}, "X1"), "P1 to P6")
-    refused(state, File(0, good, "X9"), "X1 to X6")
+    refused(state, File(1, good, "G1"), "Nothing for you")
+    refused(state, File(0, {"yellow": "P1"}, "G1"), "each enemy colour")
+    refused(state, File(0, {"yellow": "P1", "green": "P1"}, "G1"), "only once")
+    refused(state, File(0, {"yellow": "P1", "green": "Q7"}, "G1"), "P1 to P6")
     refused(state, Dial(0, "F1"), "Not the time")
-    state, _ = GAME.apply(state, File(0, good, "X1"))
-    assert state.filing == Filing((("green", "P2"), ("yellow", "P1")), "X1")
-    assert GAME.view(state, 0)["filing"] == {"pseudonyms": good, "formula": "X1"}
+    state, _ = GAME.apply(state, File(0, good, "B1", "green"))
+    assert state.filing == Filing((("green", "P2"), ("yellow", "P1")), "B1", "green")
+    assert GAME.view(state, 0)["filing"] == {
+        "pseudonyms": good,
+        "square": "B1",
+        "container": "green",
+    }
     assert GAME.view(state, 1)["filing"] is None
     assert "filing" not in GAME.view(state, None) and "end" not in GAME.view(state, None)
+
+
+def test_filing_names_a_place_where_a_card_lies() -> None:
+    """D (filing): a hotel bag, a full locker at F1/B1 (by colour) or a G square."""
+    state = _filing_state()
+    good = {"yellow": "P1", "green": "P2"}
+    state = lockers_at(state, "B1", green="F1")
+    refused(state, File(0, good, "H2"), "suitcase or the briefcase")
+    refused(state, File(0, good, "H2", "locker"), "suitcase or the briefcase")
+    refused(state, File(0, good, "B1"), "locker")
+    refused(state, File(0, good, "B1", "green"), "locker")
+    refused(state, File(0, good, "G3", "suitcase"), "G square")
+    refused(state, File(0, good, "V1"), "formula card")
+    refused(state, File(0, good, "VM1"), "formula card")
+    for square, container in (("H2", "suitcase"), ("F1", "green"), ("B1", "red"), ("G3", "")):
+        GAME.apply(state, File(0, good, square, container))
+
+
+def test_knowing_the_code_is_not_enough() -> None:
+    """D (filing): right only if the named card is the true formula, not by its code."""
+    state = _filing_state()
+    assert knowledge(state, 0).formula == state.formula
+    names = {c: state.stashes[i].identity for i, c in enumerate(COLOURS[:3]) if i != 0}
+    square, container = true_place(state)
+    others = [(f"H{i + 1}", "briefcase") for i in range(6)] + [("G1", ""), ("G4", "")]
+    for place in [p for p in others if p != (square, container)]:
+        filed, _ = GAME.apply(state, File(0, names, *place))
+        assert fly(filed, ["F1", "VM1", "VM2"]).outcome == "escaped-wrong", place
+    filed, _ = GAME.apply(state, File(0, names, square, container))
+    end = fly(filed, ["F1", "VM1", "VM2"])
+    assert end.outcome == "escaped"
+    assert GAME.view(end, None)["end"]["filing"] == {
+        "pseudonyms": names,
+        "square": square,
+        "container": container,
+        "card": state.formula,
+    }
+
+
+def test_sheet_tells_where_the_true_formula_was_seen() -> None:
+    """The sheet knows the true formula card's place once seen; the best filing names it."""
+    state = _filing_state()
+    square, container = true_place(state)
+    colour = container if square in ("F1", "B1") else COLOURS[int(square[1]) - 1]
+    slot = "locker" if square in ("F1", "B1") else container
+    assert knowledge(state, 0).formula_at is None or colour == "red"
+    line = Seen(2, square, colour, slot, state.formula, "search", 0)
+    state = replace(state, sheets=(state.sheets[0] + (line,), *state.sheets[1:]))
+    assert knowledge(state, 0).formula_at == (square, container)
+    assert GAME.view(state, 0)["sheet"]["formula_at"] == {"square": square, "container": container}
+    best = GAME.legal_actions(state, 0)[0]
+    assert isinstance(best, File) and (best.square, best.container) == (square, container)
 
 
 # ---------------------------------------------------------------- flight
@@ -844,7 +948,7 @@ def test_outcomes_and_scores() -> None:
     state = flight(3, fugitive=1)
     names = dict(state.filing.pseudonyms) if state.filing else {}
     names["green"], names["red"] = names["red"], names["green"]
-    swapped = replace(state, filing=Filing(tuple(sorted(names.items())), state.formula))
+    swapped = replace(state, filing=Filing(tuple(sorted(names.items())), *true_place(state)))
     assert fly(swapped, ["VM1", "F1", "VM2"]).outcome == "escaped-wrong"
 
 
@@ -856,7 +960,7 @@ def test_game_over_refuses_actions_and_reveals() -> None:
     end = GAME.view(state, None)["end"]
     assert end["formula"] == state.formula
     assert end["stashes"]["yellow"]["suitcase"] == state.stashes[1].suitcase
-    assert end["filing"]["formula"] == state.formula
+    assert end["filing"]["card"] == state.formula
     assert GAME.view(state, None)["outcome"] == "escaped"
 
 
@@ -871,7 +975,9 @@ def test_view_keys() -> None:
         "game", "seat", "colour", "table", "hidden", "moles", "dial", "choice", "sheet", "filing",
     }  # fmt: skip
     assert view["table"] == GAME.view(state, None)
-    assert set(view["sheet"]) == {"entries", "grid", "fakes", "formula", "pseudonyms", "complete"}
+    assert set(view["sheet"]) == {
+        "entries", "grid", "fakes", "formula", "pseudonyms", "complete", "formula_at",
+    }  # fmt: skip
     assert set(GAME.view(state, None)) >= {
         "phase", "turn", "agents", "informants", "bugs", "lockers", "moles", "revealed", "waiting",
     }  # fmt: skip
@@ -935,7 +1041,7 @@ def redeal(state: UltraState, keep: int | None, rng: random.Random) -> UltraStat
     )
     filing = state.filing
     if filing is not None and keep != state.fugitive:
-        filing = Filing(tuple((c, rng.choice(PSEUDONYMS)) for c, _ in filing.pseudonyms), "X3")
+        filing = Filing(tuple((c, rng.choice(PSEUDONYMS)) for c, _ in filing.pseudonyms), "G1", "")
     return replace(
         state,
         stashes=tuple(stashes),

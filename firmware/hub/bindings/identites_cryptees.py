@@ -17,6 +17,9 @@ refused with a readable message).
   seat sees the declared action and a countdown (``table.timer_left``), and may
   pass or play an anytime program; the window closes when all passed or when the
   hub's timer sends ``timeout`` (``interrupt_window`` seconds, default 5).
+- Anytime programs are in every seat's menu at any moment (RULES.md §5 Decision):
+  also while a hit, re-aim, ability or discard waits, and for the actor inside its
+  own window; the menus simply follow the engine's legal actions.
 - The victory check announces only "The game goes on" or the winners.
 - Seats go by the table's colours; past the key set's eight, by number (S9...).
 """

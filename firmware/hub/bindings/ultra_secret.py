@@ -7,15 +7,17 @@ needed for this game (the box's cards stay in the box; the hub keeps them).
 - Hide (setup): pick the suitcase card, then the briefcase card, then where the
   locker card goes (F1 or B1); "< Back" undoes a step.
 - Phase 1: pass, declare (offered once the sheet is complete, or always with
-  ``declare=any``), or place the bug on a hotel or G square.
+  ``declare=any``), or place the bug on a hotel or G square; a complete sheet
+  offers only the declaration (RULES.md §4 Decision).
 - Phase 2 (and each flight turn): the knob IS the coordinate dial: it offers only
   the open squares (strict; every code of the physical dial with ``dial=free``);
   a press locks the square in. The dial shows only under the flap.
 - Phase 3: pass (informant stays) or post the informant on a hotel, F1 or B1.
 - Search: an agent alone where it can act picks a search (both bags / one bag,
   the lockers to open, the mole cards to spend) or passes.
-- File: the fugitive picks a pseudonym for each enemy colour, then the formula
-  code (the cursor starts on the sheet's answer), then confirms.
+- File: the fugitive picks a pseudonym for each enemy colour, then the place of
+  the formula card it takes unseen (a hotel bag, a full locker at F1/B1, or a G
+  square; the cursor starts where the sheet saw the true formula), then confirms.
 - The investigation sheet is the seat's secret: the last item of every menu,
   "Sheet >", opens it; the knob then turns its pages and a press goes back to the
   menu. With nothing to choose, the knob turns the sheet's pages directly.
@@ -40,7 +42,8 @@ IDLE_LED = (0, 0, 0)
 COLOURS = ("red", "yellow", "green", "black", "lilac", "blue")
 KINDS = ("identity", "toothbrush", "formula")
 KIND_LABEL = {"identity": "ID card", "toothbrush": "toothbrush", "formula": "formula"}
-FORMULAS = ("X1", "X2", "X3", "X4", "X5", "X6")
+BAGS = ("suitcase", "briefcase")
+SECRET_PLACES = ("G1", "G2", "G3", "G4", "G5")
 PSEUDONYMS = ("P1", "P2", "P3", "P4", "P5", "P6")
 PHASE_LABEL = {
     "hide": "Hide",
@@ -127,7 +130,8 @@ class UltraSecretBinding(KnobMenus):
         if step < len(enemies):
             want = sheet["pseudonyms"].get(enemies[step])
         elif step == len(enemies):
-            want = sheet["formula"]
+            at = sheet["formula_at"]
+            want = self._place_label(table, at["square"], at["container"]) if at else None
         for i, opt in enumerate(menu):
             if want and opt.label.startswith(want):
                 return i
@@ -193,14 +197,36 @@ class UltraSecretBinding(KnobMenus):
                 if p not in picks
             ] + back
         if len(picks) == len(enemies):
-            return [Option(x, self._pick(table, seat, [*picks, x])) for x in FORMULAS] + back
+            return [
+                Option(self._place_label(table, sq, box), self._pick(table, seat, [*picks, place]))
+                for sq, box in self._places(table)
+                for place in [f"{sq}/{box}"]
+            ] + back
+        square, _, container = picks[-1].partition("/")
         action = {
             "type": "file",
             "seat": seat,
             "pseudonyms": dict(zip(enemies, picks, strict=False)),
-            "formula": picks[-1],
+            "square": square,
+            "container": container,
         }
         return [Option("File it!", {"rules": action}), *back]
+
+    @staticmethod
+    def _places(table: Table) -> list[tuple[str, str]]:
+        """Where a formula card may be taken from: hotel bags, full lockers, G squares."""
+        lockers = table.view(None)["lockers"]
+        bags = [(f"H{i + 1}", bag) for i in range(len(COLOURS)) for bag in BAGS]
+        full = [(lockers[c], c) for c in COLOURS if c in lockers]
+        return bags + sorted(full) + [(g, "") for g in SECRET_PLACES]
+
+    def _place_label(self, table: Table, square: str, container: str) -> str:
+        """A filing place in a menu: H3 Gre suitcase, B1 Red locker, G3 park..."""
+        if container in BAGS:
+            return f"{square} {short(COLOURS[int(square[1:]) - 1])} {container}"
+        if container:
+            return f"{square} {short(container)} locker"
+        return self.square_label(table, square)
 
     def _heading(self, table: Table, seat: int) -> str:
         """The menu's title under the flap."""
@@ -213,7 +239,7 @@ class UltraSecretBinding(KnobMenus):
             enemies = self._enemies(table, seat)
             if len(picks) < len(enemies):
                 return f"{short(enemies[len(picks)])} is?"
-            return "Formula?" if len(picks) == len(enemies) else "Filing ok?"
+            return "Formula card?" if len(picks) == len(enemies) else "Filing ok?"
         return {
             "bug": "Bug/declare",
             "dial": "Dial",
@@ -396,7 +422,7 @@ class UltraSecretBinding(KnobMenus):
             lines.append(f"Fugitive: {seat_name(fugitive)}")
         lines.append(f"Formula was {end.get('formula', '?')}")
         if filing:
-            lines.append(f"Filed formula {filing.get('formula', '?')}")
+            lines.append(f"Took {card_code(filing.get('card'))} at {filing.get('square', '?')}")
         lines.append("You win!" if scores[seat] else "You lose")
         return [*lines[:3], lines[-1]]
 
