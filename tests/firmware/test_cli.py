@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from firmware.cli import EX_CONFIG, main
-from firmware.tools.brokers import free_port
 from firmware.tools.sim import MANIFEST, claim_out
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,21 +157,63 @@ def test_sim_out_removes_only_what_it_wrote(tmp_path: Path) -> None:
 
 def test_sigterm_while_disconnected_exits_0(tmp_path: Path) -> None:
     """A station that never reached its broker stops on SIGTERM with status 0, no traceback."""
+    # A bound socket that never listens: the port stays ours, and connecting is refused.
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(30)
     path = tmp_path / "station.toml"
-    path.write_text(STATION.format(port=free_port()) + 'backend = "mock"\n')
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "station", "--config", str(path)],
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "COFFRE_DEVICE_BACKEND": "mock"},
+    path.write_text(STATION.format(port=closed.getsockname()[1]) + 'backend = "mock"\n')
+    with closed, notify:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "firmware.cli", "station", "--config", str(path)],
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify")},
+        )
+        try:
+            assert notify.recv(64) == b"READY=1"
+            time.sleep(1.5)  # a refused connection and a retry
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "nothing listens" in err
+
+
+def test_hub_panel_pins_come_from_its_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``[panel] pins`` is the panel's pin map: a pin map with a bad pin stops the hub."""
+    pins = tmp_path / "panel.toml"
+    pins.write_text("[buttons]\nprev = 40\n")
+    path = tmp_path / "hub.toml"
+    path.write_text(
+        f'[panel]\nbackend = "emulated"\npins = "{pins}"\n'
+        '[[table]]\nname = "main"\nstations = ["p1", "p2", "p3"]\n'
     )
-    assert proc.stderr is not None
-    seen = ""
-    deadline = time.monotonic() + 20
-    while "nothing listens" not in seen and time.monotonic() < deadline:
-        seen += proc.stderr.readline()
-    proc.send_signal(signal.SIGTERM)
-    _out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 0, seen + err
-    assert "Traceback" not in seen + err
+    assert main(["hub", "--config", str(path)]) == EX_CONFIG
+    line = _one_line(capsys)
+    assert "panel.toml" in line and "prev" in line
+
+
+def test_unreadable_password_file_says_whose_it_must_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A password file the service user cannot read: one line with the chown to run."""
+    secret = tmp_path / "station.password"
+    secret.write_text("pw\n")
+    real_read = Path.read_text
+
+    def read_text(self: Path, *args: object, **kwargs: object) -> str:
+        if self == secret:  # what a root-owned 0600 file does to the coffre user
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    path = tmp_path / "station.toml"
+    path.write_text(f'[broker]\npassword_file = "{secret}"\n' + STATION.split("\n", 3)[3])
+    assert main(["station", "--config", str(path)]) == EX_CONFIG
+    assert f"sudo chown coffre: {secret}" in _one_line(capsys)

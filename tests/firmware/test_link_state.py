@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,19 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.link.render import render_lines
 from firmware.station.service import Station
-from firmware.tools.brokers import free_port
 from tests.firmware.test_tls import TlsBroker, tls_broker
 
 __all__ = ["tls_broker"]  # the fixture, imported for this module's tests
 
 P1 = station_user("main", "p1")
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port bound but never listening: ours for the test, and refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
 
 
 def _states(config: BrokerConfig, until: Callable[[LinkState], bool]) -> list[LinkState]:
@@ -46,9 +54,9 @@ def _final(config: BrokerConfig) -> LinkState:
     return _states(config, lambda s: s.state != "connecting")[-1]
 
 
-def test_no_broker_listening_is_reported() -> None:
+def test_no_broker_listening_is_reported(closed_port: int) -> None:
     """Nothing on the port: 'connecting', then 'Broker not running', each once."""
-    seen = _states(BrokerConfig("127.0.0.1", free_port()), lambda s: s.state == "refused")
+    seen = _states(BrokerConfig("127.0.0.1", closed_port), lambda s: s.state == "refused")
     assert [s.state for s in seen] == ["connecting", "refused"]
     assert seen[-1].text == "Broker not running"
 
@@ -85,10 +93,12 @@ def test_wrong_password_is_named(tls_broker: TlsBroker) -> None:
     assert (state.state, state.text) == ("wrong-password", "Wrong password")
 
 
-def test_a_failure_is_logged_once_not_every_retry(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failure_is_logged_once_not_every_retry(
+    caplog: pytest.LogCaptureFixture, closed_port: int
+) -> None:
     """Retrying every second against a dead port logs one line, not one a retry."""
     caplog.set_level(logging.INFO, logger="firmware.link.mqtt")
-    client = Client(BrokerConfig("127.0.0.1", free_port()), "t-once", [])
+    client = Client(BrokerConfig("127.0.0.1", closed_port), "t-once", [])
     client.start()
     time.sleep(3.5)  # about three retries
     client.stop()
@@ -111,9 +121,9 @@ def _wait_frame(display: MockDisplay, want: object, timeout: float = 6.0) -> boo
     return False
 
 
-def test_station_screen_says_connecting_then_what_is_wrong() -> None:
+def test_station_screen_says_connecting_then_what_is_wrong(closed_port: int) -> None:
     """Before any hub screen the OLED shows 'Connecting to …', then the problem."""
-    station, display = _station(BrokerConfig("127.0.0.1", free_port()))
+    station, display = _station(BrokerConfig("127.0.0.1", closed_port))
     station.start()
     try:
         connecting = render_lines("coffre p1", ["Connecting to", "127.0.0.1..."]).tobytes()
@@ -159,11 +169,11 @@ def test_station_screen_says_hub_offline(tls_broker: TlsBroker) -> None:
         hub.stop()
 
 
-def test_hub_display_says_what_is_wrong(tmp_path: Path) -> None:
+def test_hub_display_says_what_is_wrong(tmp_path: Path, closed_port: int) -> None:
     """The hub's own display shows its broker problem within seconds."""
     panel = MockPanel()
     hub = Hub(
-        BrokerConfig("127.0.0.1", free_port()),
+        BrokerConfig("127.0.0.1", closed_port),
         [TableConfig("main", ["p1", "p2", "p3"])],
         tmp_path / "hub.db",
         panel=panel,
