@@ -92,6 +92,7 @@ if [ "$set_hostname" = 1 ] && [ "$(hostname)" != "$hostname_new" ]; then
   old=$(hostname)
   if command -v hostnamectl >/dev/null && hostnamectl set-hostname "$hostname_new" 2>/dev/null; then :
   else echo "$hostname_new" > /etc/hostname; hostname "$hostname_new" 2>/dev/null || true; fi
+  touch /etc/hosts
   sed -i "s/^127\.0\.1\.1.*/127.0.1.1\t$hostname_new/" /etc/hosts
   grep -q '^127\.0\.1\.1' /etc/hosts || printf '127.0.1.1\t%s\n' "$hostname_new" >> /etc/hosts
   echo "  renamed $old -> $hostname_new (reachable as $hostname_new.local once avahi restarts)"

@@ -8,6 +8,7 @@ status 78 (EX_CONFIG) for configuration, which the systemd units do not restart 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -18,6 +19,7 @@ from typing import Any
 
 BACKENDS = ("real", "mock", "emulated")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 EX_USAGE = 64
 EX_CONFIG = 78  # sysexits.h; the same value as firmware.link.config.EX_CONFIG
 #: Optional libraries and the extra that brings each (a station installs none of them).
@@ -266,16 +268,26 @@ def _dispatch(args: Any) -> int:
     return 1
 
 
-def _stop_on_signal() -> threading.Event:
+@contextlib.contextmanager
+def _stop_on_signal() -> Iterator[threading.Event]:
     """An event SIGTERM or SIGINT sets; installed before anything starts, so a stop that
-    comes early (the broker unreachable, systemd giving up) is still a clean exit 0."""
+    comes early (the broker unreachable, systemd giving up) is still a clean exit 0. The
+    previous handlers come back on exit."""
     done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    return done
+    saved = {sig: signal.signal(sig, lambda *_: done.set()) for sig in STOP_SIGNALS}
+    try:
+        yield done
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def _run_hub(args: Any) -> int:
+    with _stop_on_signal() as stop:
+        return _hub(args, stop)
+
+
+def _hub(args: Any, stop: threading.Event) -> int:
     from device.factory import open_panel
     from firmware.hub.config import load_hub
     from firmware.hub.service import Hub
@@ -283,7 +295,6 @@ def _run_hub(args: Any) -> int:
     from hardware.keys import load_keyset
     from hardware.pins import load_hub_pins
 
-    stop = _stop_on_signal()
     log = logging.getLogger("coffre.hub")
     settings = load_hub(args.config)
     keys = _load_keyset(load_keyset, settings.keyset)
@@ -322,13 +333,17 @@ def _load_keyset(load: Any, path: Any) -> Any:
 
 
 def _run_station(args: Any) -> int:
+    with _stop_on_signal() as stop:
+        return _station(args, stop)
+
+
+def _station(args: Any, stop: threading.Event) -> int:
     from device.factory import open_station
     from firmware.link import notify
     from firmware.station.config import load_station
     from firmware.station.service import Station
     from hardware.pins import load_station_pins
 
-    stop = _stop_on_signal()
     log = logging.getLogger("coffre.station")
     settings = load_station(args.config)
     pins = load_station_pins(args.pins or settings.pins)

@@ -217,3 +217,12 @@ def test_unreadable_password_file_says_whose_it_must_be(
     path.write_text(f'[broker]\npassword_file = "{secret}"\n' + STATION.split("\n", 3)[3])
     assert main(["station", "--config", str(path)]) == EX_CONFIG
     assert f"sudo chown coffre: {secret}" in _one_line(capsys)
+
+
+def test_signal_handlers_come_back_after_the_station_returns(tmp_path: Path) -> None:
+    """``coffre station`` run in-process leaves SIGINT and SIGTERM as it found them."""
+    before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    path = tmp_path / "station.toml"
+    path.write_text("[broker\n")
+    assert main(["station", "--config", str(path)]) == EX_CONFIG
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
