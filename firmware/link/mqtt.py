@@ -211,7 +211,7 @@ class Client:
     def _on_disconnect(self, _c: paho.Client, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         was = self.connected.is_set()
         self.connected.clear()
-        if was:
+        if was and self.state.state != "stopped":  # our own stop() is not news
             self._report(LinkState("disconnected", "Broker lost", f"disconnected ({reason})"))
 
     def _on_connect_fail(self, _c: paho.Client, _u: Any) -> None:
