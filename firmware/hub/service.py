@@ -338,7 +338,7 @@ class Hub:
         key = (actor.config.name, station)
         if self._station_states.get(key) != status.state:
             self._station_states[key] = status.state
-            level = logging.INFO if status.state == "online" else logging.WARNING
+            level = logging.WARNING if status.state == "lost" else logging.INFO
             log.log(level, "%s: station %s is %s", actor.config.name, station, status.state)
         if status.state == "online":
             actor.offline.discard(station)
