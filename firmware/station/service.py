@@ -199,7 +199,8 @@ class Station:
                 self._draw()
             elif item.kind == "link":
                 self.link = item.value
-                self._draw()
+                if self.show_link:
+                    self._draw()
         self._expire()
 
     def alive(self) -> bool:
@@ -234,7 +235,7 @@ class Station:
                 )
                 self._resend(force=True)
             self.hub_ready = ready
-            if redraw:
+            if redraw and self.show_link:
                 self._draw()
             return
         # Exact topics only: a broker that delivers more than we asked for changes nothing.
