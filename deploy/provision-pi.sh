@@ -104,7 +104,8 @@ for group in gpio spi i2c; do
 done
 
 progress "coffre into /opt/coffre/venv (a few minutes on a Zero 2 W)"
-extra=$([ "$role" = hub ] && echo hub || echo station)
+# The hub also serves the table display (a web page): the "display" extra.
+extra=$([ "$role" = hub ] && echo hub,display || echo station)
 python3 -m venv /opt/coffre/venv
 /opt/coffre/venv/bin/pip install --quiet --upgrade pip
 /opt/coffre/venv/bin/pip install --quiet "$src[$extra]"
@@ -138,6 +139,20 @@ name = "$table"
 stations = [${quoted%, }]
 reveal_delay = 3.0
 TOML
+  [ -f /etc/coffre/display.toml ] || cat > /etc/coffre/display.toml <<TOML
+tables = ["$table"]
+
+[broker]
+host = "127.0.0.1"
+port = 8883
+username = "spectator"
+password_file = "/etc/coffre/spectator.password"
+ca_file = "/etc/mosquitto/coffre/ca.crt"
+
+[http]
+host = "0.0.0.0"
+port = 8080
+TOML
 else
   [ -f /etc/coffre/station.toml ] || cat > /etc/coffre/station.toml <<TOML
 [broker]
@@ -154,10 +169,16 @@ backend = "real"
 TOML
 fi
 
-progress "systemd unit coffre-$role (enabled, not started)"
-install -m 0644 "$src/deploy/systemd/coffre-$role.service" /etc/systemd/system/
+units=("coffre-$role")
+[ "$role" = hub ] && units+=(coffre-display)
+progress "systemd units ${units[*]} (enabled, not started)"
+for unit in "${units[@]}"; do
+  install -m 0644 "$src/deploy/systemd/$unit.service" /etc/systemd/system/
+done
 systemctl daemon-reload 2>/dev/null || true
-systemctl enable "coffre-$role.service" 2>/dev/null || echo "  (no systemd running: enable coffre-$role.service later)"
+for unit in "${units[@]}"; do
+  systemctl enable "$unit.service" 2>/dev/null || echo "  (no systemd running: enable $unit.service later)"
+done
 
 echo
 echo "done. Next steps on this $role ($hostname_new):"
@@ -168,10 +189,11 @@ if [ "$role" = hub ]; then
      (add --hostname <the hub's IP> if stations dial it by address); it prints the rest:
      install /etc/mosquitto/coffre/coffre.conf into /etc/mosquitto/conf.d/, restart mosquitto,
      and install -m 0600 -o coffre -g coffre the hub's password as /etc/coffre/hub.password
+     and the spectator's as /etc/coffre/spectator.password (the table display's user)
   2. copy to each station /etc/mosquitto/coffre/ca.crt and its password file
      (/etc/mosquitto/coffre/credentials/$table.<id>.password)
-  3. reboot (SPI, I2C speed and host name), then: sudo systemctl start coffre-hub
-     and watch it: journalctl -u coffre-hub -f
+  3. reboot (SPI, I2C speed and host name), then: sudo systemctl start coffre-hub coffre-display
+     and watch it: journalctl -u coffre-hub -f; the table display: http://coffre-hub.local:8080/
 EOF
 else
   cat <<EOF

@@ -1,4 +1,5 @@
-"""The ``coffre`` command line: sim, hub, station, play, bench, broker-config, selftest, keys.
+"""The ``coffre`` command line: sim, hub, station, display, play, bench, broker-config,
+selftest, keys.
 
 A mistake a user can make (a config typo, a missing file, an unknown backend) ends the
 program with one line ``coffre: <what and where>`` on stderr, never a traceback: exit
@@ -23,7 +24,13 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 EX_USAGE = 64
 EX_CONFIG = 78  # sysexits.h; the same value as firmware.link.config.EX_CONFIG
 #: Optional libraries and the extra that brings each (a station installs none of them).
-_EXTRAS = {"amqtt": "sim", "cryptography": "hub", "lgpio": "station", "spidev": "station"}
+_EXTRAS = {
+    "amqtt": "sim",
+    "cryptography": "hub",
+    "aiohttp": "display",
+    "lgpio": "station",
+    "spidev": "station",
+}
 
 
 class UsageError(Exception):
@@ -105,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--pace", type=float, default=0.0, help="seconds to wait before each safe")
     sim.add_argument(
+        "--option", "-o", action="append", metavar="KEY=VALUE", help="a game option, as for play"
+    )
+    sim.add_argument(
         "--embedded-broker",
         action="store_true",
         help="use the in-process broker even if mosquitto is installed",
@@ -113,6 +123,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--emulate-chips",
         action="store_true",
         help="real reader/display drivers over emulated MFRC522 and SSD1306",
+    )
+
+    sim.add_argument(
+        "--display", type=_count(1, 65535), metavar="PORT", default=None,
+        help="serve the table display of the simulated table on this port",
+    )
+    sim.add_argument(
+        "--linger", type=float, metavar="SECONDS", default=0.0,
+        help="keep the table (and its display) up this long after the game",
+    )
+
+    display = sub.add_parser("display", help="serve the table display (a web page)")
+    display.add_argument("--config", required=True, help="display TOML file")
+    display.add_argument(
+        "--port", type=_count(1, 65535), default=None, help="HTTP port (overrides the file)"
     )
 
     hub = sub.add_parser("hub", help="run the hub (the referee)")
@@ -232,7 +257,7 @@ def _fail(message: str, status: int) -> int:
 def setup_logging(level: str | None, command: str) -> None:
     """One line per record; no timestamp under systemd (journald adds its own)."""
     if level is None:
-        level = "info" if command in ("hub", "station") else "warning"
+        level = "info" if command in ("hub", "station", "display") else "warning"
     under_journal = bool(os.environ.get("JOURNAL_STREAM") or os.environ.get("INVOCATION_ID"))
     fmt = "%(levelname)s %(name)s: %(message)s"
     if not under_journal:
@@ -253,6 +278,8 @@ def _dispatch(args: Any) -> int:
         return _run_hub(args)
     if args.command == "station":
         return _run_station(args)
+    if args.command == "display":
+        return _run_display(args)
     if args.command == "bench":
         from firmware.tools import bench
 
@@ -365,6 +392,29 @@ def _station(args: Any, stop: threading.Event) -> int:
     log.info("station stopping")
     station.stop()
     devices.close()
+    return 0
+
+
+def _run_display(args: Any) -> int:
+    with _stop_on_signal() as stop:
+        return _display(args, stop)
+
+
+def _display(args: Any, stop: threading.Event) -> int:
+    from firmware.display.config import load_display
+
+    settings = load_display(args.config)
+    from firmware.display.server import Display  # aiohttp: the "display" extra
+
+    port = settings.port if args.port is None else args.port
+    display = Display(settings.broker, settings.tables, host=settings.host, port=port)
+    try:
+        display.start()
+    except RuntimeError as err:
+        return _fail(f"display: {err}", 1)
+    print(f"table display on {display.url} for {', '.join(settings.tables)}", flush=True)
+    stop.wait()
+    display.stop()
     return 0
 
 

@@ -25,6 +25,8 @@ CONF_D_FILE = "coffre.conf"
 CREDENTIALS = "credentials"
 HUB_USER = "hub"
 HOST_USER = "host"
+#: The table display's read-only user: ``public`` and ``hub/status``, nothing else.
+SPECTATOR_USER = "spectator"
 PBKDF2_ROUNDS = 101  # what mosquitto_passwd writes for $7$
 
 
@@ -57,7 +59,8 @@ class TableAccess:
             self.passwords.setdefault(user, secrets.token_urlsafe(16))
 
     def users(self) -> list[str]:
-        return [HUB_USER, HOST_USER] + [station_user(self.table, s) for s in self.stations]
+        stations = [station_user(self.table, s) for s in self.stations]
+        return [HUB_USER, HOST_USER, SPECTATOR_USER, *stations]
 
     def acl(self) -> str:
         """mosquitto acl_file lines for this table."""
@@ -67,6 +70,10 @@ class TableAccess:
             f"user {HOST_USER}",
             f"topic write {t.host_command}",
             f"topic read {t.host_screen}",
+            f"topic read {t.public}",
+            f"topic read {t.hub_status}",
+            "",
+            f"user {SPECTATOR_USER}",
             f"topic read {t.public}",
             f"topic read {t.hub_status}",
             "",
@@ -277,8 +284,9 @@ def configure_broker(
     tables[table] = list(stations)
     accesses = []
     for name, seats in tables.items():
-        users = [HUB_USER, HOST_USER, *(station_user(name, s) for s in seats)]
-        accesses.append(TableAccess(name, seats, {u: known[u] for u in users if u in known}))
+        access = TableAccess(name, seats)
+        access.passwords = {u: known.get(u, p) for u, p in access.passwords.items()}
+        accesses.append(access)
     wanted = {u: p for a in accesses for u, p in a.passwords.items()}
     conf_dir.mkdir(parents=True, exist_ok=True)
     (conf_dir / "passwd").write_text(

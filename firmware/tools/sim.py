@@ -21,7 +21,7 @@ from typing import Any
 
 from PIL import Image
 
-from firmware.tools.simtable import SimTable
+from firmware.tools.simtable import TABLE, SimTable
 
 # --- saving screens -------------------------------------------------------------------------
 
@@ -109,6 +109,9 @@ def main(args: Any) -> int:
     if args.game not in bound_games() or not has_bot(args.game):
         print(f"coffre sim: {args.game} has no table binding or bots yet (try secret-identity)")
         return 2
+    options = _options(args)
+    if options is None:
+        return 2
     out = Path(args.out)
     refusal = claim_out(out)
     if refusal is not None:
@@ -127,23 +130,68 @@ def main(args: Any) -> int:
         kind = "mosquitto with ACL over TLS" if sim.broker.access else "embedded amqtt"
         print(f"broker: {kind} on 127.0.0.1:{sim.broker.port}")
         print(f"hub and {len(sim.names)} stations ({sim.device_backend} hardware) are up")
+        display = start_display(sim, getattr(args, "display", None))
         bot = bot_class(args.game)(sim, sim.watch, rng)
         if args.pace and hasattr(bot, "reveal_pause"):
             bot.reveal_pause = args.pace
+        # The bots' own defaults (Ultra Secret's bots declare under declare=any) give way.
+        bot.options = {**bot.options, **options}
         bot.start_game(args.players)
-        print(f"host started {args.game} for {args.players} players")
+        print(f"host started {args.game} for {args.players} players, options: {_shown(bot)}")
         final = bot.play()
         time.sleep(0.2)
+        linger(getattr(args, "linger", 0.0), display)
         saved = 0
         for name in sim.names:
             saved += save_frames(_frames(sim, name), out / name)
         saved += save_frames(list(getattr(sim.panel.display, "frames", [])), out / "hub")
     _record_written(out)
     shutil.rmtree(workdir, ignore_errors=True)
+    print(f"game over in {time.monotonic() - started:.1f} s", end="")
+    view = final.get("view") or {}
+    if view.get("mode") == "coop":
+        _print_team(view)
+    else:
+        _print_ranking(args.game, final)
+    print(f"saved {saved} screens under {out}/ (one folder per station, hub/ for the host)")
+    return 0
+
+
+def _options(args: Any) -> dict[str, Any] | None:
+    """The ``-o key=value`` options, checked by the engine as ``coffre play`` does."""
+    from firmware.tools.play import parse_options
+    from rules import get_game
+    from rules.core import RulesError
+
+    options = parse_options(args.option or [])
+    try:
+        get_game(args.game).setup(args.players, options, args.seed)
+    except RulesError as exc:
+        print(f"coffre sim: {exc}")
+        return None
+    return options
+
+
+def _shown(bot: Any) -> str:
+    options: dict[str, Any] = bot.options
+    shown = [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in options.items()]
+    return " ".join(sorted(shown)) or "defaults"
+
+
+def _print_team(view: dict[str, Any]) -> None:
+    """Co-op: the team's right answers and its result band."""
+    result = view.get("result") or {}
+    lo, hi = result.get("band", [0, 0])
+    turns = len(view.get("history") or [])
+    print(f"; the team found {result.get('right', 0)} keys in {turns} turns")
+    print(f"team result band {lo}-{hi} right answers: {result.get('text', '')}")
+
+
+def _print_ranking(game: str, final: dict[str, Any]) -> None:
     seats = final["seats"]
     scores = final["scores"]
-    tiebreak = " (ties: most picto cards left)" if args.game == "secret-identity" else ""
-    print(f"game over in {time.monotonic() - started:.1f} s; final ranking{tiebreak}:")
+    tiebreak = " (ties: most picto cards left)" if game == "secret-identity" else ""
+    print(f"; final ranking{tiebreak}:")
     for place, group in enumerate(final["ranking"], start=1):
         for seat in group:
             extra = ""
@@ -158,8 +206,28 @@ def main(args: Any) -> int:
     for key in ("outcome", "winners", "result"):
         if view.get(key) not in (None, [], {}):
             print(f"{key}: {json.dumps(view[key], ensure_ascii=False)}")
-    print(f"saved {saved} screens under {out}/ (one folder per station, hub/ for the host)")
-    return 0
+
+
+def start_display(sim: SimTable, port: int | None) -> Any:
+    """``--display PORT``: the table display of the simulated table (None: no display)."""
+    if port is None:
+        return None
+    from firmware.display.server import Display
+    from firmware.hub.brokerconf import SPECTATOR_USER
+
+    display = Display(sim.broker.config(SPECTATOR_USER), [TABLE], host="127.0.0.1", port=port)
+    display.start()
+    sim.on_stop.append(display.stop)
+    print(f"table display: {display.url}table/{TABLE}", flush=True)
+    return display
+
+
+def linger(seconds: float, display: Any) -> None:
+    """``--linger SECONDS``: keep everything up so a person can look at the final state."""
+    if seconds > 0:
+        where = f" (the display: {display.url}table/{TABLE})" if display else ""
+        print(f"game over; staying up {seconds:g} s{where}", flush=True)
+        time.sleep(seconds)
 
 
 def _frames(sim: SimTable, name: str) -> list[Image.Image]:

@@ -139,6 +139,17 @@ def test_coop_answer_is_tapped_on_the_active_station() -> None:
     assert t.view(None)["team"]["score"] == 1
 
 
+def test_coop_answer_is_credited_to_the_guesser_whose_key_it_is() -> None:
+    """Co-op: a guesser's key tapped on the active safe names that guesser on public."""
+    t = table(3, mode="coop")
+    send(t, 0, kind="tag", uid=tag("mystery", None, 5))
+    send(t, 0, kind="press")
+    send(t, 0, kind="tag", uid=tag("vote", COLOURS[2], 4))
+    assert t.view(None)["answered_by"] == 2
+    send(t, 0, kind="tag", uid=tag("vote", COLOURS[0], 6))  # the active seat's colour
+    assert t.view(None)["answered_by"] == 1  # falls back to the seat after the active one
+
+
 def test_picto_cursor_starts_at_one_each_round() -> None:
     """The knob's picto count does not carry over from the last round."""
     t = table(3)

@@ -25,7 +25,7 @@ platform.machine = lambda: machine
 from pip._internal.cli.main import main
 sys.exit(main())
 """
-HUB_ONLY = {"amqtt", "cryptography", "pydantic-core", "pydantic", "typer", "cffi"}
+HUB_ONLY = {"amqtt", "cryptography", "pydantic-core", "pydantic", "typer", "cffi", "aiohttp"}
 STATION = {"lgpio", "rpi-lgpio", "spidev", "luma-oled", "luma-core", "gpiozero", "paho-mqtt"}
 
 
@@ -63,9 +63,10 @@ def test_station_install_is_one_gpio_stack_and_lean(machine: str) -> None:
 
 @pytest.mark.parametrize("machine", PI_MACHINES)
 def test_hub_install_has_certificates_and_gpio(machine: str) -> None:
-    """The hub gets cryptography (broker-config) and lgpio (panel), but not amqtt."""
-    names = resolve(machine, "hub")
-    assert {"cryptography", "lgpio", "gpiozero"} <= names
+    """The hub (as provisioned: hub and display extras) gets cryptography (broker-config),
+    lgpio (panel) and aiohttp (the table display), but not amqtt."""
+    names = resolve(machine, "hub,display")
+    assert names >= {"cryptography", "lgpio", "gpiozero", "aiohttp"}
     assert "amqtt" not in names and "rpi-gpio" not in names
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,35 @@ def test_sim_refuses_a_game_it_cannot_bind(tmp_path: Path) -> None:
         cwd=ROOT,
     )
     assert run.returncode == 2 and "invalid choice" in run.stderr
+
+
+def test_sim_plays_coop_and_prints_the_band(tmp_path: Path) -> None:
+    """`coffre sim -o mode=coop` plays ten co-op turns and prints the team's result band."""
+    args = [sys.executable, "-m", "firmware.cli", "sim", "--players", "5", "-o", "mode=coop"]
+    args += ["--out", str(tmp_path / "screens")]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    text = run.stdout
+    assert "options: mode=coop" in text
+    assert "-- turn 10 of 10" in text and "the team said" in text
+    band = [line for line in text.splitlines() if line.startswith("team result band ")]
+    assert len(band) == 1 and ": " in band[0], text[-600:]
+    assert " points" not in text  # no competitive ranking for a team
+
+
+def test_sim_refuses_an_unknown_option_as_play_does(tmp_path: Path) -> None:
+    """An unknown game option stops `coffre sim` with play's message and status 2."""
+    common = ["--game", "incognito", "--players", "4", "-o", "colour=red"]
+    sim = subprocess.run(
+        [sys.executable, "-m", "firmware.cli", "sim", *common, "--out", str(tmp_path / "o")],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )
+    play = subprocess.run(
+        [sys.executable, "-m", "firmware.cli", "play", *common, "-"],
+        input="", capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )
+    assert sim.returncode == play.returncode == 2
+    message = json.loads(play.stdout)["error"]
+    assert sim.stdout.strip() == f"coffre sim: {message}"
+    assert "Unknown option: colour" in message and "Traceback" not in sim.stderr
+    assert not (tmp_path / "o").exists()  # refused before anything starts

@@ -63,7 +63,7 @@ class SecretIdentityBinding:
             return {
                 "rules": {
                     "type": "answer",
-                    "seat": self._coop_voter(table, seat),
+                    "seat": self._coop_voter(table, seat, key.colour),
                     "number": key.number,
                 }
             }
@@ -75,12 +75,16 @@ class SecretIdentityBinding:
         return {"rules": {"type": "vote", "seat": voter, "safe": seat, "number": key.number}}
 
     @staticmethod
-    def _coop_voter(table: Table, seat: int) -> int:
-        """Co-op keys belong to the team: the answer is the table's, tapped on the active safe."""
+    def _coop_voter(table: Table, seat: int, colour: str | None) -> int:
+        """Co-op: the answer is the team's, tapped on the active safe; it is credited to the
+        guesser whose colour the key has (any other key: the seat after the active one)."""
         pub = table.view(None)
         active = pub["active"]
         if seat != active:
             raise IllegalAction("Tap the answer on the active safe")
+        owner = table.seating.seat_of_colour(colour) if colour else None
+        if owner is not None and owner < table.players and owner != active:
+            return owner
         return (int(active) + 1) % table.players
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:

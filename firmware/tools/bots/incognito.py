@@ -11,14 +11,14 @@ tests can score the game independently of the hub.
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.link.protocol import Screen
 from firmware.link.render import glass
-from firmware.tools.simtable import TABLE, PublicWatcher, SimTable
+from firmware.tools.bots.host import host_starts, until
+from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "incognito"
 
@@ -45,7 +45,7 @@ class Bot:
     # --- the host ------------------------------------------------------------------
 
     def start_game(self, players: int) -> None:
-        """The host panel with default options, else a host command (options, remote hub)."""
+        """The host starts the game on the panel (options it offers), else by command."""
         host_starts(self.sim, self.watcher, GAME, players, self.options)
         self.watcher.wait(
             lambda p: p.get("game") == GAME and (p.get("view") or {}).get("round") == 1
@@ -158,47 +158,6 @@ class Bot:
         self.sim.next()
 
 
-def host_starts(
-    sim: SimTable,
-    watcher: PublicWatcher,
-    game: str,
-    players: int,
-    options: dict[str, Any],
-) -> None:
-    """The host starts ``game``: on the hub's panel (default options), else by command."""
-    hub = sim.hub
-    if options or hub is None:
-        sim.host({"cmd": "start", "game": game, "players": players, "options": options})
-    else:
-        menu = hub.actors[TABLE].menu
-        panel = sim.panel
-        while menu.row != 0:
-            moved = _differs(lambda: menu.row)
-            panel.press("next")
-            until(moved)
-        while menu.games[menu.game] != game:
-            moved = _differs(lambda: menu.game)
-            panel.press("ok")
-            until(moved)
-        panel.press("next")
-        until(lambda: menu.row == 1)
-        while menu.players != players:
-            moved = _differs(lambda: menu.players)
-            panel.press("ok")
-            until(moved)
-        panel.press("prev")
-        panel.press("prev")  # the rows wrap: Start, after the game's options
-        until(lambda: menu.row == menu.start_row)
-        panel.press("ok")
-    watcher.wait(lambda p: p.get("game") == game and p.get("version") == 0)
-
-
-def _differs(get: Callable[[], object]) -> Callable[[], bool]:
-    """A predicate: ``get()`` no longer returns what it returns now."""
-    old = get()
-    return lambda: get() != old
-
-
 def _moved_on(version: int, rnd: int, phase: str) -> Callable[[dict[str, Any]], bool]:
     """A predicate on ``public``: a newer version in another round or phase."""
     return lambda p: (
@@ -214,12 +173,3 @@ def _moved_on(version: int, rnd: int, phase: str) -> Callable[[dict[str, Any]], 
 def _showing(rnd: int, phase: str) -> Callable[[Screen], bool]:
     """A predicate on a station's screen: round ``rnd``, phase label ``phase``."""
     return lambda s: f"R{rnd}/" in s.title and f" {phase}" in s.title
-
-
-def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Wait (briefly polling) until ``predicate`` holds; TimeoutError otherwise."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the table did not answer")
-        time.sleep(0.01)

@@ -1,8 +1,13 @@
 """Secret Identity bots: they play through the stations' devices and the host's panel.
 
-The mystery key goes on the own station, vote keys on the others', the knob counts the
-picto cards placed and a press says ready; the host's "next" opens the safes. What the
-bots did is kept in :attr:`Director.record`, so tests recount the scores on their own.
+Competitive: the mystery key goes on the own station (with ``mystery: dealt`` the bot
+lifts its flap and reads the number it was dealt), vote keys on the others', the knob
+counts the picto cards placed and a press says ready; the host's "next" opens the safes.
+Co-op: the active player taps the team's mystery key on its own station (or reads the
+dealt one), places its pictos; the others tap answer keys on the active station (the
+last one tapped is the team's answer) and the active player presses to open.
+What the bots did is kept in :attr:`Director.record`, so tests recount the scores on
+their own.
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from firmware.tools.simtable import TABLE, PublicWatcher, SimTable
+from firmware.link.protocol import Screen
+from firmware.tools.bots.host import host_starts, until
+from firmware.tools.simtable import PublicWatcher, SimTable
+
+GAME = "secret-identity"
 
 
 @dataclass
@@ -29,31 +38,19 @@ class Director:
     record: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: Stop before this phase of this round (tests that interrupt a game mid-way).
     stop_at: tuple[int, str] | None = None
+    #: Game options the host starts with (``mode``, ``mystery``).
+    options: dict[str, Any] = field(default_factory=dict)
+    #: Applied to every key number a bot picks in co-op (the team's key and answers):
+    #: the no-leak test replays a game with the secrets relabelled.
+    relabel: Callable[[int], int] = lambda n: n
 
     def view(self) -> dict[str, Any]:
         return self.watcher.public.get("view") or {}
 
     def start_game(self, players: int) -> None:
-        """Use the host panel (or a host command if the hub runs elsewhere)."""
-        if self.sim.hub is None:
-            self.sim.host({"cmd": "start", "game": "secret-identity", "players": players})
-            self.watcher.wait(lambda p: p.get("game") == "secret-identity")
-            return
-        panel = self.sim.panel
-        panel.press("next")  # row: players
-        hub = self.sim.hub
-        assert hub is not None
-        menu = hub.actors[TABLE].menu
-        deadline = time.monotonic() + 10
-        while menu.players != players and time.monotonic() < deadline:
-            panel.press("ok")
-            time.sleep(0.02)
-        panel.press("prev")  # row: the game
-        panel.press("prev")  # the rows wrap: Start, after the game's options
-        panel.press("ok")
-        self.watcher.wait(
-            lambda p: p.get("game") == "secret-identity" and p.get("view", {}).get("round") == 1
-        )
+        """The host starts the game on the panel (or by command if the hub runs elsewhere)."""
+        host_starts(self.sim, self.watcher, GAME, players, self.options)
+        self.watcher.wait(lambda p: p.get("game") == GAME and p.get("view", {}).get("round") == 1)
 
     def play(self) -> dict[str, Any]:
         """Play until the game is over; returns the final public table."""
@@ -65,12 +62,15 @@ class Director:
                 return pub
             if view["round"] != last_round:
                 last_round = view["round"]
-                self.say(f"-- round {last_round} of {view['rounds']}")
+                unit = "turn" if view["mode"] == "coop" else "round"
+                self.say(f"-- {unit} {last_round} of {view['rounds']}")
             phase = view["phase"]
             version = pub["version"]
             if self.stop_at == (view["round"], phase):
                 return pub
-            if phase == "prepare":
+            if view["mode"] == "coop":
+                self._coop(view)
+            elif phase == "prepare":
                 self._prepare(view)
             elif phase == "vote":
                 self._vote(view)
@@ -113,6 +113,8 @@ class Director:
                         record["mystery"][seat] = number
                         break
                 self.peek(station)
+            elif view["mystery"] == "dealt" and seat not in record["mystery"]:
+                record["mystery"][seat] = self.read_key(seat, f"R{view['round']}/")
             if not entry["ready"]:
                 left = entry["pictos_left"]
                 count = self.rng.randint(1, min(3, left))
@@ -130,6 +132,27 @@ class Director:
             before = self.sim.frame_count(station)
             act()
             self.sim.wait_frames(station, before + 1)
+
+    def read_key(self, seat: int, head: str) -> int:
+        """Lift the flap and read the mystery number on the glass (dealt numbers)."""
+        station = self.sim.stations[self._station(seat)]
+
+        def showing(screen: Screen | None) -> bool:
+            secret = screen.secret if screen is not None else None
+            return screen is not None and head in screen.title and bool(secret and secret.big)
+
+        until(lambda: showing(station.screen), 10)
+        controls = self.sim.controls(station.id)
+        before = self.sim.frame_count(station.id)
+        controls.open_flap()
+        self.sim.wait_frames(station.id, before + 1)
+        screen = station.screen
+        assert screen is not None and screen.secret is not None
+        number = int(screen.secret.big or 0)
+        before = self.sim.frame_count(station.id)
+        controls.close_flap()
+        self.sim.wait_frames(station.id, before + 1)
+        return number
 
     def _vote(self, view: dict[str, Any]) -> None:
         record = self._round_record(view)
@@ -155,6 +178,53 @@ class Director:
             safe = opened[-1]
             right = ", ".join(self._colour(v) for v in safe["right"]) or "nobody"
             self.say(f"{self._colour(safe['safe'])}'s safe: key {safe['mystery']}; right: {right}")
+
+    # --- co-op ------------------------------------------------------------------------
+
+    def _coop(self, view: dict[str, Any]) -> None:
+        turn, active = view["round"], view["active"]
+        record = self.record.setdefault(
+            turn, {"active": active, "mystery": None, "answers": [], "answer": None}
+        )
+        station = self._station(active)
+        if view["phase"] == "prepare":
+            if view["mystery"] == "dealt":
+                if record["mystery"] is None:
+                    record["mystery"] = self.read_key(active, f"T{turn}/")
+            elif not view["seats"][active]["mystery_locked"]:
+                number = self.relabel(self.rng.randint(1, 8))
+                ack = self.sim.tap(station, self.sim.keys.uid_for("mystery", None, number))
+                if ack is not None and ack.ok:
+                    record["mystery"] = number
+                self.peek(station)
+            if not view["seats"][active]["ready"]:
+                count = self.rng.randint(1, min(3, view["seats"][active]["pictos_left"]))
+                for _ in range(count - 1):
+                    self.sim.gesture(station, lambda c: c.turn(1))
+                ack = self.sim.gesture(station, lambda c: c.press())
+                if ack is not None and ack.ok:
+                    record["pictos"] = count
+                self.say(f"turn {turn}: {self._colour(active)} is ready ({count} pictos)")
+            return
+        # The answer: one or two guessers tap a key on the active safe (the last one
+        # stands), then the active player presses to open.
+        guessers = [s for s in range(len(view["seats"])) if s != active]
+        said = 0  # nobody taps again the key that already stands
+        for _ in range(self.rng.randint(1, 2)):
+            guesser = self.rng.choice(guessers)
+            said = self.rng.choice([n for n in range(1, 9) if n != said])
+            number = self.relabel(said)
+            uid = self.sim.keys.uid_for("vote", self._colour(guesser), number)
+            ack = self.sim.tap(station, uid)
+            if ack is not None and ack.ok:
+                record["answers"].append((guesser, number))
+                record["answer"] = number
+        self.sim.gesture(station, lambda c: c.press())
+        right = "right" if record["answer"] == record["mystery"] else "wrong"
+        self.say(
+            f"turn {turn}: {self._colour(active)}'s key {record['mystery']}, "
+            f"the team said {record['answer']}: {right}"
+        )
 
 
 #: The Secret Identity bots, as :mod:`firmware.tools.bots` finds them.

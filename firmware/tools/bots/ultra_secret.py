@@ -170,6 +170,11 @@ class Bot(KnobBot):
     bug_rate: float = 0.3
     informant_rate: float = 0.3
     known: dict[int, Known] = field(default_factory=dict)
+    #: How often an agent dials its own square (impossible before the flight): with
+    #: ``dial=free`` the knob offers it and the agent sits the turn out; strict never does.
+    misdial_rate: float = 0.0
+    #: Every declaration pressed: (seat, turn, whether its sheet said ALL SET).
+    declared: list[tuple[int, int, bool]] = field(default_factory=list)
 
     # --- host -----------------------------------------------------------------------
 
@@ -235,7 +240,10 @@ class Bot(KnobBot):
     def _bug(self, seat: int, view: dict[str, Any]) -> str:
         know = self.known[seat]
         if know.complete or view["turn"] >= self.max_turns:
-            return self._pick(seat, _starts("Declare"), _starts("Pass"))
+            chosen = self._pick(seat, _starts("Declare"), _starts("Pass"))
+            if chosen.startswith("Declare"):
+                self.declared.append((seat, view["turn"], know.complete))
+            return chosen
         passing = _starts("Pass")
         if self.rng.random() < self.bug_rate:
             return self._pick(seat, _starts("Bug "), passing)
@@ -243,7 +251,11 @@ class Bot(KnobBot):
 
     def _dial(self, seat: int, view: dict[str, Any]) -> str:
         useful = self._useful(seat, view)
-        return self._pick(seat, lambda lb: lb.split()[0] in useful)
+        wishes: list[Callable[[str], bool]] = [lambda lb: lb.split()[0] in useful]
+        here = view["agents"][seat]
+        if self.misdial_rate and here and self.rng.random() < self.misdial_rate:
+            wishes.insert(0, lambda lb: lb.split()[0] == here)
+        return self._pick(seat, *wishes)
 
     def _useful(self, seat: int, view: dict[str, Any]) -> set[str]:
         """Squares where this seat's agent could learn something it does not know."""

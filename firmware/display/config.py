@@ -1,0 +1,65 @@
+"""``display.toml``: which broker, which tables, where to listen.
+
+```toml
+tables = ["main", "side"]        # the tables this display follows
+[broker]                          # as in hub.toml / station.toml; user "spectator"
+host = "coffre-hub.local"
+username = "spectator"
+password_file = "/etc/coffre/spectator.password"
+ca_file = "/etc/coffre/ca.crt"
+[http]
+host = "0.0.0.0"                  # every interface: TVs and phones on the venue's network
+port = 8080
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
+from firmware.link.mqtt import BrokerConfig
+from firmware.link.protocol import check_name
+
+
+class _Http(msgspec.Struct, forbid_unknown_fields=True):
+    host: str = "0.0.0.0"
+    port: int = 8080
+
+
+class _DisplayFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    tables: list[str]
+    broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
+    http: _Http = msgspec.field(default_factory=_Http)
+
+
+_HINTS = {"tables": "tables is a top-level key: write it above [broker]"}
+
+
+@dataclass(frozen=True)
+class DisplaySettings:
+    broker: BrokerConfig
+    tables: list[str]
+    host: str = "0.0.0.0"
+    port: int = 8080
+
+
+def load_display(path: str | Path) -> DisplaySettings:
+    """Read a display config file; any mistake is a one-line :class:`ConfigError`."""
+    where = Path(path)
+    data = read_toml(where, "display config")
+    if not data.get("tables"):
+        raise ConfigError(f'{where}: tables must list the tables to show, e.g. ["main"]')
+    settings = decode(data, _DisplayFile, where, _HINTS)
+    try:
+        names = [check_name(t, "table") for t in settings.tables]
+    except ValueError as err:
+        raise ConfigError(f"{where}: {err}") from None
+    if not 0 < settings.http.port < 65536:
+        raise ConfigError(f"{where}: [http] port must be a port number")
+    return DisplaySettings(
+        broker_config(settings.broker, where), names, settings.http.host, settings.http.port
+    )

@@ -1,0 +1,86 @@
+"""The host at a simulated table: start a game on the hub's panel, as a host would.
+
+Every game's bots start their game here. With the hub in this process the host walks
+the panel menu (game, players, each option the panel offers, Start); options the
+panel does not offer (a deck, a card set), or a hub in another process, go as a host
+command, as a host's laptop would send it.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+from firmware.hub.hostmenu import GAME_OPTIONS, HostMenu
+from firmware.tools.simtable import TABLE, PublicWatcher, SimTable
+
+
+def host_starts(
+    sim: SimTable,
+    watcher: PublicWatcher,
+    game: str,
+    players: int,
+    options: dict[str, Any],
+) -> None:
+    """The host starts ``game`` with ``options``: on the panel when it can, else by command."""
+    hub = sim.hub
+    if hub is None or not on_the_panel(game, options):
+        sim.host({"cmd": "start", "game": game, "players": players, "options": options})
+    else:
+        menu = hub.actors[TABLE].menu
+        _walk_menu(sim, menu, game, players, options)
+    watcher.wait(lambda p: p.get("game") == game and p.get("version") == 0)
+
+
+def on_the_panel(game: str, options: dict[str, Any]) -> bool:
+    """Whether the panel's menu can set every one of these options."""
+    rows = dict(GAME_OPTIONS.get(game, []))
+    return all(name in rows and value in rows[name] for name, value in options.items())
+
+
+def _walk_menu(
+    sim: SimTable, menu: HostMenu, game: str, players: int, options: dict[str, Any]
+) -> None:
+    panel = sim.panel
+
+    def press_until(button: str, done: Callable[[], bool], watch: Callable[[], object]) -> None:
+        while not done():
+            moved = differs(watch)
+            panel.press(button)
+            until(moved)
+
+    press_until("next", lambda: menu.row == 0, lambda: menu.row)
+    press_until("ok", lambda: menu.game_id == game, lambda: menu.game)
+    press_until("next", lambda: menu.row == 1, lambda: menu.row)
+    press_until("ok", lambda: menu.players == players, lambda: menu.players)
+    for row, (name, values) in enumerate(menu.option_rows, start=2):
+        press_until("next", functools.partial(_at_row, menu, row), lambda: menu.row)
+        want = options.get(name, values[0])
+        press_until("ok", functools.partial(_chosen, menu, name, want), menu.options)
+    press_until("next", lambda: menu.row == menu.start_row, lambda: menu.row)
+    panel.press("ok")
+
+
+def _at_row(menu: HostMenu, row: int) -> bool:
+    return menu.row == row
+
+
+def _chosen(menu: HostMenu, name: str, value: Any) -> bool:
+    return bool(menu.options()[name] == value)
+
+
+def differs(get: Callable[[], object]) -> Callable[[], bool]:
+    """A predicate: ``get()`` no longer returns what it returns now."""
+    old = get()
+    return lambda: get() != old
+
+
+def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Wait (briefly polling) until ``predicate`` holds; TimeoutError otherwise."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the table did not answer")
+        time.sleep(0.01)
