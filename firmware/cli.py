@@ -126,11 +126,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sim.add_argument(
-        "--display", type=_count(1, 65535), metavar="PORT", default=None,
+        "--display",
+        type=_count(1, 65535),
+        metavar="PORT",
+        default=None,
         help="serve the table display of the simulated table on this port",
     )
     sim.add_argument(
-        "--linger", type=float, metavar="SECONDS", default=0.0,
+        "--linger",
+        type=float,
+        metavar="SECONDS",
+        default=0.0,
         help="keep the table (and its display) up this long after the game",
     )
 
@@ -159,9 +165,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("scenario", nargs="?", help="file of JSON actions, one a line (- = stdin)")
 
-    bench = sub.add_parser("bench", help="tap-to-screen latency through a real broker")
-    bench.add_argument("--stations", type=_count(1, 64), default=8, help="stations to simulate")
-    bench.add_argument("--taps", type=_count(1, 100_000), default=200, help="taps to time")
+    bench = sub.add_parser(
+        "bench", help="tap-to-screen latency, or --tables N load, against an echo baseline"
+    )
+    bench.add_argument("--stations", type=_count(1, 64), default=8, help="tap mode: stations")
+    bench.add_argument("--taps", type=_count(1, 100_000), default=200, help="tap mode: taps")
+    bench.add_argument(
+        "--tables", type=_count(0, 1000), default=0, help="load mode: tables of 8 stations"
+    )
+    bench.add_argument("--duration", type=float, default=10.0, help="load mode: seconds")
+    bench.add_argument("--rate", type=float, default=1.0, help="load mode: inputs/s a station")
+    bench.add_argument(
+        "--commit-delay", type=float, default=0.0, metavar="MS", help="simulated ms per commit"
+    )
+    bench.add_argument("--stall", type=float, default=0.0, metavar="MS", help="simulated stall")
+    bench.add_argument(
+        "--stall-every", type=float, default=2.0, metavar="S", help="seconds between stalls"
+    )
+    bench.add_argument("--no-echo", action="store_true", help="skip the echo baseline")
 
     conf = sub.add_parser(
         "broker-config",
@@ -317,7 +338,7 @@ def _run_hub(args: Any) -> int:
 def _hub(args: Any, stop: threading.Event) -> int:
     from device.factory import open_panel
     from firmware.hub.config import load_hub
-    from firmware.hub.service import Hub
+    from firmware.hub.service import Hub, HubRefused
     from firmware.link import notify
     from hardware.keys import load_keyset
     from hardware.pins import load_hub_pins
@@ -329,7 +350,10 @@ def _hub(args: Any, stop: threading.Event) -> int:
     panel = None
     if settings.panel != "none":
         panel = open_panel(load_hub_pins(pins_file) if pins_file else None, settings.panel)
-    hub = Hub(settings.broker, settings.tables, settings.store, keys=keys, panel=panel)
+    try:
+        hub = Hub(settings.broker, settings.tables, settings.store, keys=keys, panel=panel)
+    except HubRefused as exc:  # another hub on the store, a table the key set cannot seat
+        return _fail(" ".join(str(exc).split()), 2)
     log.info(
         "hub %s starting: tables %s, broker %s:%d, store %s",
         version(),
