@@ -14,9 +14,10 @@ from typing import Any
 import msgspec
 
 from device.panel import Panel
-from firmware.hub.actor import NOTE_SECONDS, TableActor
+from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
+from firmware.hub.table import Table
 from firmware.link import protocol as proto
-from firmware.link.render import render_lines
+from firmware.link.render import BODY_LINES, CHARS, render_lines
 
 
 class Publisher:
@@ -86,7 +87,7 @@ class Publisher:
         if table is not None:
             title, lines = table.binding.host_screen(table)
             if table.over:
-                title = "Game over"
+                title, lines = "Game over", final_ranking(table)
         else:
             title, lines = "coffre: new game", actor.menu.lines(now)
         if actor.message and now - actor.message_at > NOTE_SECONDS:
@@ -96,10 +97,33 @@ class Publisher:
             title = note  # the title, so no seat's line on the track is ever hidden
         if actor.offline:
             title = "Offline: " + " ".join(sorted(actor.offline))
+        actor.host_pages = max(1, math.ceil(len(lines) / BODY_LINES))
+        if actor.host_pages > 1:  # no seat is ever dropped: the pages take turns
+            page = int(now // PAGE_SECONDS) % actor.host_pages
+            title = f"{title[: CHARS - 4]} {page + 1}/{actor.host_pages}"
+            lines = lines[page * BODY_LINES : (page + 1) * BODY_LINES]
+        actor.host_page_at = now
         payload = proto.encode({"title": title, "lines": lines})
         self.retained(actor, actor.topics.host_screen, payload)
         if self.panel is not None and actor is self.panel_actor:
             self.panel.display.show(render_lines(title, lines))
+
+
+def final_ranking(table: Table) -> list[str]:
+    """The final ranking, winner first, two seats a line (places shared by a tie)."""
+    pub = table.public()
+    scores = pub["scores"] or []
+    own = pub["view"].get("colours") if table.game_id == "ultra-secret" else None
+    cells, place = [], 1
+    for group in pub["ranking"] or []:
+        for seat in group:
+            name = own[seat] if own else table.seating.colours[seat]
+            cells.append(f"{place}.{name.capitalize()[:5]} {scores[seat]}")
+        place += len(group)
+    if len(cells) % 2:
+        cells.append("")
+    rows = [f"{a:<11}{b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=True)]
+    return rows
 
 
 def idle_screen(actor: TableActor, station: str) -> proto.Screen:

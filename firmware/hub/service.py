@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from device.panel import Panel
-from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake
+from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake, page_turn
 from firmware.hub.bindings import binding_for, bound_games
 from firmware.hub.cardsets import card_set_names, own_card_set
 from firmware.hub.config import TableConfig
@@ -386,15 +386,18 @@ class Hub:
     # --- timers ------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        """While a countdown runs, screens that show it are refreshed as seconds pass."""
+        """While a countdown runs, screens that show it are refreshed as seconds pass; a
+        finished note or a long host screen's next page redraws the hub display."""
         now = self.clock()
         for actor in self.actors.values():
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
                     self.out.all(actor)
-            elif actor.message and now - actor.message_at > NOTE_SECONDS:
-                self.out.host(actor)
+            elif (actor.message and now - actor.message_at > NOTE_SECONDS) or (
+                actor.host_pages > 1 and now >= page_turn(actor.host_page_at)
+            ):
+                self.out.host(actor)  # a note ends, or the next page of a long screen
 
     def _fire_timers(self) -> None:
         now = self.clock()
