@@ -118,7 +118,9 @@ def test_ultra_secret_free_dial_sits_out_an_impossible_square(make_table: TableF
     assert final["over"] and view["options"]["dial"] == "free"
     assert [s for s in range(3) if final["scores"][s]] == ultra_winners(view)
     sat_out = [
-        n for p in publics(sim) for n in (p.get("view") or {}).get("notes") or []
+        n
+        for p in publics(sim)
+        for n in (p.get("view") or {}).get("notes") or []
         if n["act"] == "sat-out"
     ]
     assert sat_out, "nobody's impossible dial was taken"
