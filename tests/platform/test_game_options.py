@@ -2,8 +2,9 @@
 
 Secret Identity's options are in ``test_secret_identity_options.py``; here Incognito
 (``lang``, ``countdown``), Identiquest (``deck``), Ultra Secret (``dial=free``,
-``declare=any``) and Identités cryptées (``first``, ``interrupt_window=0``, ``cards`` — shipped, a group's
-own set from the table's directory, or unknown — and ``legion_loyalty``). Each test fails if its option is ignored.
+``declare=any``) and Identités cryptées (``first``, ``interrupt_window=0``, ``cards``:
+shipped, a group's own set from the table's directory, or unknown; ``legion_loyalty``).
+Each test fails if its option is ignored.
 """
 
 from __future__ import annotations
