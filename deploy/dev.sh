@@ -3,7 +3,8 @@
 #   bash deploy/dev.sh sim [coffre sim options]   # a simulated table plays a whole game
 #   bash deploy/dev.sh test [pytest options]      # lint, type checks and the whole test suite
 # It makes .venv with the project installed in it; as root it also installs mosquitto
-# (the tests run against a real broker; the simulator falls back to an embedded one).
+# (the tests run against a real broker; the simulator falls back to an embedded one)
+# and chromium (the table display's browser tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,17 @@ need_mosquitto() {
   command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]
 }
 
+need_chromium() {
+  # The table display's browser tests drive Debian's chromium (never a downloaded one).
+  [ -x /usr/bin/chromium ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing chromium..." >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+  [ -x /usr/bin/chromium ]
+}
+
 cmd=${1:-help}
 shift || true
 case "$cmd" in
@@ -38,6 +50,10 @@ case "$cmd" in
   test)
     if ! need_mosquitto; then
       echo "mosquitto is required for the test suite: install it (apt-get install mosquitto)" >&2
+      exit 1
+    fi
+    if ! need_chromium; then
+      echo "chromium is required for the table display's tests: apt-get install chromium" >&2
       exit 1
     fi
     "$venv/bin/ruff" check .

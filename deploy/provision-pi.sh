@@ -25,7 +25,9 @@ for group in gpio spi i2c; do getent group "$group" >/dev/null && usermod -aG "$
 
 python3 -m venv /opt/coffre/venv
 /opt/coffre/venv/bin/pip install --quiet --upgrade pip
-/opt/coffre/venv/bin/pip install --quiet "$src[pi]"
+extras=pi
+[ "$role" = hub ] && extras=pi,display  # the hub also serves the table display
+/opt/coffre/venv/bin/pip install --quiet "$src[$extras]"
 
 install -d -m 0755 /etc/coffre
 case "$role" in
@@ -54,6 +56,25 @@ TOML
     echo "      cp deploy/mosquitto.conf /etc/mosquitto/conf.d/coffre.conf; systemctl restart mosquitto"
     echo "      install -m 0600 -o coffre /etc/mosquitto/coffre/credentials/hub.password /etc/coffre/"
     echo "      copy /etc/mosquitto/coffre/ca.crt to every station as /etc/coffre/ca.crt"
+    [ -f /etc/coffre/display.toml ] || cat > /etc/coffre/display.toml <<'TOML'
+tables = ["main"]
+
+[broker]
+host = "127.0.0.1"
+port = 8883
+username = "spectator"
+password_file = "/etc/coffre/spectator.password"
+ca_file = "/etc/mosquitto/coffre/ca.crt"
+
+[http]
+host = "0.0.0.0"
+port = 8080
+TOML
+    echo "      install -m 0600 -o coffre /etc/mosquitto/coffre/credentials/spectator.password /etc/coffre/"
+    echo "      the table display: http://$(hostname).local:8080/ (unit coffre-display)"
+    install -m 0644 "$src/deploy/systemd/coffre-display.service" /etc/systemd/system/
+    systemctl daemon-reload
+    systemctl enable coffre-display.service
     ;;
   station)
     [ -f /etc/coffre/station.toml ] || cat > /etc/coffre/station.toml <<'TOML'

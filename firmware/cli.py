@@ -1,4 +1,4 @@
-"""The ``coffre`` command line: sim, hub, station, play, bench, broker-config, selftest."""
+"""The ``coffre`` command line: sim, hub, station, display, play, bench, broker-config, selftest."""
 
 from __future__ import annotations
 
@@ -59,6 +59,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="real reader/display drivers over emulated MFRC522 and SSD1306",
     )
+
+    sim.add_argument(
+        "--display", type=int, metavar="PORT", default=None,
+        help="serve the table display of the simulated table on this port",
+    )
+    sim.add_argument(
+        "--linger", type=float, metavar="SECONDS", default=0.0,
+        help="keep the table (and its display) up this long after the game",
+    )
+
+    display = sub.add_parser("display", help="serve the table display (a web page)")
+    display.add_argument("--config", required=True, help="display TOML file")
+    display.add_argument("--port", type=int, default=None, help="HTTP port (overrides the file)")
 
     hub = sub.add_parser("hub", help="run the hub (the referee)")
     hub.add_argument("--config", required=True, help="hub TOML file (see firmware/hub/config.py)")
@@ -126,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_hub(args)
     if args.command == "station":
         return _run_station(args)
+    if args.command == "display":
+        return _run_display(args)
     if args.command == "bench":
         from firmware.tools import bench
 
@@ -184,6 +199,34 @@ def _run_station(args: Any) -> int:
     _wait_for_signal()
     station.stop()
     devices.close()
+    return 0
+
+
+def _run_display(args: Any) -> int:
+    from firmware.display.config import load_display
+    from firmware.link.config import ConfigError
+
+    try:
+        settings = load_display(args.config)
+        from firmware.display.server import Display
+    except ConfigError as err:
+        print(f"coffre display: {err}", file=sys.stderr)
+        return 2
+    except ImportError as err:
+        hint = "pip install 'coffre[display]'"
+        print(f"coffre display: {err.name} is missing: {hint}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    port = settings.port if args.port is None else args.port
+    display = Display(settings.broker, settings.tables, host=settings.host, port=port)
+    try:
+        display.start()
+    except RuntimeError as err:
+        print(f"coffre display: {err}", file=sys.stderr)
+        return 1
+    print(f"table display on {display.url} for {', '.join(settings.tables)}", flush=True)
+    _wait_for_signal()
+    display.stop()
     return 0
 
 

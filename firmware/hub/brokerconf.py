@@ -23,6 +23,8 @@ from firmware.link.protocol import Topics, check_name
 
 HUB_USER = "hub"
 HOST_USER = "host"
+#: The table display's read-only user: ``public`` and ``hub/status``, nothing else.
+SPECTATOR_USER = "spectator"
 PBKDF2_ROUNDS = 101  # what mosquitto_passwd writes for $7$
 
 
@@ -55,7 +57,8 @@ class TableAccess:
             self.passwords.setdefault(user, secrets.token_urlsafe(16))
 
     def users(self) -> list[str]:
-        return [HUB_USER, HOST_USER] + [station_user(self.table, s) for s in self.stations]
+        stations = [station_user(self.table, s) for s in self.stations]
+        return [HUB_USER, HOST_USER, SPECTATOR_USER, *stations]
 
     def acl(self) -> str:
         """mosquitto acl_file lines for this table."""
@@ -65,6 +68,10 @@ class TableAccess:
             f"user {HOST_USER}",
             f"topic write {t.host_command}",
             f"topic read {t.host_screen}",
+            f"topic read {t.public}",
+            f"topic read {t.hub_status}",
+            "",
+            f"user {SPECTATOR_USER}",
             f"topic read {t.public}",
             f"topic read {t.hub_status}",
             "",

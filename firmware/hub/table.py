@@ -10,6 +10,7 @@ restarted hub resumes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -172,6 +173,8 @@ class Table:
             "over": self.over,
             "ranking": self.engine.ranking(self.state) if self.over else None,
             "view": view,
+            # A running countdown's whole seconds left: the table display ticks with it.
+            "timer": None if self.timer_left is None else math.ceil(self.timer_left),
         }
 
     def key(self, uid: str | None) -> Key:

@@ -21,7 +21,7 @@ from typing import Any
 
 from PIL import Image
 
-from firmware.tools.simtable import SimTable
+from firmware.tools.simtable import TABLE, SimTable
 
 # --- saving screens -------------------------------------------------------------------------
 
@@ -86,6 +86,7 @@ def main(args: Any) -> int:
         kind = "mosquitto with ACL over TLS" if sim.broker.access else "embedded amqtt"
         print(f"broker: {kind} on 127.0.0.1:{sim.broker.port}")
         print(f"hub and {len(sim.names)} stations ({sim.device_backend} hardware) are up")
+        display = start_display(sim, getattr(args, "display", None))
         bot = bot_class(args.game)(sim, sim.watch, rng)
         if args.pace and hasattr(bot, "reveal_pause"):
             bot.reveal_pause = args.pace
@@ -95,6 +96,7 @@ def main(args: Any) -> int:
         print(f"host started {args.game} for {args.players} players, options: {_shown(bot)}")
         final = bot.play()
         time.sleep(0.2)
+        linger(getattr(args, "linger", 0.0), display)
         saved = 0
         for name in sim.names:
             saved += save_frames(_frames(sim, name), out / name)
@@ -159,6 +161,28 @@ def _print_ranking(game: str, final: dict[str, Any]) -> None:
     for key in ("outcome", "winners", "result"):
         if view.get(key) not in (None, [], {}):
             print(f"{key}: {json.dumps(view[key], ensure_ascii=False)}")
+
+
+def start_display(sim: SimTable, port: int | None) -> Any:
+    """``--display PORT``: the table display of the simulated table (None: no display)."""
+    if port is None:
+        return None
+    from firmware.display.server import Display
+    from firmware.hub.brokerconf import SPECTATOR_USER
+
+    display = Display(sim.broker.config(SPECTATOR_USER), [TABLE], host="127.0.0.1", port=port)
+    display.start()
+    sim.on_stop.append(display.stop)
+    print(f"table display: {display.url}table/{TABLE}", flush=True)
+    return display
+
+
+def linger(seconds: float, display: Any) -> None:
+    """``--linger SECONDS``: keep everything up so a person can look at the final state."""
+    if seconds > 0:
+        where = f" (the display: {display.url}table/{TABLE})" if display else ""
+        print(f"game over; staying up {seconds:g} s{where}", flush=True)
+        time.sleep(seconds)
 
 
 def _frames(sim: SimTable, name: str) -> list[Image.Image]:

@@ -68,6 +68,8 @@ class SimTable:
     devices: dict[str, StationDevices] = field(init=False, default_factory=dict)
     emulated: dict[str, Any] = field(init=False, default_factory=dict)
     keys: KeySet = field(init=False)
+    #: Called first by :meth:`stop` (e.g. a table display watching this table).
+    on_stop: list[Callable[[], None]] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         self.names = station_names(self.stations_count or self.players)
@@ -201,6 +203,9 @@ class SimTable:
         return station
 
     def stop(self) -> None:
+        for hook in self.on_stop:
+            with contextlib.suppress(Exception):
+                hook()
         for station in self.stations.values():
             with contextlib.suppress(Exception):
                 station.stop()

@@ -12,6 +12,7 @@ from cryptography import x509
 
 from firmware.hub.brokerconf import (
     PBKDF2_ROUNDS,
+    SPECTATOR_USER,
     TableAccess,
     hash_password,
     station_user,
@@ -49,10 +50,28 @@ def test_acl_gives_each_station_only_its_own_topics() -> None:
     assert "user hub\ntopic readwrite coffre/main/#" in acl
 
 
+def test_the_spectator_reads_public_and_hub_status_of_its_tables_only() -> None:
+    """The table display's user: read-only, two topics per table, nothing else."""
+    acl = write_acl_of([TableAccess("main", ["p1"]), TableAccess("side", ["q1"])])
+    block = acl.split(f"user {SPECTATOR_USER}\n")[1].split("\n\n")[0]
+    assert block.splitlines() == [
+        "topic read coffre/main/public",
+        "topic read coffre/main/hub/status",
+        "topic read coffre/side/public",
+        "topic read coffre/side/hub/status",
+    ]
+
+
+def write_acl_of(tables: list[TableAccess]) -> str:
+    from firmware.hub.brokerconf import _merge_acl
+
+    return _merge_acl([t.acl() for t in tables])
+
+
 def test_every_user_gets_a_distinct_password() -> None:
     """Generated passwords are unique per user."""
     access = TableAccess("main", ["p1", "p2", "p3"])
-    assert len(set(access.passwords.values())) == len(access.users()) == 5
+    assert len(set(access.passwords.values())) == len(access.users()) == 6
 
 
 def test_generated_config_starts_mosquitto(tmp_path: Path) -> None:
@@ -93,7 +112,7 @@ def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
     """`coffre broker-config` writes conf, passwd, acl and one private password file per user."""
     _broker_config(tmp_path)
     users = {p.stem for p in (tmp_path / "credentials").glob("*.password")}
-    assert users == {"hub", "host", "main.p1", "main.p2"}
+    assert users == {"hub", "host", "spectator", "main.p1", "main.p2"}
     assert (tmp_path / "credentials" / "hub.password").stat().st_mode & 0o077 == 0
 
 

@@ -27,6 +27,15 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "firmware.station": ("firmware.hub", "firmware.tools", "firmware.cli", "rules"),
     "firmware.hub": ("firmware.station", "firmware.tools", "firmware.cli"),
     "firmware.tools": ("firmware.cli",),
+    # The table display shows only what the hub made public: it never holds the rules.
+    "firmware.display": (
+        "firmware.hub",
+        "firmware.station",
+        "firmware.tools",
+        "firmware.cli",
+        "rules",
+        "device",
+    ),
 }
 
 #: Vendor hardware libraries (they raise or need a Pi at import) and where they may appear.
@@ -100,7 +109,7 @@ def all_modules() -> list[tuple[str, str]]:
 
 def test_the_tree_has_the_role_packages() -> None:
     """firmware/ is split by who runs it, each package saying so in its docstring."""
-    for package in ("link", "hub", "station", "tools"):
+    for package in ("link", "hub", "station", "tools", "display"):
         init = ROOT / "firmware" / package / "__init__.py"
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
         assert "Run by:" in doc and ("May import" in doc), package
@@ -126,6 +135,8 @@ def test_imports_point_one_way() -> None:
         ("firmware.hub.service", "importlib.import_module('firmware.tools.sim')"),
         ("firmware.station.service", "import spidev"),
         ("device.gpio", "from mfrc522 import MFRC522"),
+        ("firmware.display.render", "from rules import get_game"),
+        ("firmware.display.feed", "from firmware.hub.table import Table"),
     ],
 )
 def test_the_check_catches_a_wrong_import(module: str, line: str) -> None:

@@ -1,0 +1,19 @@
+"""Table display latency: hub publish -> DOM change, 8 tables on one display (prints numbers).
+
+Run: .venv/bin/python -m tests.bench.bench_display [updates]
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.platform.browser import display_latency
+
+if __name__ == "__main__":
+    updates = int(sys.argv[1]) if len(sys.argv) > 1 else 800
+    with tempfile.TemporaryDirectory(prefix="coffre-bench-") as tmp:
+        result = display_latency(Path(tmp), tables=8, updates=updates)
+    for key, value in result.items():
+        print(f"{key}: {value:.1f}")

@@ -1,0 +1,99 @@
+"""The table display's HTML is a pure function of public + hub status, and shows it all."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from firmware.display.feed import Snapshot
+from firmware.display.render import overview_fragment, table_fragment
+from firmware.hub.bindings import binding_for
+from firmware.hub.table import Seating, Table
+from firmware.link import protocol as proto
+from hardware.keys import COLOURS, load_keyset
+
+KEYS = load_keyset()
+COLOURS16 = [*COLOURS, *(f"{c}-2" for c in COLOURS)]
+
+
+def public_after(game: str, players: int, steps: int, seed: int = 3) -> dict[str, Any]:
+    """The hub's public payload after ``steps`` random legal moves."""
+    stations = [f"p{i + 1}" for i in range(players)]
+    table = Table(
+        game, players, {}, seed, Seating(stations, COLOURS16[:players]), KEYS, binding_for(game)
+    )
+    r = random.Random(seed)
+    for _ in range(steps):
+        if table.over:
+            break
+        actions = [a for s in range(players) for a in table.engine.legal_actions(table.state, s)]
+        table.state, _ = table.engine.apply(table.state, r.choice(actions))
+        table.events += 1
+    return json.loads(proto.encode(table.public()))
+
+
+def render(public: dict[str, Any], state: str = "ready", broker: bool = True) -> str:
+    return table_fragment(Snapshot("main", public, {"state": state}, broker=broker))
+
+
+def test_the_same_snapshot_gives_the_same_bytes() -> None:
+    """No clock or randomness in a page: a reload is the page a live one shows."""
+    public = public_after("incognito", 4, 30)
+    assert render(public) == render(json.loads(json.dumps(public)))
+
+
+def test_sixteen_seats_all_named_with_hp_and_no_seat_dropped() -> None:
+    """Identités cryptées at 16: every seat's row is there, S10–S16 distinct."""
+    html = render(public_after("identites-cryptees", 16, 40))
+    for colour in COLOURS16:
+        name = colour.replace("-", " ").capitalize()
+        assert f">{name}</span>" in html, name
+    assert html.count('<td class="who">') == 16
+
+
+def test_the_incognito_word_list_is_shown_in_full() -> None:
+    """Long words and words with œ are never cut."""
+    public = public_after("incognito", 4, 0)
+    public["view"]["phase"] = "vote"
+    public["view"]["list"] = ["coffre au trésor", "carte au trésor", "œuf", "cœur", "a", "b"]
+    html = render(public)
+    for n, word in enumerate(public["view"]["list"], 1):
+        assert f"<li><b>{n}</b> {word}</li>" in html
+
+
+def test_hub_offline_and_broker_lost_are_said_on_the_page() -> None:
+    """A lost hub (its will) or a lost broker link shows a banner; ready shows none."""
+    public = public_after("secret-identity", 4, 5)
+    assert "Hub offline" not in render(public)
+    assert "Hub offline: lost" in render(public, state="lost")
+    assert "lost the broker" in render(public, broker=False)
+
+
+def test_a_running_countdown_is_shown_and_a_finished_one_is_not() -> None:
+    """The hub's whole seconds left appear as the page's ticking countdown."""
+    public = public_after("incognito", 4, 0)
+    assert 'data-left="5"' in render(dict(public, timer=5))
+    assert "countdown" not in render(dict(public, timer=0))
+    assert "countdown" not in render(dict(public, timer=None))
+
+
+def test_names_and_text_are_escaped() -> None:
+    """Whatever a payload carries is text on the page, never markup."""
+    public = public_after("incognito", 4, 0)
+    public["view"]["places"][0] = "<script>alert(1)</script>"
+    html = render(public)
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_the_overview_lists_every_table_with_its_state() -> None:
+    """One card per table linking to its page; a table without a hub says so."""
+    over = public_after("identiquest", 4, 400)
+    assert over["over"]
+    snaps = [
+        Snapshot("main", over, {"state": "ready"}, broker=True),
+        Snapshot("side", {}, {"state": "lost"}, broker=True),
+    ]
+    html = overview_fragment(snaps)
+    assert 'href="/table/main"' in html and 'href="/table/side"' in html
+    assert "game over" in html and "hub offline" in html
