@@ -125,32 +125,42 @@ class GpioControls(Controls):
         self._knob.when_rotated_clockwise = self._turned_cw
         self._knob.when_rotated_counter_clockwise = self._turned_ccw
         self._push = self._add(
-            Button(knob.push, pull_up=True, bounce_time=_seconds(knob.push_bounce_ms),
-                   pin_factory=pf)
+            Button(
+                knob.push, pull_up=True, bounce_time=_seconds(knob.push_bounce_ms), pin_factory=pf
+            )
         )
         self._push.when_released = self._pushed
         self._flap = self._add(
-            Button(flap.pin, pull_up=flap.pull_up, bounce_time=_seconds(flap.bounce_ms),
-                   pin_factory=pf)
+            Button(
+                flap.pin, pull_up=flap.pull_up, bounce_time=_seconds(flap.bounce_ms), pin_factory=pf
+            )
         )
         self._flap.when_pressed = self._flap_changed
         self._flap.when_released = self._flap_changed
         self._peek = self._add(
-            Button(peek.pin, pull_up=peek.pull_up, bounce_time=_seconds(peek.bounce_ms),
-                   pin_factory=pf)
+            Button(
+                peek.pin, pull_up=peek.pull_up, bounce_time=_seconds(peek.bounce_ms), pin_factory=pf
+            )
         )
         self._peek.when_pressed = self._peek_pressed
         self._peek.when_released = self._peek_released
         led = pins.led
         self._led = self._add(
-            RGBLED(led.red, led.green, led.blue, active_high=not led.common_anode, pwm=True,
-                   pin_factory=pf)
+            RGBLED(
+                led.red,
+                led.green,
+                led.blue,
+                active_high=not led.common_anode,
+                pwm=True,
+                pin_factory=pf,
+            )
         )
         buzzer = pins.buzzer
         if buzzer.kind == "passive":
             tonal = self._add(
-                TonalBuzzer(buzzer.pin, mid_tone=Tone(TONE_MID), octaves=TONE_OCTAVES,
-                            pin_factory=pf)
+                TonalBuzzer(
+                    buzzer.pin, mid_tone=Tone(TONE_MID), octaves=TONE_OCTAVES, pin_factory=pf
+                )
             )
             self._beeper = BeepPlayer(
                 lambda hz: tonal.play(Tone.from_frequency(_clamp_tone(tonal, hz))), tonal.stop
@@ -254,8 +264,12 @@ class GpioPanel(Panel):
         b = pins.buttons
         try:
             for name in BUTTONS:
-                button = Button(b.pin(name), pull_up=b.pull_up, bounce_time=_seconds(b.bounce_ms),
-                                pin_factory=pin_factory)
+                button = Button(
+                    b.pin(name),
+                    pull_up=b.pull_up,
+                    bounce_time=_seconds(b.bounce_ms),
+                    pin_factory=pin_factory,
+                )
                 self._buttons[name] = button
                 button.when_pressed = self._handler(name)
         except BaseException:

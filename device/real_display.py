@@ -9,6 +9,14 @@ may have reset), and if that fails too, the frame stays wanted and the next
 frame, so no frame is lost. ``show()`` does not raise for I2C errors: the station
 keeps running and reports ``failures``/``healthy``. Opening raises ``DisplayError``
 when the panel is not there at all.
+
+Partial updates: luma's ``ssd1306.display()`` sends the whole 1 KiB GDDRAM every time
+(and reads pixels with ``Image.getdata``, which Pillow 14 drops). The device here is
+luma's ssd1306 with its ``display()`` replaced: the frame is packed into GDDRAM bytes
+with ``tobytes`` (8 pages of 128 columns, one byte per column, LSB on top), compared
+with what the panel holds, and only the window of changed columns and pages is sent,
+in one data write (the glass never shows half a change). After luma's init (or an I2C
+error: the device is re-created) the whole frame goes.
 """
 
 from __future__ import annotations
@@ -25,6 +33,59 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 1
 DEFAULT_ADDRESS = 0x3C
+PAGES = HEIGHT // 8
+
+#: A window of GDDRAM to write: first/last column, first/last page, the bytes.
+Window = tuple[int, int, int, int, bytes]
+
+
+def to_gddram(image: Image.Image) -> bytes:
+    """A 128x64 mode-"1" image as SSD1306 GDDRAM: page by page, a byte per column, LSB on top."""
+    ram = bytearray()
+    for page in range(PAGES):
+        strip = image.crop((0, page * 8, WIDTH, page * 8 + 8))
+        # Transposed, each column becomes a row of 8 pixels: one byte, bit-reversed.
+        ram += strip.transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
+    return bytes(ram)
+
+
+def changed_window(old: bytes | None, new: bytes) -> Window | None:
+    """The one GDDRAM window that turns ``old`` into ``new`` (None: nothing changed).
+
+    One window, so a frame is one data write: the glass never shows half of a change
+    (several windows would each be a write of their own).
+    """
+    if old is None:
+        return (0, WIDTH - 1, 0, PAGES - 1, new)
+    changed = [i for i in range(len(new)) if new[i] != old[i]]
+    if not changed:
+        return None
+    pages = changed[0] // WIDTH, changed[-1] // WIDTH
+    columns = [i % WIDTH for i in changed]
+    c0, c1 = min(columns), max(columns)
+    box = b"".join(new[p * WIDTH + c0 : p * WIDTH + c1 + 1] for p in range(pages[0], pages[1] + 1))
+    return (c0, c1, pages[0], pages[1], box)
+
+
+def _partial(base: Any) -> Any:
+    """luma's ssd1306 class with a ``display()`` that sends only what changed."""
+
+    class PartialSsd1306(base):  # type: ignore[misc]
+        gddram: bytes | None = None  # what the panel holds (None: unknown)
+        bytes_sent = 0  # GDDRAM data bytes written
+
+        def display(self, image: Image.Image) -> None:
+            ram = to_gddram(self.preprocess(image))
+            window = changed_window(self.gddram, ram)
+            if window is not None:
+                c0, c1, p0, p1, data = window
+                start = self._colstart
+                self.command(0x21, start + c0, start + c1, 0x22, p0, p1)  # column, page windows
+                self.data(list(data))
+                self.bytes_sent += len(data)
+            self.gddram = ram
+
+    return PartialSsd1306
 
 
 def _pins(pins: Any) -> tuple[int | None, int | None, int]:
@@ -90,7 +151,7 @@ class Ssd1306Display(Display):
         oled = importlib.import_module("luma.oled.device")
         try:
             serial = serial_mod.i2c(port=self.port, address=self.address)
-            device = oled.ssd1306(serial, width=WIDTH, height=HEIGHT, rotate=self.rotate)
+            device = _partial(oled.ssd1306)(serial, width=WIDTH, height=HEIGHT, rotate=self.rotate)
             if self.contrast is not None:
                 device.contrast(self.contrast)
         except self._errors() as exc:

@@ -383,9 +383,7 @@ class Mfrc522Reader(Reader):
         frame = bytes([HLTA, 0x00])
         self._transceive(frame + crc_a(frame), expect_answer=False)
 
-    def _transceive(
-        self, data: bytes, last_bits: int = 0, expect_answer: bool = True
-    ) -> _Answer:
+    def _transceive(self, data: bytes, last_bits: int = 0, expect_answer: bool = True) -> _Answer:
         """Send one frame and collect the answer, sleeping (not spinning) while waiting."""
         dev = self._dev
         write, read = dev.Write_MFRC522, dev.Read_MFRC522

@@ -86,9 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--option", "-o", action="append", metavar="KEY=VALUE")
     play.add_argument("scenario", nargs="?", help="file of JSON actions, one a line (- = stdin)")
 
-    bench = sub.add_parser("bench", help="tap-to-screen latency through a real broker")
-    bench.add_argument("--stations", type=int, default=8)
-    bench.add_argument("--taps", type=int, default=200)
+    bench = sub.add_parser(
+        "bench", help="tap-to-screen latency, or --tables N load, against an echo baseline"
+    )
+    bench.add_argument("--stations", type=int, default=8, help="tap mode: stations")
+    bench.add_argument("--taps", type=int, default=200, help="tap mode: taps")
+    bench.add_argument("--tables", type=int, default=0, help="load mode: tables of 8 stations")
+    bench.add_argument("--duration", type=float, default=10.0, help="load mode: seconds")
+    bench.add_argument("--rate", type=float, default=1.0, help="load mode: inputs/s a station")
+    bench.add_argument(
+        "--commit-delay", type=float, default=0.0, metavar="MS", help="simulated ms per commit"
+    )
+    bench.add_argument("--stall", type=float, default=0.0, metavar="MS", help="simulated stall")
+    bench.add_argument("--stall-every", type=float, default=2.0, metavar="S")
+    bench.add_argument("--no-echo", action="store_true", help="skip the echo baseline")
 
     conf = sub.add_parser("broker-config", help="write mosquitto.conf, passwords and ACL")
     conf.add_argument("--table", required=True)
@@ -170,15 +181,21 @@ def _run_hub(args: Any) -> int:
     from hardware.keys import load_keyset
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings = load_hub(args.config)
-    panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
-    hub = Hub(
-        settings.broker,
-        settings.tables,
-        settings.store,
-        keys=load_keyset(settings.keyset),
-        panel=panel,
-    )
+    try:
+        settings = load_hub(args.config)
+        panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
+        hub = Hub(
+            settings.broker,
+            settings.tables,
+            settings.store,
+            keys=load_keyset(settings.keyset),
+            panel=panel,
+        )
+    except (ValueError, OSError) as exc:  # HubRefused, ConfigError, a missing file...
+        # One line, not a traceback: systemd's journal shows it as the reason.
+        text = str(exc) if str(exc).startswith("hub:") else f"hub: cannot start: {exc}"
+        print(" ".join(text.split()), file=sys.stderr)
+        return 2
     hub.start()
     _wait_for_signal()
     hub.stop()

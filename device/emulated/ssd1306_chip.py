@@ -52,6 +52,7 @@ class Ssd1306Chip:
         self.failures = 0
         self.on_write: Callable[[], None] | None = None  # after each accepted transaction
         self.writes = 0
+        self.bytes_written = 0  # every byte of every accepted I2C write (control bytes too)
         self.data_bytes = 0
         self._pending: list[int] = []  # a command waiting for its arguments
         self.power_on_reset()
@@ -97,6 +98,7 @@ class Ssd1306Chip:
                 self.failures += 1
                 raise OSError(errno.EREMOTEIO, "Remote I/O error")
             self.writes += 1
+            self.bytes_written += len(data)
             i = 0
             while i < len(data):
                 control = data[i]

@@ -8,6 +8,8 @@ second press within a few seconds so a stray press costs nothing.
 
 from __future__ import annotations
 
+import itertools
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +50,13 @@ class HostMenu:
     chosen: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Identités cryptées card sets the host may pick (shipped ones and the table's own).
     card_sets: list[str] = field(default_factory=lambda: ["generic"])
+    #: Each command the panel makes has an id ``panel<boot>:<n>``, new at every hub
+    #: start, so the hub remembers its answer and never applies it twice.
+    boot: str = field(default_factory=lambda: os.urandom(4).hex())
+    _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def _command(self, cmd: str, **fields: Any) -> HostCommand:
+        return HostCommand(cmd=cmd, id=f"panel{self.boot}:{next(self._seq)}", **fields)  # type: ignore[arg-type]
 
     @property
     def game_id(self) -> str:
@@ -102,19 +111,19 @@ class HostMenu:
                 picks = self.chosen.setdefault(self.game_id, {})
                 picks[name] = (picks.get(name, 0) + step) % len(values)
             elif button == "ok":
-                return HostCommand(
-                    cmd="start", game=self.game_id, players=self.players, options=self.options()
+                return self._command(
+                    "start", game=self.game_id, players=self.players, options=self.options()
                 )
         return None
 
     def _in_game(self, button: str, now: float) -> HostCommand | None:
         if button == "next":
             self.armed = None
-            return HostCommand(cmd="next")
+            return self._command("next")
         if button in ("back", "stop"):
             if self.armed == button and now - self.armed_at <= CONFIRM_SECONDS:
                 self.armed = None
-                return HostCommand(cmd="undo" if button == "back" else "abort")
+                return self._command("undo" if button == "back" else "abort")
             self.armed, self.armed_at = button, now
             return None
         self.armed = None

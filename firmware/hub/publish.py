@@ -3,12 +3,22 @@
 A topic is sent only when its content changed (screens are compared without their
 revision), so an input that changes one seat's screen costs one message to that seat.
 The hub display on the panel shows the host screen of the table the panel drives.
+
+While the hub works a batch, :meth:`Publisher.hold` keeps what it would send, in order
+(each input's screens, then its answer), until the batch is committed.
+
+The hub display is drawn by a thread of its own (:class:`Painter`): a real panel takes
+tens of milliseconds of I2C a frame, which must not delay any table's answers. The
+newest screen wins; one the painter had no time for is skipped.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -18,6 +28,69 @@ from firmware.hub.actor import NOTE_SECONDS, TableActor
 from firmware.link import protocol as proto
 from firmware.link.render import render_lines
 
+log = logging.getLogger(__name__)
+
+
+class Painter:
+    """Draws the hub display off the hub's thread; the newest screen wins."""
+
+    def __init__(self, panel: Panel) -> None:
+        self.panel = panel
+        self.drawn = 0
+        self._wanted: tuple[str, list[str]] | None = None
+        self._busy = False
+        self._closed = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="hub-display", daemon=True)
+        self._thread.start()
+
+    def paint(self, title: str, lines: list[str]) -> None:
+        """Ask for this screen (returns at once)."""
+        with self._cond:
+            self._wanted = (title, list(lines))
+            self._cond.notify()
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until the last screen asked for is on the glass."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._wanted is None and not self._busy, timeout)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join(2)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._wanted is not None or self._closed)
+                if self._wanted is None:
+                    return
+                (title, lines), self._wanted = self._wanted, None
+                self._busy = True
+            try:
+                self.panel.display.show(render_lines(title, lines))
+                self.drawn += 1
+            except Exception as exc:  # the display is the host's; the tables go on
+                log.warning("hub display: %s", exc)
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+
+@dataclass
+class Held:
+    """A message kept until the batch is committed (an answer stays an Ack until then)."""
+
+    actor: TableActor
+    topic: str
+    payload: bytes | proto.Ack
+    retain: bool
+
+    def encoded(self) -> bytes:
+        return self.payload if isinstance(self.payload, bytes) else proto.encode(self.payload)
+
 
 class Publisher:
     """Publishes a table's state on its own connection; the panel follows ``panel_actor``."""
@@ -26,6 +99,26 @@ class Publisher:
         self.clock = clock
         self.panel = panel
         self.panel_actor: TableActor | None = None
+        self.painter = Painter(panel) if panel is not None else None
+        #: While holding: what to send once the batch is committed, in order.
+        self.held: list[Held] | None = None
+        self._paint: tuple[str, list[str]] | None = None  # held for the painter
+
+    def hold(self) -> None:
+        """From now on, keep what would be sent (see :meth:`release`)."""
+        self.held = []
+
+    def release(self, *, paint: bool = True) -> list[Held]:
+        """Stop holding; what was held, for the caller to send (or drop with ``paint=False``)."""
+        held, self.held = self.held or [], None
+        if paint and self._paint is not None and self.painter is not None:
+            self.painter.paint(*self._paint)
+        self._paint = None
+        return held
+
+    def close(self) -> None:
+        if self.painter is not None:
+            self.painter.close()
 
     def all(self, actor: TableActor, *, hub_ready: bool = False) -> None:
         """Every seat's screen, ``public``, the hub status and the host screen, if changed."""
@@ -65,8 +158,19 @@ class Publisher:
         self.host(actor)
 
     def send(self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False) -> Any:
+        if self.held is not None:
+            self.held.append(Held(actor, topic, payload, retain))
+            return None
         assert actor.client is not None
         return actor.client.publish(topic, payload, retain=retain)
+
+    def answer(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
+        """Answer a station's input (held like the rest while holding)."""
+        topic = actor.topics.station(station, "ack")
+        if self.held is not None:
+            self.held.append(Held(actor, topic, ack, False))
+        else:
+            self.send(actor, topic, proto.encode(ack))
 
     def retained(
         self, actor: TableActor, topic: str, payload: bytes, *, force: bool = False
@@ -98,8 +202,11 @@ class Publisher:
             title = "Offline: " + " ".join(sorted(actor.offline))
         payload = proto.encode({"title": title, "lines": lines})
         self.retained(actor, actor.topics.host_screen, payload)
-        if self.panel is not None and actor is self.panel_actor:
-            self.panel.display.show(render_lines(title, lines))
+        if self.painter is not None and actor is self.panel_actor:
+            if self.held is not None:
+                self._paint = (title, lines)  # drawn once the batch is committed
+            else:
+                self.painter.paint(title, lines)
 
 
 def idle_screen(actor: TableActor, station: str) -> proto.Screen:

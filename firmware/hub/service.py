@@ -3,7 +3,18 @@
 One thread processes everything in order (MQTT messages, panel presses,
 timers), so each table behaves as an actor with a single mailbox. For each
 station input: validate, translate through the game's table binding, check
-against the rules, commit to the store, publish what changed, then ack.
+against the rules, store, apply; then publish what changed and ack.
+
+The mailbox is worked in batches: whatever is waiting in it (up to MAX_BATCH) is
+handled in one store transaction, so one fsync pays for all of it. Only after that
+commit are the screens published, the answers sent, and the messages acknowledged to
+the broker (paho's manual acks), so a crash loses nothing that was answered and the
+broker delivers again what was not. If the store fails, the batch is rolled back, the
+tables it touched are rebuilt from the store, and every input that would have been
+acked ok is answered "not saved" instead.
+
+Nothing a station or the host sends can make the hub write more than one log line
+per kind of trouble every LOG_EVERY seconds.
 
 Here: the life cycle, dispatch, station inputs and host commands. A table's runtime
 and timers are in :mod:`firmware.hub.actor`, what goes out in :mod:`firmware.hub.publish`.
@@ -15,13 +26,12 @@ import logging
 import math
 import os
 import queue
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 from device.panel import Panel
 from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake
@@ -29,8 +39,8 @@ from firmware.hub.bindings import binding_for, bound_games
 from firmware.hub.cardsets import card_set_names, own_card_set
 from firmware.hub.config import TableConfig
 from firmware.hub.hostmenu import HostMenu
-from firmware.hub.publish import Publisher
-from firmware.hub.store import GameRecord, Store
+from firmware.hub.publish import Held, Publisher
+from firmware.hub.store import GameRecord, Store, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, Message, Will
@@ -42,6 +52,48 @@ log = logging.getLogger(__name__)
 
 PANEL_TOPIC = "!panel"
 CONNECTED_TOPIC = "!connected"
+#: Stands in a batch for "fire the timers that are due".
+TIMERS = Message("!timers", b"")
+#: Most messages handled in one store transaction.
+MAX_BATCH = 100
+#: One log line per kind of trouble at most this often (seconds).
+LOG_EVERY = 10.0
+#: The answer to an input the store could not keep (the station may send it again).
+NOT_SAVED = "Hub disk error: tell the host"
+
+_STORE_ERRORS = (sqlite3.Error, StoreError, OSError)
+
+
+class HubRefused(ValueError):
+    """The hub cannot start (a second hub on the store, a bad table); one line says why."""
+
+
+class Throttle:
+    """One log line per key every ``every`` seconds; the next one says how many were held."""
+
+    def __init__(self, every: float = LOG_EVERY, clock: Callable[[], float] = time.monotonic):
+        self.every = every
+        self.clock = clock
+        self._last: dict[Any, float] = {}
+        self._held: dict[Any, int] = {}
+
+    def allow(self, key: Any) -> int | None:
+        """None: stay quiet; else the number of lines held back since the last one."""
+        now = self.clock()
+        last = self._last.get(key)
+        if last is not None and now - last < self.every:
+            self._held[key] = self._held.get(key, 0) + 1
+            return None
+        if len(self._last) > 1000:  # keys are few; never let them pile up
+            self._last.clear()
+            self._held.clear()
+        self._last[key] = now
+        return self._held.pop(key, 0)
+
+    def warning(self, key: Any, text: str) -> None:
+        held = self.allow(key)
+        if held is not None:
+            log.warning("%s%s", text, f" (+{held} more like it)" if held else "")
 
 
 class Hub:
@@ -58,8 +110,27 @@ class Hub:
         client_id: str = "coffre-hub",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        try:
+            self._setup(broker, tables, store_path, keys, panel, client_id, clock)
+        except (StoreError, ValueError, sqlite3.Error, OSError) as exc:
+            raise HubRefused(f"hub: cannot start: {exc}") from None
+
+    def _setup(
+        self,
+        broker: BrokerConfig,
+        tables: list[TableConfig],
+        store_path: str | Path,
+        keys: KeySet | None,
+        panel: Panel | None,
+        client_id: str,
+        clock: Callable[[], float],
+    ) -> None:
         self.keys = keys or load_keyset()
         self.clock = clock
+        self.throttle = Throttle()
+        # The tables the batch in hand changed (rebuilt if it cannot be committed).
+        self._touched: dict[str, TableActor] = {}
+        self._broken: BaseException | None = None
         self.panel = panel
         # Through self.clock, so a test that swaps the hub's clock swaps the publisher's too.
         self.out = Publisher(lambda: self.clock(), panel)
@@ -74,7 +145,7 @@ class Hub:
                 games, max_players=len(cfg.stations), limits=limits, card_sets=card_set_names(cfg)
             )
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
-        self.store = Store(store_path, exclusive=True)
+        self.store = Store(store_path, exclusive=True, commit_delay=commit_delay_from_env())
         # The hub's session is persistent, so its client id is fixed; it is also secret (a
         # random token kept in the store), so no other user can take the id over and kick
         # the hub off the broker.
@@ -95,6 +166,7 @@ class Hub:
                     Message(CONNECTED_TOPIC, name.encode())
                 ),
                 inbox=self.inbox,
+                manual_ack=True,  # acked to the broker after the commit, not on arrival
             )
         # The panel drives the first table (one panel per hub).
         self.out.panel_actor = next(iter(self.actors.values()), None)
@@ -125,8 +197,9 @@ class Hub:
 
     def stop(self) -> None:
         for actor in self.actors.values():
-            self.out.send(
-                actor,
+            assert actor.client is not None
+            # Straight to the client: the hub thread may be holding a batch's messages.
+            actor.client.publish(
                 actor.topics.hub_status,
                 proto.encode(proto.HubStatus(state="disconnected")),
                 retain=True,
@@ -135,29 +208,125 @@ class Hub:
             client.stop()
         if self._thread:
             self._thread.join(5)
+        self.out.close()
         self.store.close()
 
     def run(self) -> None:
         """Process messages and timers until the client stops."""
         while True:
             timeout = next_wake(self.actors.values(), self.clock())
+            batch: list[Message] = []
+            stop = False
             try:
-                msg = self.inbox.get(timeout=timeout)
+                first = self.inbox.get(timeout=timeout)
             except queue.Empty:
-                msg = Message("", b"")
-            if msg is None:
-                return
-            self._guarded(self._dispatch, msg)
-            self._guarded(self._fire_timers)
+                first = TIMERS
+            while first is not None:
+                batch.append(first)
+                if len(batch) >= MAX_BATCH:
+                    break
+                try:
+                    first = self.inbox.get_nowait()
+                except queue.Empty:
+                    break
+            else:
+                stop = True
+            if TIMERS not in batch:
+                batch.append(TIMERS)
+            self._process(batch)
             self._guarded(self._tick)
+            if stop:
+                return
 
-    @staticmethod
-    def _guarded(step: Callable[..., None], *args: Any) -> None:
+    def _guarded(self, step: Callable[..., None], *args: Any) -> None:
         """Run one step; a bug or a failing disk must not take the tables down."""
         try:
             step(*args)
-        except Exception:
-            log.exception("hub: %s failed", getattr(step, "__name__", "a step"))
+        except Exception as exc:
+            name = getattr(step, "__name__", "a step")
+            held = self.throttle.allow((name, type(exc)))
+            if held == 0:
+                log.exception("hub: %s failed", name)
+            elif held is not None:
+                log.error("hub: %s failed: %s (+%d more)", name, _line(exc), held)
+
+    # --- batches ---------------------------------------------------------------------
+
+    def _dispatch(self, msg: Message) -> None:
+        """Handle one message as a batch of its own."""
+        self._process([msg])
+
+    def _process(self, batch: list[Message]) -> None:
+        """Handle a batch: one transaction, then publish, answer and ack to the broker."""
+        while batch:
+            batch = self._run_batch(batch)
+
+    def _run_batch(self, batch: list[Message]) -> list[Message]:
+        """Handle messages in one transaction; returns those left when the store broke."""
+        self._touched, self._broken = {}, None
+        self.out.hold()
+        try:
+            self.store.begin()
+        except _STORE_ERRORS as exc:
+            # Not even a transaction: each write tries (and fails, and answers) on its own.
+            self._store_trouble(exc)
+            for msg in batch:
+                self._guarded(self._handle, msg)
+            self._finish(batch)
+            return []
+        done = 0
+        try:
+            for msg in batch:
+                done += 1
+                self._guarded(self._handle, msg)
+                if self._broken is not None:
+                    raise self._broken
+            self.store.commit()
+        except _STORE_ERRORS as exc:
+            self.store.rollback()
+            self._store_trouble(exc)
+            self._undo_batch()
+        except BaseException:
+            self.store.rollback()
+            self.out.release(paint=False)
+            raise
+        self._finish(batch[:done])
+        return batch[done:]
+
+    def _undo_batch(self) -> None:
+        """The batch was rolled back: rebuild its tables from the store, take back its oks."""
+        touched = set(self._touched)
+        kept = []
+        for item in self.out.release(paint=False):
+            if isinstance(item.payload, proto.Ack):
+                if item.payload.ok:
+                    item.payload = proto.Ack(item.payload.id, False, NOT_SAVED)
+                kept.append(item)
+            elif item.actor.config.name not in touched:
+                kept.append(item)
+        self.out.held = kept
+        for actor in self._touched.values():
+            actor.table, actor.record, actor.timer_due = None, None, None
+            actor.published.clear()  # what was held for it is dropped: send all again
+            self._guarded(self._resume, actor)
+            self.out.note(actor, NOT_SAVED)
+            self._guarded(self.out.all, actor)
+
+    def _finish(self, handled: list[Message]) -> None:
+        """After the commit: what was held (screens, then answers, in order), then broker acks."""
+        for item in self.out.release():
+            self._guarded(self._send_held, item)
+        for msg in handled:
+            self._guarded(msg.done)
+        self._touched = {}
+
+    def _send_held(self, item: Held) -> None:
+        client = item.actor.client
+        assert client is not None
+        client.publish(item.topic, item.encoded(), retain=item.retain)
+
+    def _store_trouble(self, exc: BaseException) -> None:
+        self.throttle.warning(("store", type(exc)), f"hub: store failed: {_line(exc)}")
 
     def _resume(self, actor: TableActor) -> None:
         record = self.store.current_game(actor.config.name)
@@ -191,7 +360,10 @@ class Hub:
 
     # --- dispatch ----------------------------------------------------------------------
 
-    def _dispatch(self, msg: Message) -> None:
+    def _handle(self, msg: Message) -> None:
+        if msg is TIMERS:
+            self._timers()
+            return
         if msg.topic == CONNECTED_TOPIC:
             actor = self.actors[msg.payload.decode()]
             actor.published.clear()
@@ -234,13 +406,20 @@ class Hub:
     # --- station inputs ----------------------------------------------------------------
 
     def _ack(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
-        self.out.send(actor, actor.topics.station(station, "ack"), proto.encode(ack))
+        """Answer an input (sent once the batch is committed)."""
+        self.out.answer(actor, station, ack)
+
+    def _bad_payload(self, actor: TableActor, source: str, exc: proto.ProtocolError) -> None:
+        self.throttle.warning(
+            ("bad", actor.config.name, source), f"hub: {actor.config.name}/{source}: {exc}"
+        )
 
     def _station_input(self, actor: TableActor, station: str, payload: bytes) -> None:
         try:
             inp = proto.decode_input(payload)
         except proto.ProtocolError as exc:
-            self._ack(actor, station, proto.Ack(proto.salvage_id(payload), False, str(exc)))
+            self._bad_payload(actor, station, exc)
+            self._ack(actor, station, proto.Ack(exc.id, False, str(exc)))
             return
         if station not in actor.config.stations:
             self._ack(actor, station, proto.Ack(inp.id, False, "Unknown station"))
@@ -266,16 +445,30 @@ class Hub:
                 return  # a knob against its stop: nothing to store
             self._apply(actor, body, source_id)
         except IllegalAction as exc:
-            # Remembered, so a late copy of this input gets this answer, not a new one.
-            self.store.remember(source_id, False, exc.message)
+            # Remembered, so a late copy of this input gets this answer, not a new one;
+            # answered even when the disk cannot remember it.
+            self._remember(actor, source_id, False, exc.message)
             self._ack(actor, station, proto.Ack(inp.id, False, exc.message))
             return
-        except Exception:
+        except _STORE_ERRORS as exc:
+            self._broken = exc
+            self._ack(actor, station, proto.Ack(inp.id, False, NOT_SAVED))
+            return
+        except Exception as exc:
             # A bug, not the player's fault: say so, keep the table as it was.
-            log.exception("hub: input %s from %s failed", inp.id, station)
+            if self.throttle.allow(("input bug", type(exc))) is not None:
+                log.exception("hub: input %s from %s failed", inp.id, station)
             self._ack(actor, station, proto.Ack(inp.id, False, "Hub error: tell the host"))
             return
         self._ack(actor, station, proto.Ack(inp.id, True, ""))
+
+    def _remember(self, actor: TableActor, source_id: str, ok: bool, message: str) -> None:
+        """Keep an answer that is not an event; a failing disk breaks the batch, not the answer."""
+        game_no = actor.record.game_no if actor.record is not None else 0
+        try:
+            self.store.remember(source_id, ok, message, table_id=actor.config.name, game_no=game_no)
+        except _STORE_ERRORS as exc:
+            self._broken = exc
 
     def _apply(self, actor: TableActor, body: dict[str, Any], source_id: str | None) -> None:
         """Check, commit, apply, publish. Raises IllegalAction and changes nothing."""
@@ -284,21 +477,23 @@ class Hub:
         checked = table.check(body)
         if not self.store.append(record.table_id, record.game_no, body, source_id):
             return  # a duplicate that raced past answer(): already applied
+        self._touched[actor.config.name] = actor
         table.commit(body, checked)
         actor.message = ""  # a note about the last host command is stale once the game moves
+        if table.over:
+            self.store.set_status(record.table_id, record.game_no, "over")
         try:
-            if table.over:
-                self.store.set_status(record.table_id, record.game_no, "over")
             actor.arm_timer(self.clock())
             self.out.all(actor)
         except Exception:
-            # Committed: the move counts and is acked; screens catch up on the next publish.
+            # Stored: the move counts and is acked; screens catch up on the next publish.
             log.exception("hub: publishing after %s failed", source_id or "an event")
 
     def _station_status(self, actor: TableActor, station: str, payload: bytes) -> None:
         try:
-            status = msgspec.json.decode(payload, type=proto.StationStatus)
-        except msgspec.MsgspecError:
+            status = proto.decode_status(payload)
+        except proto.ProtocolError as exc:
+            self._bad_payload(actor, f"{station}/status", exc)
             return
         if status.state == "online":
             actor.offline.discard(station)
@@ -315,6 +510,7 @@ class Hub:
         try:
             cmd = proto.decode_host_command(payload)
         except proto.ProtocolError as exc:
+            self._bad_payload(actor, "host", exc)
             self.out.note(actor, str(exc))
             self.out.host(actor)
             return
@@ -330,7 +526,7 @@ class Hub:
             if cmd.cmd == "start":
                 self._start(actor, cmd)
                 if source_id:
-                    self.store.remember(source_id, True, "")
+                    self._remember(actor, source_id, True, "")
                 self.out.note(actor, "Game started")
                 return
             table = actor.table
@@ -346,17 +542,21 @@ class Hub:
             elif cmd.cmd == "abort":
                 assert actor.record is not None
                 self.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+                self._touched[actor.config.name] = actor
+                if source_id:
+                    self._remember(actor, source_id, True, "")
                 actor.table = None
                 actor.record = None
                 actor.timer_due = None
-                if source_id:
-                    self.store.remember(source_id, True, "")
                 self.out.all(actor)
             actor.message = ""
         except (IllegalAction, RulesError) as exc:
             if source_id:
-                self.store.remember(source_id, False, str(exc)[:63])
+                self._remember(actor, source_id, False, str(exc)[:63])
             self.out.note(actor, str(exc))
+        except _STORE_ERRORS as exc:
+            self._broken = exc
+            self.out.note(actor, NOT_SAVED)
         except Exception:
             log.exception("hub: host command %s failed", cmd.cmd)
             self.out.note(actor, "Hub error: see its log")
@@ -378,6 +578,7 @@ class Hub:
         # Validate by setting up before anything is stored.
         get_game(game).setup(players, options, seed)
         record = self.store.new_game(actor.config.name, game, players, options, seed, stations)
+        self._touched[actor.config.name] = actor
         actor.record = record
         actor.table = self._new_table(actor, record)
         actor.timer_due = None
@@ -397,6 +598,10 @@ class Hub:
                 self.out.host(actor)
 
     def _fire_timers(self) -> None:
+        """Fire the timers that are due, as a batch of their own."""
+        self._process([TIMERS])
+
+    def _timers(self) -> None:
         now = self.clock()
         for actor in self.actors.values():
             if actor.timer_due is None or actor.timer_due > now or actor.timer_body is None:
@@ -405,6 +610,38 @@ class Hub:
             actor.timer_due = None
             try:
                 self._apply(actor, body, None)
+            except _STORE_ERRORS as exc:
+                self._broken = exc
+                actor.arm_timer(self.clock())  # try again when it is due again
             except Exception:
                 actor.arm_timer(self.clock())
                 raise
+
+
+def _line(exc: BaseException) -> str:
+    """An exception as one short line."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:200]
+
+
+def commit_delay_from_env() -> Callable[[], float] | None:
+    """A simulated slow disk for benchmarks: ``COFFRE_SIMULATE_DISK=commit_ms,stall_ms,every_s``.
+
+    Each commit waits ``commit_ms``; the first commit after every ``every_s`` seconds waits
+    ``stall_ms`` more (the stalls of an SD card). Not for real tables.
+    """
+    spec = os.environ.get("COFFRE_SIMULATE_DISK")
+    if not spec:
+        return None
+    parts = [float(x) for x in spec.split(",")]
+    commit_ms, stall_ms, every_s = [*parts, 0.0, 0.0][:3]
+    next_stall = [time.monotonic() + every_s]
+
+    def delay() -> float:
+        now = time.monotonic()
+        if every_s > 0 and now >= next_stall[0]:
+            next_stall[0] = now + every_s
+            return (commit_ms + stall_ms) / 1000
+        return commit_ms / 1000
+
+    return delay

@@ -3,17 +3,36 @@
 A game is its setup (game id, players, options, seed, seating) plus the list of
 table events applied to it. Nothing is ever updated in place except a game's
 status; undo is an event like any other.
+
+The hub writes in batches: :meth:`Store.transaction` holds one SQLite transaction
+(one fsync) for every input waiting in its mailbox, and acks them after it commits.
+
+Refusals are remembered so a late copy of an input gets the same answer, but only the
+newest :data:`REFUSALS_KEPT` per table and game. Ids are ``<stream>:<n>`` with ``n``
+growing along a stream (a station's boot), so what is forgotten is summed up as a
+floor per stream: a late copy at or under its stream's floor that is not an event was
+refused, and is refused again (:data:`TOO_LATE`) rather than applied.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import sqlite3
 import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+#: Refusals remembered word for word, per table and game (older ones become a floor).
+REFUSALS_KEPT = 512
+#: Streams (station boots) whose floor is kept, per table.
+FLOORS_KEPT = 64
+#: The answer to a late copy of a refusal that was forgotten.
+TOO_LATE = "Too late: tap again"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -31,6 +50,11 @@ CREATE TABLE IF NOT EXISTS answered (
     source_id TEXT PRIMARY KEY,
     ok INTEGER NOT NULL,
     message TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS floors (
+    stream TEXT PRIMARY KEY,
+    table_id TEXT NOT NULL,
+    n INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,
@@ -68,10 +92,23 @@ class StoreError(RuntimeError):
 class Store:
     """One SQLite file for every table a hub process runs (and one hub per file)."""
 
-    def __init__(self, path: str | Path, *, exclusive: bool = False) -> None:
-        """Open (or create) the store; ``exclusive``: the hub's, refusing a second hub."""
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        exclusive: bool = False,
+        commit_delay: Callable[[], float] | None = None,
+    ) -> None:
+        """Open (or create) the store; ``exclusive``: the hub's, refusing a second hub.
+
+        ``commit_delay`` (seconds, asked at each commit) simulates a slow disk for
+        benchmarks; nothing else uses it.
+        """
         self.path = Path(path)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._batch = False
+        self.commit_delay = commit_delay
+        self.commits = 0
         self._lock_file: IO[str] | None = None
         if exclusive:
             # One hub per store: a second one (systemd plus a manual run) would split the table.
@@ -86,7 +123,67 @@ class Store:
         # A few inputs a minute: durability is worth an fsync each.
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(SCHEMA)
+        columns = [r[1] for r in self._db.execute("PRAGMA table_info(answered)")]
+        if "scope" not in columns:  # a store from before refusals were bounded
+            self._db.execute("ALTER TABLE answered ADD COLUMN scope TEXT NOT NULL DEFAULT ''")
+        self._db.execute("CREATE INDEX IF NOT EXISTS answered_scope ON answered (scope)")
         self._inode = self.path.stat().st_ino
+
+    def begin(self) -> None:
+        """Open a batch: writes join one transaction until :meth:`commit` or :meth:`rollback`."""
+        self._lock.acquire()
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+        self._batch = True
+
+    def commit(self) -> None:
+        """Commit the batch (one fsync); on an error it is rolled back and the error raised."""
+        try:
+            if self.commit_delay is not None:
+                time.sleep(self.commit_delay())
+            self._db.execute("COMMIT")
+            self.commits += 1
+        except BaseException:
+            self.rollback()
+            raise
+        self._end()
+
+    def rollback(self) -> None:
+        """Give the batch up: nothing written in it stays."""
+        self._rollback()
+        self._end()
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+
+    def _end(self) -> None:
+        if self._batch:
+            self._batch = False
+            self._lock.release()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction (one fsync) for everything written inside; rolled back on error.
+
+        Writes inside do not commit on their own: who wrote acks only after this exits.
+        Inside a batch already, it joins it.
+        """
+        with self._lock:
+            if self._batch:
+                yield
+                return
+            self.begin()
+            try:
+                yield
+            except BaseException:
+                self.rollback()
+                raise
+            self.commit()
 
     def close(self) -> None:
         with self._lock:
@@ -105,7 +202,7 @@ class Store:
 
     def setting(self, key: str, default: str) -> str:
         """A persistent hub setting, created with ``default`` the first time."""
-        with self._lock, self._db:
+        with self.transaction():
             self._db.execute("INSERT OR IGNORE INTO settings VALUES (?, ?)", (key, default))
             row = self._db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
         return str(row[0])
@@ -121,15 +218,61 @@ class Store:
             row = self._db.execute(
                 "SELECT 1 FROM events WHERE source_id=?", (source_id,)
             ).fetchone()
-        return (True, "") if row is not None else None
+            if row is not None:
+                return True, ""
+            stream, n = _stream(source_id)
+            if stream is not None:
+                row = self._db.execute("SELECT n FROM floors WHERE stream=?", (stream,)).fetchone()
+                if row is not None and n <= int(row[0]):
+                    return False, TOO_LATE
+        return None
 
-    def remember(self, source_id: str, ok: bool, message: str) -> None:
-        """Record the answer to an input or command that is not an event (a refusal...)."""
+    def remember(
+        self, source_id: str, ok: bool, message: str, *, table_id: str = "", game_no: int = 0
+    ) -> None:
+        """Record the answer to an input or command that is not an event (a refusal...).
+
+        Only the newest REFUSALS_KEPT of a table's game are kept word for word.
+        """
         self.check()
-        with self._lock, self._db:
+        scope = f"{table_id}/{game_no}" if table_id else ""
+        with self.transaction():
             self._db.execute(
-                "INSERT OR IGNORE INTO answered VALUES (?, ?, ?)", (source_id, int(ok), message)
+                "INSERT OR IGNORE INTO answered VALUES (?, ?, ?, ?)",
+                (source_id, int(ok), message, scope),
             )
+            if scope:
+                self._forget_old_answers(scope, table_id)
+
+    def _forget_old_answers(self, scope: str, table_id: str) -> None:
+        old = self._db.execute(
+            "SELECT rowid, source_id FROM answered WHERE scope=? ORDER BY rowid DESC "
+            "LIMIT -1 OFFSET ?",
+            (scope, REFUSALS_KEPT),
+        ).fetchall()
+        for rowid, source_id in old:
+            stream, n = _stream(source_id)
+            if stream is not None:
+                self._db.execute(
+                    "INSERT INTO floors VALUES (?, ?, ?) ON CONFLICT (stream) "
+                    "DO UPDATE SET n=MAX(n, excluded.n)",
+                    (stream, table_id, n),
+                )
+            self._db.execute("DELETE FROM answered WHERE rowid=?", (rowid,))
+        if old:
+            self._db.execute(
+                "DELETE FROM floors WHERE table_id=? AND stream NOT IN (SELECT stream FROM "
+                "floors WHERE table_id=? ORDER BY rowid DESC LIMIT ?)",
+                (table_id, table_id, FLOORS_KEPT),
+            )
+
+    def remembered(self, table_id: str, game_no: int) -> int:
+        """How many answers are kept word for word for one table's game."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM answered WHERE scope=?", (f"{table_id}/{game_no}",)
+            ).fetchone()
+        return int(row[0])
 
     def new_game(
         self,
@@ -142,8 +285,7 @@ class Store:
     ) -> GameRecord:
         """Record a new game (ending any game still playing at that table)."""
         self.check()
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self.transaction():
             self._db.execute(
                 "UPDATE games SET status='aborted' WHERE table_id=? AND status='playing'",
                 (table_id,),
@@ -163,8 +305,7 @@ class Store:
     ) -> bool:
         """Append one event; False (and nothing written) if ``source_id`` was seen."""
         self.check()
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self.transaction():
             row = self._db.execute(
                 "SELECT COALESCE(MAX(n), 0) + 1 FROM events WHERE table_id=? AND game_no=?",
                 (table_id, game_no),
@@ -175,13 +316,13 @@ class Store:
                     (table_id, game_no, int(row[0]), json.dumps(body, sort_keys=True), source_id),
                 )
             except sqlite3.IntegrityError:
-                self._db.execute("ROLLBACK")
+                # Only this statement is undone: the rest of a batch stands.
                 return False
         return True
 
     def set_status(self, table_id: str, game_no: int, status: str) -> None:
         """Mark a game over or aborted."""
-        with self._lock, self._db:
+        with self.transaction():
             self._db.execute(
                 "UPDATE games SET status=? WHERE table_id=? AND game_no=?",
                 (status, table_id, game_no),
@@ -214,6 +355,14 @@ class Store:
                 (table_id, game_no),
             ).fetchall()
         return [json.loads(r[0]) for r in rows]
+
+
+def _stream(source_id: str) -> tuple[str | None, int]:
+    """``(stream, n)`` of an id ``<stream>:<n>``; ``(None, 0)`` for any other id."""
+    stream, sep, n = source_id.rpartition(":")
+    if not sep or not (n.isascii() and n.isdigit()) or len(n) > 10:
+        return None, 0
+    return stream, int(n)
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:

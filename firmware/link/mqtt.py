@@ -4,12 +4,17 @@ The program owning the client processes messages in its own thread; paho's
 network thread only enqueues. Subscriptions are made in ``on_connect`` so they
 survive reconnects, and an optional hook runs on every (re)connection.
 
+With ``manual_ack`` the broker is told a QoS 1 message arrived only when the program
+calls the message's ``ack`` (paho's manual acks): the hub acks after its commit, so a
+message it had not stored when it crashed is delivered again to its persistent session.
+
 With ``BrokerConfig.tls_ca`` set the connection is TLS 1.2+, trusting only that CA
 and checking the broker's host name (see :mod:`firmware.link.tls`).
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import queue
@@ -47,6 +52,13 @@ class Message:
     topic: str
     payload: bytes
     retain: bool = False
+    #: Tells the broker the message is handled (a client with ``manual_ack``); else None.
+    ack: Callable[[], Any] | None = field(default=None, compare=False, repr=False)
+
+    def done(self) -> None:
+        """Acknowledge the message to the broker, if that is left to us."""
+        if self.ack is not None:
+            self.ack()
 
 
 @dataclass
@@ -67,6 +79,8 @@ class Client:
     clean_session: bool = True
     on_connected: Callable[[], None] | None = None
     inbox: queue.Queue[Message | None] = field(default_factory=queue.Queue)
+    #: Ack QoS 1 messages only when ``Message.done()`` is called (after a commit).
+    manual_ack: bool = False
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
@@ -76,6 +90,7 @@ class Client:
             client_id=self.client_id,
             clean_session=self.clean_session,
             protocol=paho.MQTTv311,
+            manual_ack=self.manual_ack,
         )
         self._paho.max_queued_messages_set(10_000)
         self._paho.reconnect_delay_set(min_delay=1, max_delay=2)
@@ -136,7 +151,10 @@ class Client:
         log.info("%s: disconnected (%s)", self.client_id, reason)
 
     def _on_message(self, _c: paho.Client, _u: Any, msg: paho.MQTTMessage) -> None:
-        self.inbox.put(Message(msg.topic, bytes(msg.payload), bool(msg.retain)))
+        ack = None
+        if self.manual_ack and msg.qos > 0:
+            ack = functools.partial(self._paho.ack, msg.mid, msg.qos)
+        self.inbox.put(Message(msg.topic, bytes(msg.payload), bool(msg.retain), ack))
 
 
 def _loopback(host: str) -> bool:

@@ -6,6 +6,7 @@ payload is validated (types, sizes) in one place before anything acts on it.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -28,9 +29,17 @@ Uid = Annotated[str, msgspec.Meta(pattern=r"^[0-9A-F]{8}([0-9A-F]{6}){0,2}$")]
 
 
 class ProtocolError(ValueError):
-    """A payload that does not follow the protocol; the message is player-readable."""
+    """A payload that does not follow the protocol; the message is player-readable.
+
+    ``id`` is the id the payload carried, when one could be read (to address the answer).
+    """
+
+    def __init__(self, message: str, id: str | None = None) -> None:
+        super().__init__(message)
+        self.id = id
 
 
+@functools.lru_cache(maxsize=4096)  # the hub builds a station's topics on every publish
 def check_name(name: str, what: str = "name") -> str:
     """Validate a table or station name (``[a-z0-9-]{1,32}``)."""
     if not NAME_RE.match(name):
@@ -188,9 +197,28 @@ def decode_host_command(payload: bytes) -> HostCommand:
     return _decode(payload, HostCommand)
 
 
+def decode_status(payload: bytes) -> StationStatus:
+    """Parse a station's status or raise ProtocolError with a readable message."""
+    return _decode(payload, StationStatus)
+
+
 def _decode(payload: bytes, kind: type[_T]) -> _T:
+    try:
+        return _parse(payload, kind)
+    except ProtocolError as exc:
+        exc.id = salvage_id(payload)
+        raise
+
+
+def _parse(payload: bytes, kind: type[_T]) -> _T:
     if len(payload) > MAX_INPUT_BYTES:
         raise ProtocolError("Message too big")
+    try:
+        # msgspec checks UTF-8 only where it builds a str (not in a key it skips), and
+        # lets UnicodeDecodeError escape: check the whole payload first.
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError("Bad message: not UTF-8") from None
     try:
         return msgspec.json.decode(payload, type=kind)
     except msgspec.ValidationError as exc:  # a DecodeError subclass: catch it first
@@ -200,15 +228,20 @@ def _decode(payload: bytes, kind: type[_T]) -> _T:
 
 
 def salvage_id(payload: bytes) -> str | None:
-    """Best-effort input id from a payload that failed validation (to address the ack)."""
+    """Best-effort input id from a payload that failed validation (to address the ack).
+
+    Bytes that are not UTF-8 are replaced first, so a payload broken anywhere but in its
+    id still names the input it was; an id that was itself broken is not an id.
+    """
     if len(payload) > MAX_INPUT_BYTES:
         return None
+    text = payload.decode("utf-8", errors="replace")
     try:
-        data = msgspec.json.decode(payload)
+        data = msgspec.json.decode(text.encode())
     except msgspec.DecodeError:
         return None
     if isinstance(data, dict):
         value = data.get("id")
-        if isinstance(value, str) and len(value) <= 32:
+        if isinstance(value, str) and len(value) <= 32 and "\ufffd" not in value:
             return value
     return None

@@ -1,22 +1,41 @@
-"""``coffre bench``: tap-to-screen latency through a real broker on loopback.
+"""``coffre bench``: the hub's latency and capacity through a real mosquitto on loopback.
 
-An 8-station table on mosquitto; a mystery key is laid on one station after
-another during the prepare phase, and the time until that station's screen
-changes is measured. Two figures per tap:
+Every figure comes with a baseline measured in the same run: an **echo** server (a
+minimal MQTT client on the same broker that answers each input with a screen and an
+ack, and does nothing else), so a figure reads as "coffre costs X times the bare trip".
+
+Tap mode (the default): an 8-station table; a mystery key is laid on one station after
+another and the time until that station's glass changes is measured:
 
 - read -> screen: from the poll that saw the tag to the new frame on the glass
   (station -> broker -> hub: decode, rules, SQLite commit -> broker -> station: render);
 - lay -> screen: from the tag entering the field, so it adds up to one poll interval.
 
 Between taps the host undoes the key, so every tap is a real, committed action.
+
+Load mode (``--tables N``): one hub process runs N tables of 8 stations; every station
+turns its knob once a second (each turn is a committed event that changes its screen),
+sent by a load generator that speaks for all stations on one connection (the broker has
+no ACL or TLS here, for coffre and echo alike). Measured: input -> its answer (the hub
+sends the screens first). ``--commit-delay MS`` (with ``--stall MS --stall-every S``)
+*simulates* a slow SD card inside the hub's store: every commit sleeps that long, and
+the first one after every S seconds sleeps the stall too. The last line is for scripts:
+``tables=N stations=M inputs_per_s=X p50_ms=Y p99_ms=Z lost=0``.
 """
 
 from __future__ import annotations
 
+import argparse
+import heapq
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +43,15 @@ from PIL import Image
 
 from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
+from firmware.hub.brokerconf import HUB_USER
+from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Client
+from firmware.tools.brokers import Mosquitto, free_port, start_broker
 from firmware.tools.simtable import SimTable
+
+STATIONS_PER_TABLE = 8
+#: How long the load generator waits for the last answers once it stops sending.
+GRACE_SECONDS = 5.0
 
 
 class _FrameClock:
@@ -53,25 +80,94 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict[str, Any]:
-    """Measure; returns the figures in milliseconds."""
-    workdir = Path(tempfile.mkdtemp(prefix="coffre-bench-"))
-    # The hub in its own process, as on the table (it is on its own Pi).
+# --- the echo server -------------------------------------------------------------------
+
+
+def echo(config: BrokerConfig, client_id: str = "coffre-echo") -> None:
+    """Answer every station input with a new screen and an ack, forever (the baseline)."""
+    client = Client(
+        config,
+        f"{client_id}-{os.getpid()}",
+        ["coffre/+/station/+/input", "coffre/+/station/+/status"],
+    )
+    client.start()
+    n = 0
+    while (msg := client.inbox.get()) is not None:
+        root, table, _, station, leaf = (msg.topic.split("/") + [""] * 5)[:5]
+        base = f"{root}/{table}/station/{station}"
+        n += 1
+        screen = proto.encode(proto.Screen(rev=n, title="echo", lines=(f"input {n}",)))
+        if leaf == "status":
+            client.publish(f"{base}/screen", screen, retain=True)
+            continue
+        try:
+            input_id = json.loads(msg.payload).get("id")
+        except (ValueError, AttributeError):
+            continue
+        client.publish(f"{base}/screen", screen, retain=True)
+        client.publish(f"{base}/ack", proto.encode(proto.Ack(input_id, True, "")))
+
+
+def _start_echo(config: BrokerConfig) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "firmware.tools.bench", "--host", config.host]
+    args += ["--port", str(config.port)]
+    if config.username:
+        args += ["--username", config.username, "--password", config.password or ""]
+    if config.tls_ca:
+        args += ["--ca", config.tls_ca]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# --- tap mode --------------------------------------------------------------------------
+
+
+def _table(stations: int, poll_interval: float) -> tuple[SimTable, dict[str, _FrameClock]]:
     sim = SimTable(
         players=stations,
-        workdir=workdir,
+        workdir=Path(tempfile.mkdtemp(prefix="coffre-bench-")),
         embedded=False,
         seed=1,
-        hub_mode="process",
+        hub_mode="process",  # the hub in its own process, as on the table (its own Pi)
         poll_interval=poll_interval,
     )
     clocks = {}
     for name in sim.names:
-        clock = _FrameClock()
-        clocks[name] = clock
+        clocks[name] = _FrameClock()
         sim.devices[name] = StationDevices(
-            MockReader(), MockDisplay(on_frame=clock), MockControls()
+            MockReader(), MockDisplay(on_frame=clocks[name]), MockControls()
         )
+    return sim, clocks
+
+
+def _tap(sim: SimTable, clock: _FrameClock, name: str, uid: str) -> tuple[float, float]:
+    """Lay a tag, wait for the new frame, lift it: (read -> screen, lay -> screen) in ms."""
+    reader = sim.devices[name].reader
+    assert isinstance(reader, MockReader)
+    before = clock.count
+    sent = sim.stations[name].sent
+    laid = time.perf_counter()
+    reader.present_tag(uid)
+    shown = clock.wait_beyond(before)
+    read = sim.stations[name].read_at
+    assert sim.stations[name].wait_settled(sent, 5)
+    reader.remove_tag()
+    sim.wait_lifted(name)
+    return (shown - read) * 1000, (shown - laid) * 1000
+
+
+def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict[str, Any]:
+    """Tap mode against the coffre hub; returns the figures in milliseconds."""
+    sim, clocks = _table(stations, poll_interval)
     sim.start()
     read_ms: list[float] = []
     lay_ms: list[float] = []
@@ -82,18 +178,9 @@ def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict
         for i in range(taps):
             name = sim.names[i % stations]
             clock = clocks[name]
-            reader = sim.devices[name].reader
-            assert isinstance(reader, MockReader)
-            before = clock.count
-            laid = time.perf_counter()
-            reader.present_tag(sim.keys.uid_for("mystery", None, 1 + i % stations))
-            shown = clock.wait_beyond(before)
-            read = sim.stations[name].read_at
-            read_ms.append((shown - read) * 1000)
-            lay_ms.append((shown - laid) * 1000)
-            assert sim.stations[name].wait_settled(0, 5)
-            reader.remove_tag()
-            time.sleep(poll_interval * 2)
+            read, lay = _tap(sim, clock, name, sim.keys.uid_for("mystery", None, 1 + i % stations))
+            read_ms.append(read)
+            lay_ms.append(lay)
             version = sim.watch.public["version"]
             count = clock.count
             sim.host({"cmd": "undo"})
@@ -101,6 +188,40 @@ def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict
             clock.wait_beyond(count)
     finally:
         sim.stop()
+    return _tap_figures(stations, read_ms, lay_ms, poll_interval)
+
+
+def run_echo(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict[str, Any]:
+    """Tap mode against the echo server, with the same stations, broker and ACL."""
+    sim, clocks = _table(stations, poll_interval)
+    sim.workdir.mkdir(parents=True, exist_ok=True)
+    sim.broker = start_broker(sim.workdir, sim.names, embedded=False)
+    server = _start_echo(sim.broker.config(HUB_USER))
+    read_ms: list[float] = []
+    lay_ms: list[float] = []
+    try:
+        for name in sim.names:
+            sim.start_station(name)
+        for name in sim.names:
+            if not sim.stations[name].wait_screen(15):
+                raise TimeoutError(f"station {name} got no screen from the echo server")
+        time.sleep(0.3)
+        for i in range(taps):
+            name = sim.names[i % stations]
+            read, lay = _tap(sim, clocks[name], name, sim.keys.uid_for("mystery", None, 1))
+            read_ms.append(read)
+            lay_ms.append(lay)
+    finally:
+        for station in sim.stations.values():
+            station.stop()
+        _stop(server)
+        sim.broker.stop()
+    return _tap_figures(stations, read_ms, lay_ms, poll_interval)
+
+
+def _tap_figures(
+    stations: int, read_ms: list[float], lay_ms: list[float], poll_interval: float
+) -> dict[str, Any]:
     return {
         "stations": stations,
         "taps": len(read_ms),
@@ -112,18 +233,275 @@ def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict
     }
 
 
+# --- load mode -------------------------------------------------------------------------
+
+
+@dataclass
+class LoadResult:
+    tables: int
+    stations: int
+    seconds: float
+    sent: int
+    answered: int
+    latencies_ms: list[float] = field(repr=False)
+
+    @property
+    def lost(self) -> int:
+        return self.sent - self.answered
+
+    @property
+    def inputs_per_s(self) -> float:
+        return self.answered / self.seconds if self.seconds else 0.0
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
+
+    @property
+    def p99(self) -> float:
+        return percentile(self.latencies_ms, 0.99) if self.latencies_ms else float("nan")
+
+    def line(self) -> str:
+        return (
+            f"tables={self.tables} stations={self.stations} inputs_per_s={self.inputs_per_s:.0f} "
+            f"p50_ms={self.p50:.1f} p99_ms={self.p99:.1f} lost={self.lost}"
+        )
+
+
+def _plain_mosquitto(workdir: Path) -> Mosquitto:
+    port = free_port()
+    conf = workdir / "mosquitto.conf"
+    conf.write_text(
+        f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+        "max_queued_messages 100000\nset_tcp_nodelay true\n"
+    )
+    mosq = Mosquitto(conf, port)
+    mosq.start()
+    return mosq
+
+
+def _table_names(tables: int) -> list[str]:
+    return [f"t{i:03d}" for i in range(tables)]
+
+
+def _hub_toml(workdir: Path, port: int, tables: int) -> Path:
+    stations = ", ".join(f'"s{i + 1}"' for i in range(STATIONS_PER_TABLE))
+    lines = ["[broker]", 'host = "127.0.0.1"', f"port = {port}", "[store]"]
+    lines += [f'path = "{workdir / "hub.sqlite3"}"', "[panel]", 'backend = "none"']
+    for name in _table_names(tables):
+        lines += ["[[table]]", f'name = "{name}"', f"stations = [{stations}]", "seed = 1"]
+    path = workdir / "hub.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class _Generator:
+    """Speaks for every station: knob turns at a fixed rate, answers timed by id."""
+
+    def __init__(self, config: BrokerConfig, tables: int) -> None:
+        self.tables = _table_names(tables)
+        self.client = Client(
+            config,
+            f"bench-load-{os.getpid()}",
+            ["coffre/+/station/+/ack", "coffre/+/hub/status"],
+        )
+        self.sent_at: dict[str, float] = {}
+        self.latencies: list[float] = []
+        self.up: set[str] = set()  # the hub serves the table
+        self.ready: set[str] = set()  # and a game runs on it
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._receive, daemon=True)
+
+    def start(self) -> None:
+        self.client.start()
+        self.thread.start()
+        if not self.client.wait_connected(10):
+            raise TimeoutError("the load generator cannot reach the broker")
+
+    def _receive(self) -> None:
+        while (msg := self.client.inbox.get()) is not None:
+            now = time.perf_counter()
+            if msg.topic.endswith("/hub/status"):
+                status = json.loads(msg.payload) if msg.payload else {}
+                table = msg.topic.split("/")[1]
+                with self.lock:
+                    if status.get("state") == "ready":
+                        self.up.add(table)
+                    if status.get("game"):
+                        self.ready.add(table)
+                continue
+            answer_id = json.loads(msg.payload).get("id")
+            with self.lock:
+                sent = self.sent_at.pop(answer_id, None)
+                if sent is not None:
+                    self.latencies.append((now - sent) * 1000)
+
+    def start_games(self, timeout: float = 120.0) -> None:
+        """Wait for the hub to serve every table, then start a game on each."""
+        self._wait(self.up, timeout, "served")
+        for table in self.tables:
+            command = {"cmd": "start", "game": "secret-identity", "players": 8, "id": "bench"}
+            self.client.publish(proto.Topics(table).host_command, proto.encode(command))
+        self._wait(self.ready, timeout, "started")
+
+    def _wait(self, tables: set[str], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while len(tables) < len(self.tables):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {len(tables)} of {len(self.tables)} tables {what}")
+            time.sleep(0.05)
+
+    def load(self, seconds: float, rate: float, boot: str) -> tuple[int, float]:
+        """Send for ``seconds``; returns (inputs sent, seconds actually spent sending)."""
+        stations = [(t, f"s{i + 1}") for t in self.tables for i in range(STATIONS_PER_TABLE)]
+        period = 1.0 / rate
+        start = time.perf_counter() + 0.2
+        due = [(start + period * k / len(stations), k) for k in range(len(stations))]
+        heapq.heapify(due)
+        sent = 0
+        turns = [0] * len(stations)
+        end = start + seconds
+        while due:
+            at, k = due[0]
+            if at >= end:
+                break
+            now = time.perf_counter()
+            if at > now:
+                time.sleep(min(at - now, 0.005))
+                continue
+            heapq.heapreplace(due, (at + period, k))
+            table, station = stations[k]
+            sent += 1
+            input_id = f"{boot}{k}:{sent}"
+            turns[k] += 1
+            step = 1 if turns[k] % 2 else -1  # back and forth: every turn moves the cursor
+            payload = proto.encode({"id": input_id, "kind": "knob", "step": step})
+            with self.lock:
+                self.sent_at[input_id] = time.perf_counter()
+            self.client.publish(proto.Topics(table).station(station, "input"), payload)
+        return sent, time.perf_counter() - start
+
+    def settle(self) -> None:
+        deadline = time.monotonic() + GRACE_SECONDS
+        while self.sent_at and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.client.stop()
+        self.thread.join(2)
+
+
+def run_load(
+    tables: int,
+    seconds: float = 10.0,
+    *,
+    server: str = "coffre",
+    rate: float = 1.0,
+    commit_delay_ms: float = 0.0,
+    stall_ms: float = 0.0,
+    stall_every_s: float = 0.0,
+) -> LoadResult:
+    """Load mode against the coffre hub (``server="coffre"``) or the echo server."""
+    workdir = Path(tempfile.mkdtemp(prefix="coffre-load-"))
+    broker = _plain_mosquitto(workdir)
+    config = BrokerConfig("127.0.0.1", broker.port)
+    proc: subprocess.Popen[bytes] | None = None
+    generator = _Generator(config, tables)
+    try:
+        generator.start()
+        if server == "echo":
+            proc = _start_echo(config)
+            generator.ready.update(generator.tables)
+            time.sleep(1.0)
+        else:
+            env = dict(os.environ)
+            if commit_delay_ms or stall_ms:
+                env["COFFRE_SIMULATE_DISK"] = f"{commit_delay_ms},{stall_ms},{stall_every_s}"
+            log = (workdir / "hub.log").open("ab")
+            config_file = _hub_toml(workdir, broker.port, tables)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "firmware.cli", "hub", "--config", str(config_file)],
+                stdout=log,
+                stderr=log,
+                env=env,
+            )
+            generator.start_games()
+            time.sleep(0.5)
+        sent, spent = generator.load(seconds, rate, boot=f"b{os.getpid() % 10000}")
+        generator.settle()
+        with generator.lock:
+            latencies = list(generator.latencies)
+        return LoadResult(
+            tables, tables * STATIONS_PER_TABLE, spent, sent, len(latencies), latencies
+        )
+    finally:
+        generator.stop()
+        _stop(proc)
+        broker.stop()
+
+
+# --- the command -----------------------------------------------------------------------
+
+
+def _ratio(coffre: float, base: float) -> str:
+    return f"{coffre / base:.1f}x" if base > 0 else "n/a"
+
+
+def _tap_report(stations: int, taps: int) -> None:
+    coffre = run(stations, taps)
+    base = run_echo(stations, taps)
+    print(
+        f"{coffre['taps']} taps on {coffre['stations']} stations through mosquitto on loopback "
+        f"(reader polled every {coffre['poll_interval_ms']:.0f} ms)"
+    )
+    for key, label in (("read_to_screen", "read -> screen"), ("lay_to_screen", "laid -> screen")):
+        p50, p99 = coffre[f"{key}_p50"], coffre[f"{key}_p99"]
+        e50, e99 = base[f"{key}_p50"], base[f"{key}_p99"]
+        print(
+            f"{label}: coffre p50 {p50:.2f} ms, p99 {p99:.2f} ms | echo p50 {e50:.2f} ms, "
+            f"p99 {e99:.2f} ms | coffre/echo p50 {_ratio(p50, e50)}, p99 {_ratio(p99, e99)}"
+        )
+
+
+def _load_report(args: Any) -> int:
+    disk = ""
+    if args.commit_delay or args.stall:
+        disk = (
+            f" on a simulated slow disk ({args.commit_delay:g} ms a commit, a {args.stall:g} ms "
+            f"stall every {args.stall_every:g} s)"
+        )
+    print(f"{args.tables} tables x {STATIONS_PER_TABLE} stations at {args.rate:g} input/s{disk}")
+    result = run_load(
+        args.tables,
+        args.duration,
+        rate=args.rate,
+        commit_delay_ms=args.commit_delay,
+        stall_ms=args.stall,
+        stall_every_s=args.stall_every,
+    )
+    if not args.no_echo:
+        base = run_load(args.tables, args.duration, server="echo", rate=args.rate)
+        print(f"echo:   {base.line()}")
+        print(
+            f"coffre/echo: p50 {_ratio(result.p50, base.p50)}, p99 {_ratio(result.p99, base.p99)}"
+        )
+    print(result.line())
+    return 0 if result.lost == 0 else 1
+
+
 def main(args: Any) -> int:
-    result = run(args.stations, args.taps)
-    print(
-        f"{result['taps']} taps on {result['stations']} stations through mosquitto on loopback "
-        f"(reader polled every {result['poll_interval_ms']:.0f} ms)"
-    )
-    print(
-        f"read -> screen updated: p50 {result['read_to_screen_p50']:.2f} ms, "
-        f"p99 {result['read_to_screen_p99']:.2f} ms"
-    )
-    print(
-        f"tag laid -> screen updated: p50 {result['lay_to_screen_p50']:.2f} ms, "
-        f"p99 {result['lay_to_screen_p99']:.2f} ms"
-    )
+    if args.tables:
+        return _load_report(args)
+    _tap_report(args.stations, args.taps)
     return 0
+
+
+if __name__ == "__main__":  # the echo server, in a process of its own
+    parser = argparse.ArgumentParser(description="coffre bench's echo server")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--username")
+    parser.add_argument("--password")
+    parser.add_argument("--ca")
+    ns = parser.parse_args()
+    echo(BrokerConfig(ns.host, ns.port, ns.username, ns.password, tls_ca=ns.ca))

@@ -44,8 +44,10 @@ def poll_cost(n: int) -> None:
                 samples.append(time.perf_counter_ns() - t)
             cpu = (time.thread_time_ns() - cpu0) / n / 1000
             spi = (st.chip.spi_transfers - spi0) / n
-            print(f"  poll, {label}: wall {percentiles(samples)}; "
-                  f"CPU mean {cpu:.1f} us; {spi:.1f} SPI transfers")
+            print(
+                f"  poll, {label}: wall {percentiles(samples)}; "
+                f"CPU mean {cpu:.1f} us; {spi:.1f} SPI transfers"
+            )
 
 
 def idle_cpu(seconds: float, interval: float, timer: str, card: str | None = None) -> float:
@@ -69,8 +71,10 @@ def idle_cpu(seconds: float, interval: float, timer: str, card: str | None = Non
         wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
         rate = cpu / wall
         what = f"card {card} lying" if card else "idle loop"
-        print(f"  {what}, chip timer {timer:8}: {polls} polls in {wall:.2f} s, "
-              f"CPU {cpu * 1000:.1f} ms -> {rate:.4f} CPU-s/s ({rate * 100:.2f} % of a core)")
+        print(
+            f"  {what}, chip timer {timer:8}: {polls} polls in {wall:.2f} s, "
+            f"CPU {cpu * 1000:.1f} ms -> {rate:.4f} CPU-s/s ({rate * 100:.2f} % of a core)"
+        )
         return rate
 
 
@@ -88,8 +92,10 @@ def package_request_cost() -> None:
             samples.append(time.perf_counter_ns() - t)
         cpu = (time.process_time() - cpu0) / 20
         spi = (st.chip.spi_transfers - spi0) / 20
-        print(f"  package MFRC522_Request, no card: {statistics.median(samples) / 1000:.0f} us, "
-              f"CPU {cpu * 1e6:.0f} us, {spi:.0f} SPI transfers per call (busy loop)")
+        print(
+            f"  package MFRC522_Request, no card: {statistics.median(samples) / 1000:.0f} us, "
+            f"CPU {cpu * 1e6:.0f} us, {spi:.0f} SPI transfers per call (busy loop)"
+        )
 
 
 def main() -> None:

@@ -59,9 +59,7 @@ def test_knob_detents_call_on_turn(factory: MockFactory, controls: GpioControls)
     assert turns == [1, 1, 1, -1]
 
 
-def test_knob_turns_past_gpiozero_step_limit(
-    factory: MockFactory, controls: GpioControls
-) -> None:
+def test_knob_turns_past_gpiozero_step_limit(factory: MockFactory, controls: GpioControls) -> None:
     """Turning far one way keeps reporting steps (no max_steps clamp swallows them)."""
     turns: list[int] = []
     controls.on_turn = turns.append

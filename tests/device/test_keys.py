@@ -43,7 +43,7 @@ def test_colours_are_the_eight_secret_identity_colours() -> None:
 
 
 def test_normalise_uid_strips_separators_and_upcases() -> None:
-    """":" "-" " " are stripped and hex is upper-cased."""
+    """ ":" "-" " " are stripped and hex is upper-cased."""
     assert normalise_uid("04:a1-0b 3c:5d:6e:80") == "04A10B3C5D6E80"
     assert normalise_uid(" deadbeef ") == "DEADBEEF"
     assert len(normalise_uid("00" * 10)) == 20
@@ -117,9 +117,7 @@ def test_uid_for_missing_key_is_key_error() -> None:
 
 def test_iteration_yields_uids_in_file_order(tmp_path: Path) -> None:
     """Iterating a set yields its normalised UIDs in file order; items() pairs keys."""
-    path = _write(
-        tmp_path, _entry("04:aa:bb:cc:dd:ee:ff") + _entry("01020304", "mystery", None, 2)
-    )
+    path = _write(tmp_path, _entry("04:aa:bb:cc:dd:ee:ff") + _entry("01020304", "mystery", None, 2))
     keys = load_keyset(path)
     assert list(keys) == ["04AABBCCDDEEFF", "01020304"]
     assert dict(keys.items())["01020304"] == Key("mystery", None, 2)

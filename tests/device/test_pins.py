@@ -46,7 +46,11 @@ def test_default_hub_profile_matches_design() -> None:
     pins = load_hub_pins()
     assert pins == HubPins()
     assert [pins.buttons.pin(n) for n in ("prev", "next", "ok", "back", "stop")] == [
-        5, 6, 13, 19, 26,
+        5,
+        6,
+        13,
+        19,
+        26,
     ]
     assert pins.display.driver == "ssd1306"
 

@@ -219,9 +219,7 @@ def test_identity_and_loot_only_under_the_flap() -> None:
     before = [table.binding.station_screen(table, s) for s in range(4)]
     host = table.binding.host_screen(table)
     state = table.state
-    loot = tuple(
-        (*pile[:-1][::-1], *pile[-1:]) if len(pile) > 2 else pile for pile in state.loot
-    )
+    loot = tuple((*pile[:-1][::-1], *pile[-1:]) if len(pile) > 2 else pile for pile in state.loot)
     identity = state.identity[1:] + state.identity[:1]
     table.state = replace(state, identity=identity, loot=loot)
     table.events += 1

@@ -23,9 +23,7 @@ CARD = re.compile(r"\b[PX][1-6]\b")
 
 def table(players: int = 3, seed: int = 1, **options: Any) -> Table:
     seating = Seating([f"p{i + 1}" for i in range(players)], list(COLOURS[:players]))
-    return Table(
-        "ultra-secret", players, options, seed, seating, KEYS, binding_for("ultra-secret")
-    )
+    return Table("ultra-secret", players, options, seed, seating, KEYS, binding_for("ultra-secret"))
 
 
 def binding(t: Table) -> UltraSecretBinding:

@@ -93,9 +93,7 @@ def violations(module: str, source: str) -> list[str]:
     if not any(under(module, home) for home in VENDOR_HOMES):
         for name in sorted(names):
             if any(under(name, v) for v in VENDOR):
-                bad.append(
-                    f"{module} imports vendor {name} (only in device's real backends)"
-                )
+                bad.append(f"{module} imports vendor {name} (only in device's real backends)")
     return bad
 
 

@@ -51,9 +51,7 @@ def test_four_player_game_scores_and_screens(make_table: TableFactory) -> None:
     best = final["ranking"][0][0]
     assert host["lines"][0].startswith(f"1. {sim.table_config.seating().name(best)}")
     problems = [
-        p
-        for n in sim.names
-        for p in frame_problems(f"identiquest-4p/{n}", recorded_frames(sim, n))
+        p for n in sim.names for p in frame_problems(f"identiquest-4p/{n}", recorded_frames(sim, n))
     ]
     assert not problems, problems
 

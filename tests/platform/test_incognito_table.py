@@ -114,8 +114,7 @@ def test_station_hears_no_other_word_before_the_reveal(make_table: TableFactory)
     assert topics <= {*own, t.public, t.hub_status}, topics
     words = {rnd: data["word"] for rnd, data in players.record.items()}
     raw = {
-        rnd: [d["word"] for d in data["reveal"]["drawings"]]
-        for rnd, data in players.record.items()
+        rnd: [d["word"] for d in data["reveal"]["drawings"]] for rnd, data in players.record.items()
     }
     screens = [json.loads(p) for topic, p in messages if topic == t.station("p1", "screen")]
     drawing = [s for s in screens if " Draw" in s.get("title", "")]

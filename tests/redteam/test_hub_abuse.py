@@ -319,7 +319,8 @@ def test_hub_killed_between_commit_and_publish_republishes_on_resume(tmp_path: P
     def die(*_: Any, **__: Any) -> Any:
         raise SystemExit("killed")
 
-    rig.hub.out.all = die  # type: ignore[method-assign]
+    # What the batch publishes is sent only after its commit: die at the first send.
+    rig.hub._send_held = die  # type: ignore[method-assign]
     with pytest.raises(SystemExit):
         rig.tap("p2", KEYS.uid_for("vote", "red", 5), "crash:1")
     assert rig.acks("p2")[-1]["id"] != "crash:1"  # never acknowledged

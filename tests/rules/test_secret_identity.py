@@ -97,9 +97,7 @@ def test_player_count_outside_3_to_8_is_refused(players: int) -> None:
         GAME.setup(players, {}, 0)
 
 
-@pytest.mark.parametrize(
-    "options", [{"mode": "solo"}, {"mystery": "magic"}, {"colour": "red"}]
-)
+@pytest.mark.parametrize("options", [{"mode": "solo"}, {"mystery": "magic"}, {"colour": "red"}])
 def test_bad_options_are_refused(options: dict[str, str]) -> None:
     """Unknown option names or values raise BadOptions."""
     with pytest.raises(BadOptions):
@@ -226,7 +224,7 @@ def test_picto_cards_are_never_refilled() -> None:
 
 
 def test_vote_phase_starts_when_every_seat_is_ready() -> None:
-    """"vote" starts only once every seat has a key locked AND pictos confirmed."""
+    """ "vote" starts only once every seat has a key locked AND pictos confirmed."""
     state = GAME.setup(3, {}, 0)
     state = run(state, [Mystery(0, 1), Pictos(0, 1), Mystery(1, 2), Pictos(1, 1), Pictos(2, 1)])
     assert state.phase == "prepare"
@@ -303,7 +301,7 @@ def test_reveal_starts_automatically_when_every_vote_is_in() -> None:
 
 
 def test_advance_closes_voting_early_and_missing_votes_are_wrong() -> None:
-    """"advance" in "vote" starts the reveal; a missing vote scores nothing."""
+    """ "advance" in "vote" starts the reveal; a missing vote scores nothing."""
     state = prepared([1, 2, 3])
     state = run(state, [Vote(1, 0, 1), Vote(2, 0, 1)])
     state, events = GAME.apply(state, Advance())

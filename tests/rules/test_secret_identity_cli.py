@@ -23,7 +23,7 @@ PREPARE = [
 VOTES = [
     '{"type":"vote","seat":0,"safe":1,"number":5}',
     '{"type":"vote","seat":1,"safe":0,"number":3}',
-    '# seat 2 never votes: the host closes the vote',
+    "# seat 2 never votes: the host closes the vote",
     '{"type":"advance"}',
 ]
 

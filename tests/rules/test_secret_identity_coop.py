@@ -33,9 +33,7 @@ def turn(state: State, number: int, answer: int | None, pictos: int = 1) -> Stat
     return run(state, [Answer(guesser, answer), Open(a)])
 
 
-@pytest.mark.parametrize(
-    ("players", "cards"), [(3, 10), (4, 10), (5, 8), (6, 8), (7, 6), (8, 6)]
-)
+@pytest.mark.parametrize(("players", "cards"), [(3, 10), (4, 10), (5, 8), (6, 8), (7, 6), (8, 6)])
 def test_picto_cards_by_player_count(players: int, cards: int) -> None:
     """Co-op hands: 10 cards at 3-4 players, 8 at 5-6, 6 at 7-8."""
     state = GAME.setup(players, COOP, 0)
@@ -145,8 +143,16 @@ def test_a_seat_that_used_its_last_picto_is_skipped_next_time() -> None:
 
 @pytest.mark.parametrize(
     ("right", "band"),
-    [(0, [0, 2]), (2, [0, 2]), (3, [3, 5]), (5, [3, 5]), (6, [6, 8]), (8, [6, 8]),
-     (9, [9, 10]), (10, [9, 10])],
+    [
+        (0, [0, 2]),
+        (2, [0, 2]),
+        (3, [3, 5]),
+        (5, [3, 5]),
+        (6, [6, 8]),
+        (8, [6, 8]),
+        (9, [9, 10]),
+        (10, [9, 10]),
+    ],
 )
 def test_result_band(right: int, band: list[int]) -> None:
     """Right answers after 10 turns fall in the bands 0-2, 3-5, 6-8, 9-10."""

@@ -297,8 +297,11 @@ def test_vote_events_hide_the_numbers_from_everyone_but_the_voter() -> None:
         _, moved = GAME.apply(state, Vote(0, 3, 6 if state is runs[0] else 2))
         _, replaced = GAME.apply(state, Vote(0, 1, 4))
         seen.append(
-            [[encode(e) for e in ev if e.visible_to(seat)] for ev in (moved, replaced)
-             for seat in (None, 1, 2, 3)]
+            [
+                [encode(e) for e in ev if e.visible_to(seat)]
+                for ev in (moved, replaced)
+                for seat in (None, 1, 2, 3)
+            ]
         )
         public = [e for e in moved if e.to is None]
         assert public[0].data == {"voter": 0, "safe": 3, "from": 2, "replaced": False}

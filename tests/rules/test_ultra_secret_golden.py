@@ -175,9 +175,10 @@ def test_coffre_play_runs_the_scenario() -> None:
     last = json.loads(GOLDEN.read_text(encoding="utf-8").splitlines()[-2])
     assert result["over"] is True
     assert result["public"] == last["views"]["public"]
-    assert result["scores"] == json.loads(GOLDEN.read_text(encoding="utf-8").splitlines()[-1])[
-        "scores"
-    ]
+    assert (
+        result["scores"]
+        == json.loads(GOLDEN.read_text(encoding="utf-8").splitlines()[-1])["scores"]
+    )
 
 
 def test_run_scenario_reports_an_illegal_line() -> None:

@@ -1,0 +1,101 @@
+"""Ssd1306Display sends the SSD1306 only the GDDRAM that changed, and never reads getdata."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image, ImageDraw
+
+from device.emulated import EmulatedStation, open_emulated_station
+from device.real_display import changed_window, to_gddram
+from firmware.link.render import render_lines
+from tests.emulated.conftest import same
+
+FULL_FRAME = 128 * 64 // 8
+
+
+def test_a_one_line_change_sends_a_small_window(station: EmulatedStation) -> None:
+    """A station screen whose one line changes costs a fraction of the 1 KiB frame."""
+    before = render_lines("Red: prepare", ["Pictos placed: 1", "Press when done"])
+    after = render_lines("Red: prepare", ["Pictos placed: 2", "Press when done"])
+    station.display.show(before)
+    sent = station.panel.bytes_written
+    station.display.show(after)
+    assert same(station.screen(), after)
+    assert 0 < station.panel.bytes_written - sent < FULL_FRAME // 4
+
+
+def test_first_frame_and_frames_after_an_error_are_whole(station: EmulatedStation) -> None:
+    """After a bus error the panel's memory is unknown: the next frame is sent whole."""
+    first = render_lines("One", ["a"])
+    station.display.show(first)
+    station.panel.fail_writes(1)
+    second = render_lines("Two", ["a"])
+    station.display.show(second)
+    assert same(station.screen(), second)
+    assert station.display.recreations == 1
+
+
+def test_showing_never_reads_image_getdata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening the panel and showing frames work with Image.getdata gone (Pillow 14)."""
+
+    def gone(*_: object, **__: object) -> None:
+        raise AssertionError("Image.getdata was called")
+
+    monkeypatch.setattr(Image.Image, "getdata", gone)
+    station = open_emulated_station()
+    try:
+        frame = render_lines("coffre", ["no getdata"])
+        station.display.show(frame)
+        station.display.show(render_lines("coffre", ["still none"]))
+        assert same(station.screen(), render_lines("coffre", ["still none"]))
+    finally:
+        station.close()
+
+
+@pytest.fixture(scope="module")
+def shared_station() -> Iterator[EmulatedStation]:
+    """One emulated station for a whole property test (frames follow one another)."""
+    st_ = open_emulated_station()
+    try:
+        yield st_
+    finally:
+        st_.close()
+
+
+BOXES = st.lists(
+    st.tuples(st.integers(0, 127), st.integers(0, 63), st.integers(0, 127), st.integers(0, 63)),
+    max_size=4,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(boxes=BOXES, fill=st.booleans())
+def test_the_glass_always_shows_the_last_frame(
+    shared_station: EmulatedStation, boxes: list[tuple[int, int, int, int]], fill: bool
+) -> None:
+    """Whatever follows whatever, partial updates leave the glass equal to the frame shown."""
+    img = Image.new("1", (128, 64), int(fill))
+    draw = ImageDraw.Draw(img)
+    for x0, y0, x1, y1 in boxes:
+        draw.rectangle((min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)), fill=int(not fill))
+    shared_station.display.show(img)
+    assert same(shared_station.screen(), img)
+
+
+def test_windows_rebuild_the_new_memory() -> None:
+    """Writing the window over the old GDDRAM gives the new GDDRAM exactly."""
+    old = to_gddram(render_lines("A title", ["one", "two"]))
+    new = to_gddram(render_lines("A title", ["one", "three", "four"]))
+    ram = bytearray(old)
+    window = changed_window(old, new)
+    assert window is not None
+    c0, c1, p0, p1, data = window
+    width = c1 - c0 + 1
+    for i, page in enumerate(range(p0, p1 + 1)):
+        ram[page * 128 + c0 : page * 128 + c1 + 1] = data[i * width : (i + 1) * width]
+    assert bytes(ram) == new
+    assert changed_window(new, new) is None
