@@ -61,11 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sim.add_argument(
-        "--display", type=int, metavar="PORT", default=None,
+        "--display",
+        type=int,
+        metavar="PORT",
+        default=None,
         help="serve the table display of the simulated table on this port",
     )
     sim.add_argument(
-        "--linger", type=float, metavar="SECONDS", default=0.0,
+        "--linger",
+        type=float,
+        metavar="SECONDS",
+        default=0.0,
         help="keep the table (and its display) up this long after the game",
     )
 

@@ -104,6 +104,8 @@ class Publisher:
         #: While holding: what to send once the batch is committed, in order.
         self.held: list[Held] | None = None
         self._paint: tuple[str, list[str]] | None = None  # held for the painter
+        #: Per table: (table, state, version, countdown second), its public and status payloads.
+        self._publics: dict[str, tuple[tuple[Any, Any, int, int | None], bytes, bytes]] = {}
 
     def hold(self) -> None:
         """From now on, keep what would be sent (see :meth:`release`)."""
@@ -146,17 +148,36 @@ class Publisher:
                     proto.encode(msgspec.structs.replace(screen, rev=rev)),
                     retain=True,
                 )
-        public = table.public() if table else {"game": None, "version": 0, "over": False}
-        self.retained(actor, t.public, proto.encode(public))
-        view = table.view(None) if table else {}
+        public, status = self._public(actor)
+        self.retained(actor, t.public, public)
+        self.retained(actor, t.hub_status, status, force=hub_ready)
+        self.host(actor)
+
+    def _public(self, actor: TableActor) -> tuple[bytes, bytes]:
+        """``public`` and the hub status, built again only when the game state (or the
+        countdown's second) moved: a knob turn changes neither."""
+        table = actor.table
+        if table is None:
+            public: dict[str, Any] = {"game": None, "version": 0, "over": False}
+            status = proto.HubStatus(state="ready")
+            return proto.encode(public), proto.encode(status)
+        key = (table, table.state, table.state.version, actor.shown_left)
+        cached = self._publics.get(actor.config.name)
+        if cached is not None:
+            (was_table, was_state, version, was_left), public_bytes, status_bytes = cached
+            # Identity, not equality (a deep compare would cost what it saves).
+            same = was_table is table and was_state is table.state
+            if same and version == table.state.version and was_left == actor.shown_left:
+                return public_bytes, status_bytes
         status = proto.HubStatus(
             state="ready",
-            version=table.state.version if table else 0,
-            game=table.game_id if table else None,
-            phase=view.get("phase"),
+            version=table.state.version,
+            game=table.game_id,
+            phase=table.view(None).get("phase"),
         )
-        self.retained(actor, t.hub_status, proto.encode(status), force=hub_ready)
-        self.host(actor)
+        payloads = proto.encode(table.public()), proto.encode(status)
+        self._publics[actor.config.name] = (key, *payloads)
+        return payloads
 
     def send(self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False) -> Any:
         if self.held is not None:

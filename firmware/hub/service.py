@@ -56,6 +56,9 @@ CONNECTED_TOPIC = "!connected"
 TIMERS = Message("!timers", b"")
 #: Most messages handled in one store transaction.
 MAX_BATCH = 100
+#: A transaction takes no more messages once its handling took this long (seconds): after
+#: a disk stall, the oldest waiting inputs are answered first, not after the whole backlog.
+BATCH_SECONDS = 0.01
 #: One log line per kind of trouble at most this often (seconds).
 LOG_EVERY = 10.0
 #: The answer to an input the store could not keep (the station may send it again).
@@ -275,12 +278,15 @@ class Hub:
             self._finish(batch)
             return []
         done = 0
+        deadline = time.perf_counter() + BATCH_SECONDS
         try:
             for msg in batch:
                 done += 1
                 self._guarded(self._handle, msg)
                 if self._broken is not None:
                     raise self._broken
+                if time.perf_counter() > deadline:
+                    break
             self.store.commit()
         except _STORE_ERRORS as exc:
             self.store.rollback()
