@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from device.panel import Panel
-from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake
+from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake, page_turn
 from firmware.hub.bindings import binding_for, bound_games
 from firmware.hub.cardsets import card_set_names, own_card_set
 from firmware.hub.config import TableConfig
@@ -58,6 +58,9 @@ LINK_TOPIC = "!link"
 TIMERS = Message("!timers", b"")
 #: Most messages handled in one store transaction.
 MAX_BATCH = 100
+#: A transaction takes no more messages once its handling took this long (seconds): after
+#: a disk stall, the oldest waiting inputs are answered first, not after the whole backlog.
+BATCH_SECONDS = 0.01
 #: One log line per kind of trouble at most this often (seconds).
 LOG_EVERY = 10.0
 #: The answer to an input the store could not keep (the station may send it again).
@@ -289,12 +292,15 @@ class Hub:
             self._finish(batch)
             return []
         done = 0
+        deadline = time.perf_counter() + BATCH_SECONDS
         try:
             for msg in batch:
                 done += 1
                 self._guarded(self._handle, msg)
                 if self._broken is not None:
                     raise self._broken
+                if time.perf_counter() > deadline:
+                    break
             self.store.commit()
         except _STORE_ERRORS as exc:
             self.store.rollback()
@@ -633,15 +639,18 @@ class Hub:
     # --- timers ------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        """While a countdown runs, screens that show it are refreshed as seconds pass."""
+        """While a countdown runs, screens that show it are refreshed as seconds pass; a
+        finished note or a long host screen's next page redraws the hub display."""
         now = self.clock()
         for actor in self.actors.values():
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
                     self.out.all(actor)
-            elif actor.message and now - actor.message_at > NOTE_SECONDS:
-                self.out.host(actor)
+            elif (actor.message and now - actor.message_at > NOTE_SECONDS) or (
+                actor.host_pages > 1 and now >= page_turn(actor.host_page_at)
+            ):
+                self.out.host(actor)  # a note ends, or the next page of a long screen
 
     def _fire_timers(self) -> None:
         """Fire the timers that are due, as a batch of their own."""

@@ -57,6 +57,8 @@ class SimTable:
     #: "thread": the hub runs in this process; "process": a ``coffre hub`` child process.
     hub_mode: str = "thread"
     seed: int | None = None
+    #: The table's directory of Identités cryptées card sets (hub.toml ``card_sets``).
+    card_sets: Path | None = None
     broker: BrokerSetup = field(init=False)
     watch: PublicWatcher = field(init=False)
     hub_process: subprocess.Popen[bytes] | None = field(init=False, default=None)
@@ -76,7 +78,13 @@ class SimTable:
 
     @property
     def table_config(self) -> TableConfig:
-        return TableConfig(TABLE, self.names, reveal_delay=self.reveal_delay, seed=self.seed)
+        return TableConfig(
+            TABLE,
+            self.names,
+            reveal_delay=self.reveal_delay,
+            seed=self.seed,
+            card_sets=self.card_sets,
+        )
 
     @property
     def store_path(self) -> Path:
@@ -138,6 +146,8 @@ class SimTable:
         ]
         if self.seed is not None:
             lines.append(f"seed = {self.seed}")
+        if self.card_sets is not None:
+            lines.append(f'card_sets = "{self.card_sets}"')
         return "\n".join(lines) + "\n"
 
     def kill_hub(self) -> None:

@@ -384,14 +384,14 @@ class IdentitesCrypteesBinding(KnobMenus):
         rows = [" ".join(cells[i : i + 4]) for i in range(0, len(cells), 4)]
         held = [
             f"{w['key'][:1].upper()}:{short(table, w['holder'])}>"
-            + "+".join(short(table, t)[:2] for t in w["targets"])
+            + "+".join(short(table, t) for t in w["targets"])
             for w in pub["weapons"]
             if w["holder"] is not None
         ]
-        pairs = [" ".join(held[i : i + 2]) for i in range(0, len(held), 2)]
         check = pub["check"]
         tail = [check["message"]] if check else []
-        return title, [*rows[:2], *pairs, *tail][:4]
+        # Every seat and weapon: the hub pages a screen longer than the glass.
+        return title, [*rows, *held, *tail]
 
 
 def make_binding(**settings: Any) -> IdentitesCrypteesBinding:
