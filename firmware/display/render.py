@@ -92,13 +92,15 @@ def table_fragment(snap: Snapshot) -> str:
     parts.append(f'<header><h1>{title}</h1><p class="state">{headline(public, names)}</p>')
     parts.append(countdown(public))
     parts.append("</header>")
-    if public.get("over"):
-        parts.append(ranking(public, names))
-    parts.append(f'<div class="board">{board(public, names)}</div>')
+    # Wide screens: the board left, the ranking and the log in a column on the right.
+    side = [ranking(public, names)] if public.get("over") else []
     lines = log_lines(public, names)
     if lines:
         items = "".join(f"<li>{line}</li>" for line in lines[-8:])
-        parts.append(f'<div class="log"><h2>What happened</h2><ol>{items}</ol></div>')
+        side.append(f'<div class="log"><h2>What happened</h2><ol>{items}</ol></div>')
+    cols = "cols side" if side else "cols"
+    parts.append(f'<div class="{cols}"><div class="board">{board(public, names)}</div>')
+    parts.append(f"<aside>{''.join(side)}</aside></div>")
     parts.append("</section>")
     return "".join(parts)
 

@@ -33,6 +33,9 @@ class TableActor:
     record: GameRecord | None = None
     published: dict[str, bytes] = field(default_factory=dict)
     timer_due: float | None = None
+    #: Pages of the host screen (a long final ranking) and when one was last shown.
+    host_pages: int = 1
+    host_page_at: float = 0.0
     timer_body: dict[str, Any] | None = None
     message: str = ""
     message_params: dict[str, Any] = field(default_factory=dict)
@@ -61,6 +64,15 @@ class TableActor:
             self.timer_due, self.timer_body = now + nxt[0], nxt[1]
 
 
+#: Seconds a page of a paged host screen stays up (see firmware.hub.publish).
+PAGE_SECONDS = 4.0
+
+
+def page_turn(shown_at: float) -> float:
+    """When the page shown at ``shown_at`` gives way to the next."""
+    return (shown_at // PAGE_SECONDS + 1) * PAGE_SECONDS + 0.001
+
+
 def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
     """Seconds until the next timer, the next second of a countdown on screen, or a note's end."""
     dues = []
@@ -71,4 +83,6 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
             dues.append(a.timer_due)
             left = a.timer_due - now
             dues.append(now + (left - int(left)) + 0.001)  # the shown seconds change
+        if a.host_pages > 1:
+            dues.append(page_turn(a.host_page_at))
     return max(0.0, min(dues) - now) if dues else None

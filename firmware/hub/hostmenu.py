@@ -134,9 +134,7 @@ class HostMenu:
         """The options the host chose for the current game."""
         picks = self.chosen.get(self.game_id, {})
         # Modulo: a row's values may shrink (the first player when fewer play).
-        return {
-            name: values[picks.get(name, 0) % len(values)] for name, values in self.option_rows
-        }
+        return {name: values[picks.get(name, 0) % len(values)] for name, values in self.option_rows}
 
     def _range(self) -> tuple[int, int]:
         lo, hi = self.limits.get(self.game_id, (1, self.max_players))

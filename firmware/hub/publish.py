@@ -24,10 +24,11 @@ from typing import Any
 import msgspec
 
 from device.panel import Panel
-from firmware.hub.actor import NOTE_SECONDS, TableActor
+from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
+from firmware.hub.table import Table
 from firmware.link import protocol as proto
-from firmware.link.lang import _, refusal, speaking
-from firmware.link.render import render_lines
+from firmware.link.lang import _, colour, refusal, speaking
+from firmware.link.render import BODY_LINES, CHARS, render_lines
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,8 @@ class Publisher:
         #: While holding: what to send once the batch is committed, in order.
         self.held: list[Held] | None = None
         self._paint: tuple[str, list[str]] | None = None  # held for the painter
+        #: Per table: (table, state, version, countdown second), its public and status payloads.
+        self._publics: dict[str, tuple[tuple[Any, Any, int, int | None], bytes, bytes]] = {}
 
     def hold(self) -> None:
         """From now on, keep what would be sent (see :meth:`release`)."""
@@ -150,17 +153,36 @@ class Publisher:
                     proto.encode(msgspec.structs.replace(screen, rev=rev)),
                     retain=True,
                 )
-        public = table.public() if table else {"game": None, "version": 0, "over": False}
-        self.retained(actor, t.public, proto.encode(public))
-        view = table.view(None) if table else {}
+        public, status = self._public(actor)
+        self.retained(actor, t.public, public)
+        self.retained(actor, t.hub_status, status, force=hub_ready)
+        self.host(actor)
+
+    def _public(self, actor: TableActor) -> tuple[bytes, bytes]:
+        """``public`` and the hub status, built again only when the game state (or the
+        countdown's second) moved: a knob turn changes neither."""
+        table = actor.table
+        if table is None:
+            public: dict[str, Any] = {"game": None, "version": 0, "over": False}
+            status = proto.HubStatus(state="ready")
+            return proto.encode(public), proto.encode(status)
+        key = (table, table.state, table.state.version, actor.shown_left)
+        cached = self._publics.get(actor.config.name)
+        if cached is not None:
+            (was_table, was_state, version, was_left), public_bytes, status_bytes = cached
+            # Identity, not equality (a deep compare would cost what it saves).
+            same = was_table is table and was_state is table.state
+            if same and version == table.state.version and was_left == actor.shown_left:
+                return public_bytes, status_bytes
         status = proto.HubStatus(
             state="ready",
-            version=table.state.version if table else 0,
-            game=table.game_id if table else None,
-            phase=view.get("phase"),
+            version=table.state.version,
+            game=table.game_id,
+            phase=table.view(None).get("phase"),
         )
-        self.retained(actor, t.hub_status, proto.encode(status), force=hub_ready)
-        self.host(actor)
+        payloads = proto.encode(table.public()), proto.encode(status)
+        self._publics[actor.config.name] = (key, *payloads)
+        return payloads
 
     def send(self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False) -> Any:
         if self.held is not None:
@@ -200,7 +222,7 @@ class Publisher:
         if table is not None:
             title, lines = table.binding.host_screen(table)
             if table.over:
-                title = _("Game over")
+                title, lines = _("Game over"), final_ranking(table)
         else:
             title, lines = actor.menu.title(), actor.menu.lines(now)
         if actor.message and now - actor.message_at > NOTE_SECONDS:
@@ -212,6 +234,12 @@ class Publisher:
             title = note  # the title, so no seat's line on the track is ever hidden
         if actor.offline:
             title = _("Offline: {stations}", stations=" ".join(sorted(actor.offline)))
+        actor.host_pages = max(1, math.ceil(len(lines) / BODY_LINES))
+        if actor.host_pages > 1:  # no seat is ever dropped: the pages take turns
+            page = int(now // PAGE_SECONDS) % actor.host_pages
+            title = f"{title[: CHARS - 4]} {page + 1}/{actor.host_pages}"
+            lines = lines[page * BODY_LINES : (page + 1) * BODY_LINES]
+        actor.host_page_at = now
         payload = proto.encode({"title": title, "lines": lines})
         self.retained(actor, actor.topics.host_screen, payload)
         if self.painter is not None and actor is self.panel_actor:
@@ -219,6 +247,23 @@ class Publisher:
                 self._paint = (title, lines)  # drawn once the batch is committed
             else:
                 self.painter.paint(title, lines)
+
+
+def final_ranking(table: Table) -> list[str]:
+    """The final ranking, winner first, two seats a line (places shared by a tie)."""
+    pub = table.public()
+    scores = pub["scores"] or []
+    own = pub["view"].get("colours") if table.game_id == "ultra-secret" else None
+    cells, place = [], 1
+    for group in pub["ranking"] or []:
+        for seat in group:
+            name = own[seat] if own else table.seating.colours[seat]
+            cells.append(f"{place}.{colour(name)[:5]} {scores[seat]}")
+        place += len(group)
+    if len(cells) % 2:
+        cells.append("")
+    rows = [f"{a:<11}{b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=True)]
+    return rows
 
 
 def idle_screen(actor: TableActor, station: str) -> proto.Screen:

@@ -22,6 +22,7 @@ and timers are in :mod:`firmware.hub.actor`, what goes out in :mod:`firmware.hub
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from device.panel import Panel
-from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake
+from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake, page_turn
 from firmware.hub.bindings import binding_for, bound_games
 from firmware.hub.cardsets import card_set_names, own_card_set
 from firmware.hub.config import TableConfig
@@ -44,7 +45,7 @@ from firmware.hub.store import GameRecord, Store, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from firmware.link.lang import N_, refusal, speaking
-from firmware.link.mqtt import BrokerConfig, Client, Message, Will
+from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message, Will
 from hardware.keys import KeySet, load_keyset
 from rules import get_game
 from rules.core import IllegalAction, RulesError
@@ -53,10 +54,14 @@ log = logging.getLogger(__name__)
 
 PANEL_TOPIC = "!panel"
 CONNECTED_TOPIC = "!connected"
+LINK_TOPIC = "!link"
 #: Stands in a batch for "fire the timers that are due".
 TIMERS = Message("!timers", b"")
 #: Most messages handled in one store transaction.
 MAX_BATCH = 100
+#: A transaction takes no more messages once its handling took this long (seconds): after
+#: a disk stall, the oldest waiting inputs are answered first, not after the whole backlog.
+BATCH_SECONDS = 0.01
 #: One log line per kind of trouble at most this often (seconds).
 LOG_EVERY = 10.0
 #: The answer to an input the store could not keep (the station may send it again).
@@ -171,6 +176,9 @@ class Hub:
                     Message(CONNECTED_TOPIC, name.encode())
                 ),
                 inbox=self.inbox,
+                on_state=lambda _state, name=actor.config.name: self.inbox.put(  # type: ignore[misc]
+                    Message(LINK_TOPIC, name.encode())
+                ),
                 manual_ack=True,  # acked to the broker after the commit, not on arrival
             )
         # The panel drives the first table (one panel per hub).
@@ -179,6 +187,8 @@ class Hub:
             panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
         self._thread: threading.Thread | None = None
         self._clearing: set[str] = set()
+        #: (table, station) -> the station's last announced state, to log changes only.
+        self._station_states: dict[tuple[str, str], str] = {}
         for actor in self.actors.values():
             self._resume(actor)
 
@@ -202,19 +212,26 @@ class Hub:
 
     def stop(self) -> None:
         for actor in self.actors.values():
-            assert actor.client is not None
+            if actor.client is None or not actor.client.connected.is_set():
+                continue  # no broker: nobody to say goodbye to (the will says "lost")
             # Straight to the client: the hub thread may be holding a batch's messages.
-            actor.client.publish(
+            info = actor.client.publish(
                 actor.topics.hub_status,
                 proto.encode(proto.HubStatus(state="disconnected")),
                 retain=True,
-            ).wait_for_publish(2)
+            )
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(2)
         for client in self.clients():
             client.stop()
         if self._thread:
             self._thread.join(5)
         self.out.close()
         self.store.close()
+
+    def alive(self) -> bool:
+        """Whether the hub's thread still runs (for systemd's watchdog)."""
+        return self._thread is not None and self._thread.is_alive()
 
     def run(self) -> None:
         """Process messages and timers until the client stops."""
@@ -280,12 +297,15 @@ class Hub:
             self._finish(batch)
             return []
         done = 0
+        deadline = time.perf_counter() + BATCH_SECONDS
         try:
             for msg in batch:
                 done += 1
                 self._guarded(self._handle, msg)
                 if self._broken is not None:
                     raise self._broken
+                if time.perf_counter() > deadline:
+                    break
             self.store.commit()
         except _STORE_ERRORS as exc:
             self.store.rollback()
@@ -370,6 +390,9 @@ class Hub:
         if msg is TIMERS:
             self._timers()
             return
+        if msg.topic == LINK_TOPIC:
+            self._link_changed(self.actors[msg.payload.decode()])
+            return
         if msg.topic == CONNECTED_TOPIC:
             actor = self.actors[msg.payload.decode()]
             actor.published.clear()
@@ -408,6 +431,21 @@ class Hub:
             elif leaf == "status":
                 self._station_status(actor, station, msg.payload)
             return
+
+    def _link_changed(self, actor: TableActor) -> None:
+        """The hub's own connection changed: a problem goes on the host's display at once
+        (the client logs it); a good connection redraws the host screen on connect."""
+        state = actor.client.state if actor.client is not None else LinkState("idle", "")
+        if state.ok or state.state in ("idle", "stopped"):
+            return
+        if self.out.painter is not None and actor is self.out.panel_actor:
+            host = actor.client.config.host if actor.client is not None else ""
+            lines = (
+                ["Connecting to", f"{host}..."]
+                if state.state == "connecting"
+                else [state.text, "Retrying...", "See: journalctl", "-u coffre-hub"]
+            )
+            self.out.painter.paint(f"coffre hub {actor.config.name}", lines)
 
     # --- station inputs ----------------------------------------------------------------
 
@@ -496,6 +534,7 @@ class Hub:
         actor.message = ""  # a note about the last host command is stale once the game moves
         if table.over:
             self.store.set_status(record.table_id, record.game_no, "over")
+            log.info("%s: game %d (%s) is over", actor.config.name, record.game_no, record.game)
         try:
             actor.arm_timer(self.clock())
             self.out.all(actor)
@@ -509,6 +548,11 @@ class Hub:
         except proto.ProtocolError as exc:
             self._bad_payload(actor, f"{station}/status", exc)
             return
+        key = (actor.config.name, station)
+        if self._station_states.get(key) != status.state:
+            self._station_states[key] = status.state
+            level = logging.WARNING if status.state == "lost" else logging.INFO
+            log.log(level, "%s: station %s is %s", actor.config.name, station, status.state)
         if status.state == "online":
             actor.offline.discard(station)
             # Rebirth: make sure the station has its screen, even if retained ones were lost.
@@ -556,6 +600,7 @@ class Hub:
             elif cmd.cmd == "abort":
                 assert actor.record is not None
                 self.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+                log.info("%s: game %d aborted by the host", actor.config.name, actor.record.game_no)
                 self._touched[actor.config.name] = actor
                 if source_id:
                     self._remember(actor, source_id, True, "")
@@ -600,20 +645,30 @@ class Hub:
         actor.record = record
         actor.table = self._new_table(actor, record)
         actor.timer_due = None
+        log.info(
+            "%s: game %d (%s) started for %d players",
+            actor.config.name,
+            record.game_no,
+            game,
+            players,
+        )
         self.out.all(actor)
 
     # --- timers ------------------------------------------------------------------------
 
     def _tick(self) -> None:
-        """While a countdown runs, screens that show it are refreshed as seconds pass."""
+        """While a countdown runs, screens that show it are refreshed as seconds pass; a
+        finished note or a long host screen's next page redraws the hub display."""
         now = self.clock()
         for actor in self.actors.values():
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
                     self.out.all(actor)
-            elif actor.message and now - actor.message_at > NOTE_SECONDS:
-                self.out.host(actor)
+            elif (actor.message and now - actor.message_at > NOTE_SECONDS) or (
+                actor.host_pages > 1 and now >= page_turn(actor.host_page_at)
+            ):
+                self.out.host(actor)  # a note ends, or the next page of a long screen
 
     def _fire_timers(self) -> None:
         """Fire the timers that are due, as a batch of their own."""

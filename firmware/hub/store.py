@@ -133,6 +133,7 @@ class Store:
         """Open a batch: writes join one transaction until :meth:`commit` or :meth:`rollback`."""
         self._lock.acquire()
         try:
+            self.check()  # once for the batch, not at each write
             self._db.execute("BEGIN IMMEDIATE")
         except BaseException:
             self._lock.release()
@@ -193,6 +194,8 @@ class Store:
 
     def check(self) -> None:
         """Refuse to go on if the file under us was deleted or replaced."""
+        if self._batch:
+            return  # checked when the batch began
         try:
             inode = self.path.stat().st_ino
         except OSError:

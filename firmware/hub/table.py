@@ -95,7 +95,7 @@ class Table:
     #: happened (a safe opened, a program was played). Never a seat's private event.
     news: list[Event] = field(default_factory=list)
     _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
-    _views_at: int = -1
+    _views_of: tuple[Any, int] = (None, -1)  # the state (and version) of the cached views
 
     def __post_init__(self) -> None:
         self.engine = get_game(self.game_id)
@@ -158,8 +158,11 @@ class Table:
 
     def view(self, seat: int | None) -> dict[str, Any]:
         """The engine's view for a seat, computed once per state (screens ask often)."""
-        if self._views_at != self.events:
-            self._views_at = self.events
+        # Keyed on the state (object and version): a knob turn (a ui event) leaves the state,
+        # and so every view, as it was.
+        state, version = self._views_of
+        if state is not self.state or version != self.state.version:
+            self._views_of = (self.state, self.state.version)
             self._views.clear()
         cached = self._views.get(seat)
         if cached is None:

@@ -106,6 +106,7 @@ COLOUR_NAMES = {
     "orange": N_("Orange"),
     "white": N_("White"),
     "pink": N_("Pink"),
+    "lilac": N_("Lilac"),
 }
 #: Three-letter forms for lists, chosen so no two look alike ("Blu"/"Bla" did).
 COLOUR_SHORT = {
@@ -118,6 +119,7 @@ COLOUR_SHORT = {
     "orange": N_("Org|short"),
     "white": N_("Wht|short"),
     "pink": N_("Pnk|short"),
+    "lilac": N_("Lil|short"),
 }
 
 

@@ -59,6 +59,8 @@ class SimTable:
     seed: int | None = None
     #: What the table speaks (hub.toml's ``language``): stations, hub display, bots.
     language: str = "en"
+    #: The table's directory of Identités cryptées card sets (hub.toml ``card_sets``).
+    card_sets: Path | None = None
     broker: BrokerSetup = field(init=False)
     watch: PublicWatcher = field(init=False)
     hub_process: subprocess.Popen[bytes] | None = field(init=False, default=None)
@@ -86,6 +88,7 @@ class SimTable:
             self.names,
             reveal_delay=self.reveal_delay,
             seed=self.seed,
+            card_sets=self.card_sets,
             language=self.language,
         )
 
@@ -154,6 +157,8 @@ class SimTable:
         ]
         if self.seed is not None:
             lines.append(f"seed = {self.seed}")
+        if self.card_sets is not None:
+            lines.append(f'card_sets = "{self.card_sets}"')
         return "\n".join(lines) + "\n"
 
     def kill_hub(self) -> None:
@@ -199,10 +204,16 @@ class SimTable:
     def start_station(self, name: str, *, devices: StationDevices | None = None) -> Station:
         devices = devices or self.devices.get(name) or self.make_devices(name)
         self.devices[name] = devices
+        # No connection screens: the saved (and golden) screens are the game's alone.
         if isinstance(devices.display, MockDisplay):
             devices.display.on_frame = lambda _frame: self._log_station(name)
         station = Station(
-            self.broker.station_config(name), TABLE, name, devices, poll_interval=self.poll_interval
+            self.broker.station_config(name),
+            TABLE,
+            name,
+            devices,
+            poll_interval=self.poll_interval,
+            show_link=False,
         )
         station.start()
         # One at a time: amqtt (the embedded fallback) trips over simultaneous connects.

@@ -76,3 +76,15 @@ def engine_snapshot(sim: SimTable) -> tuple[int, int, str]:
     pub = sim.watch.public
     events = [e for e in Store(sim.store_path).events(TABLE, 1) if "rules" in e]
     return pub["version"], len(events), json.dumps(pub)
+
+
+def assert_hub_shows_ranking(host: dict[str, Any], final: dict[str, Any], names: list[str]) -> None:
+    """The hub display at game over: the winner first, every seat with its place and score."""
+    assert host["title"] == "Game over"
+    assert host["lines"][0].startswith(f"1.{names[final['ranking'][0][0]][:5]} ")
+    text = " ".join(host["lines"])
+    place = 1
+    for group in final["ranking"]:
+        for seat in group:
+            assert f"{place}.{names[seat][:5]} {final['scores'][seat]}" in text, (seat, text)
+        place += len(group)

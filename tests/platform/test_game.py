@@ -6,7 +6,12 @@ import time
 
 from firmware.link.render import render_lines
 from firmware.tools.sim import recorded_frames
-from tests.platform.conftest import TableFactory, director, expected_scores
+from tests.platform.conftest import (
+    TableFactory,
+    assert_hub_shows_ranking,
+    director,
+    expected_scores,
+)
 from tests.platform.golden import frame_problems
 
 
@@ -31,13 +36,10 @@ def test_five_player_game_scores_and_screens(make_table: TableFactory) -> None:
     placed = [sum(bots.record[r]["pictos"][s] for r in range(1, 5)) for s in range(5)]
     assert [s["pictos_left"] for s in final["view"]["seats"]] == [10 - p for p in placed]
 
-    # The hub display shows the final track: each colour's position.
+    # The hub display shows the final ranking, winner first (not the track mod 30).
     host = sim.watch.host
-    assert host["title"] == "Game over"
-    cells = " ".join(host["lines"])
-    for seat, score in enumerate(want):
-        name = sim.table_config.seating().name(seat)[:5]
-        assert f"{name:<5}{score % 30:>2}" in cells
+    names = [sim.table_config.seating().name(seat) for seat in range(5)]
+    assert_hub_shows_ranking(host, final, names)
     panel_frames = getattr(sim.panel.display, "frames", [])
     assert panel_frames[-1].tobytes() == render_lines(host["title"], host["lines"]).tobytes()
 

@@ -2,8 +2,9 @@
 
 Secret Identity's options are in ``test_secret_identity_options.py``; here Incognito
 (``lang``, ``countdown``), Identiquest (``deck``), Ultra Secret (``dial=free``,
-``declare=any``) and Identités cryptées (``first``, ``interrupt_window=0``, ``cards``,
-``legion_loyalty``). Each test fails if its option is ignored.
+``declare=any``) and Identités cryptées (``first``, ``interrupt_window=0``, ``cards``:
+shipped, a group's own set from the table's directory, or unknown; ``legion_loyalty``).
+Each test fails if its option is ignored.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 import json
 import random
 import time
+from pathlib import Path
 from typing import Any
 
+import rules
 from firmware.link import protocol as proto
 from firmware.link.render import glass
 from firmware.tools.bots import identiquest, identites_cryptees, incognito, ultra_secret
@@ -118,7 +121,9 @@ def test_ultra_secret_free_dial_sits_out_an_impossible_square(make_table: TableF
     assert final["over"] and view["options"]["dial"] == "free"
     assert [s for s in range(3) if final["scores"][s]] == ultra_winners(view)
     sat_out = [
-        n for p in publics(sim) for n in (p.get("view") or {}).get("notes") or []
+        n
+        for p in publics(sim)
+        for n in (p.get("view") or {}).get("notes") or []
         if n["act"] == "sat-out"
     ]
     assert sat_out, "nobody's impossible dial was taken"
@@ -172,6 +177,29 @@ def test_identites_cryptees_first_player_no_window_named_cards(make_table: Table
     phases = {p["view"]["table"]["phase"] for p in publics(sim) if p.get("view")}
     assert "window" not in phases and "turn" in phases
     assert not goldens(sim, "identites-cryptees-first"), goldens(sim, "identites-cryptees-first")
+
+
+def test_identites_cryptees_with_the_groups_own_card_set(
+    make_table: TableFactory, tmp_path: Path
+) -> None:
+    """cards=<a set in the table's card_sets directory>: its cards are dealt and read."""
+    shipped = Path(rules.__file__).parent / "data" / "identites-cryptees" / "generic.json"
+    generic = json.loads(shipped.read_text(encoding="utf-8"))
+    own = {**generic, "name": "ourbox", "label": "Our own box", "generic": False}
+    own["ids"] = [{**card, "name": card["name"].upper()} for card in generic["ids"]]
+    (tmp_path / "sets").mkdir()
+    (tmp_path / "sets" / "ourbox.json").write_text(json.dumps(own), encoding="utf-8")
+    sim = make_table(4, seed=3, card_sets=tmp_path / "sets")
+    players = quiet(identites_cryptees, sim, 3, options={"cards": "ourbox", "interrupt_window": 0})
+    players.start_game(4)
+    final = players.play()
+
+    table = ic_check(players, final)
+    assert table["cards"]["set"] == "ourbox" and table["cards"]["generic"] is False
+    upper = {card["name"] for card in own["ids"]}
+    for seat, lines in players.cards.items():
+        id_line = next(line for line in lines if line.startswith("ID "))
+        assert id_line[3:].rsplit(" (", 1)[0] in upper, (seat, id_line)
 
 
 def test_identites_cryptees_unknown_card_set_is_refused_at_the_table(

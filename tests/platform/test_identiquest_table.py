@@ -13,7 +13,7 @@ from firmware.link import protocol as proto
 from firmware.tools.bots.identiquest import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory
+from tests.platform.conftest import TableFactory, assert_hub_shows_ranking
 from tests.platform.golden import frame_problems
 from tests.platform.test_bad_input import assert_readable, snapshot
 from tests.platform.test_no_leak import drain, spy
@@ -47,9 +47,7 @@ def test_four_player_game_scores_and_screens(make_table: TableFactory) -> None:
     check_against_piles(players, final)
     assert players.counts["steal"] > 10 and players.counts.get("accuse", 0) > 0
     host = sim.watch.host
-    assert host["title"] == "Game over"
-    best = final["ranking"][0][0]
-    assert host["lines"][0].startswith(f"1. {sim.table_config.seating().name(best)}")
+    assert_hub_shows_ranking(host, final, [sim.table_config.seating().name(s) for s in range(4)])
     problems = [
         p for n in sim.names for p in frame_problems(f"identiquest-4p/{n}", recorded_frames(sim, n))
     ]

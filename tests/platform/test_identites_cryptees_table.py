@@ -13,7 +13,12 @@ from firmware.link.render import render_lines
 from firmware.tools.bots.identites_cryptees import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory, engine_snapshot, wait_host_title
+from tests.platform.conftest import (
+    TableFactory,
+    assert_hub_shows_ranking,
+    engine_snapshot,
+    wait_host_title,
+)
 from tests.platform.golden import frame_problems
 from tests.platform.test_no_leak import drain, leaves, spy
 
@@ -46,7 +51,7 @@ def test_four_player_game_through_knobs_and_flaps(make_table: TableFactory) -> N
     assert players.counts["turn"] >= 4 and players.counts["press"] >= players.counts["turn"]
 
     host = wait_host_title(sim, "Game over")  # after the "Game started" note (5 s)
-    assert check["message"] in host["lines"]
+    assert_hub_shows_ranking(host, final, [sim.table_config.seating().name(s) for s in range(4)])
     panel_frames = getattr(sim.panel.display, "frames", [])
     assert panel_frames[-1].tobytes() == render_lines(host["title"], host["lines"]).tobytes()
 

@@ -14,7 +14,7 @@ from firmware.link import protocol as proto
 from firmware.tools.bots.incognito import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory
+from tests.platform.conftest import TableFactory, assert_hub_shows_ranking
 from tests.platform.golden import frame_problems
 from tests.platform.test_bad_input import snapshot, tap_refused
 from tests.platform.test_no_leak import drain, leaves, spy
@@ -72,9 +72,7 @@ def test_four_player_game_scores_and_screens(make_table: TableFactory) -> None:
         words = [glass(d["word"]) for d in data["reveal"]["drawings"]]
         assert [data["word"][s] for s in range(4)] == words, rnd
     host = sim.watch.host
-    assert host["title"] == "Game over"
-    for seat, score in enumerate(final["scores"]):
-        assert f"={score}" in " ".join(host["lines"]), seat
+    assert_hub_shows_ranking(host, final, [sim.table_config.seating().name(s) for s in range(4)])
     problems = [
         p for n in sim.names for p in frame_problems(f"incognito-4p/{n}", recorded_frames(sim, n))
     ]

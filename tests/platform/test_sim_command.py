@@ -62,11 +62,18 @@ def test_sim_refuses_an_unknown_option_as_play_does(tmp_path: Path) -> None:
     common = ["--game", "incognito", "--players", "4", "-o", "colour=red"]
     sim = subprocess.run(
         [sys.executable, "-m", "firmware.cli", "sim", *common, "--out", str(tmp_path / "o")],
-        capture_output=True, text=True, timeout=60, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
     )
     play = subprocess.run(
         [sys.executable, "-m", "firmware.cli", "play", *common, "-"],
-        input="", capture_output=True, text=True, timeout=60, cwd=ROOT,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
     )
     assert sim.returncode == play.returncode == 2
     message = json.loads(play.stdout)["error"]

@@ -246,3 +246,25 @@ def test_a_stuck_hub_display_does_not_hold_up_the_answers(tmp_path: Path) -> Non
     assert display.last is not None
     assert display.last.tobytes() == render_lines(host["title"], host["lines"]).tobytes()
     hub.store.close()
+
+
+def test_views_are_built_once_per_state_and_not_for_a_knob_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tap builds each view (public and every seat's) once; a knob turn rebuilds none."""
+    rig = Rig(tmp_path)
+    rig.connected()
+    rig.start()
+    calls: list[int | None] = []
+    engine = rig.table.engine
+    real = engine.view
+
+    def counting(state: Any, seat: int | None) -> Any:
+        calls.append(seat)
+        return real(state, seat)
+
+    monkeypatch.setattr(engine, "view", counting)
+    assert rig.knob("p1", 1)["ok"]
+    assert calls == [], "a knob turn rebuilt views of a state that did not change"
+    assert rig.mystery("p2", 4)["ok"]
+    assert sorted(calls, key=lambda s: -1 if s is None else s) == [None, 0, 1, 2]

@@ -451,16 +451,14 @@ class IdentitesCrypteesBinding(KnobMenus):
         rows = [" ".join(cells[i : i + 4]) for i in range(0, len(cells), 4)]
         held = [
             f"{w['key'][:1].upper()}:{short(table, w['holder'])}>"
-            + "+".join(short(table, t)[:2] for t in w["targets"])
+            + "+".join(short(table, t) for t in w["targets"])
             for w in pub["weapons"]
             if w["holder"] is not None
         ]
-        pairs = [" ".join(held[i : i + 2]) for i in range(0, len(held), 2)]
         news = self.news_line(table)
         tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
-        if len(rows) > 2:  # more than 8 seats: every seat's HP takes the whole screen
-            return title, rows[:4]
-        return title, [*rows, *pairs, *tail][:4]
+        # Every seat and weapon: the hub pages a screen longer than the glass.
+        return title, [*rows, *held, *tail]
 
 
 _SIMPLE = {

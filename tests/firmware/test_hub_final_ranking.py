@@ -1,0 +1,110 @@
+"""The hub display at game over: the final ranking, winner first, paged so no seat is dropped."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from firmware.hub.actor import PAGE_SECONDS, TableActor, next_wake
+from firmware.hub.bindings import binding_for
+from firmware.hub.config import TableConfig
+from firmware.hub.hostmenu import HostMenu
+from firmware.hub.publish import Publisher, final_ranking
+from firmware.hub.table import Seating, Table
+from firmware.link import protocol as proto
+from hardware.keys import COLOURS, load_keyset
+from tests.rules.test_identites_cryptees_playout import bot as ic_bot
+
+NAMES16 = [*COLOURS, *(f"{c}2" for c in COLOURS)]
+
+
+def finished(game: str, players: int, seed: int = 1) -> Table:
+    """A table whose game random legal moves have played to the end."""
+    stations = [f"p{i + 1}" for i in range(players)]
+    table = Table(
+        game,
+        players,
+        {},
+        seed,
+        Seating(stations, NAMES16[:players]),
+        load_keyset(),
+        binding_for(game),
+    )
+    r = random.Random(seed)
+    while not table.over:
+        if game == "identites-cryptees":  # the playout tests' bot: its games end
+            action = ic_bot(table.state, r)
+        else:
+            actions = [
+                a for s in range(players) for a in table.engine.legal_actions(table.state, s)
+            ]
+            action = r.choice(actions)
+        table.state, _ = table.engine.apply(table.state, action)
+        table.events += 1
+    return table
+
+
+class Recorder:
+    """Stands for the MQTT client: keeps what was published."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, bytes]] = []
+
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        self.sent.append((topic, payload))
+
+
+def hub_screens(table: Table, times: list[float]) -> list[dict[str, Any]]:
+    """The host screens published at each clock time."""
+    stations = [f"p{i + 1}" for i in range(table.players)]
+    actor = TableActor(TableConfig("main", stations), proto.Topics("main"), HostMenu([], 16))
+    actor.table, actor.client = table, Recorder()
+    now = [0.0]
+    out = Publisher(lambda: now[0])
+    screens = []
+    for t in times:
+        now[0] = t
+        out.host(actor)
+        screens.append(json.loads(actor.published[actor.topics.host_screen]))
+    return screens
+
+
+def test_sixteen_seats_page_through_the_whole_ranking() -> None:
+    """Identités cryptées at 16: two pages of four lines, together naming all 16 seats."""
+    table = finished("identites-cryptees", 16)
+    rows = final_ranking(table)
+    assert len(rows) == 8 and all(len(r) <= 21 for r in rows)
+    first, second = hub_screens(table, [0.0, PAGE_SECONDS + 0.1])
+    assert first["title"] == "Game over 1/2" and second["title"] == "Game over 2/2"
+    assert first["lines"] + second["lines"] == rows
+    winner = table.engine.ranking(table.state)[0][0]
+    assert rows[0].startswith(f"1.{NAMES16[winner].capitalize()[:5]} ")
+    for name in NAMES16:
+        assert f".{name.capitalize()[:5]} " in " ".join(rows), name
+
+
+def test_a_paged_screen_wakes_the_hub_to_turn_the_page() -> None:
+    """The hub's loop wakes when the next page is due (it has no countdown to wake it)."""
+    table = finished("identites-cryptees", 12)
+    stations = [f"p{i + 1}" for i in range(12)]
+    actor = TableActor(TableConfig("main", stations), proto.Topics("main"), HostMenu([], 16))
+    actor.table, actor.client = table, Recorder()
+    Publisher(lambda: 1.0).host(actor)
+    assert actor.host_pages == 2
+    wake = next_wake([actor], 1.0)
+    assert wake is not None and 0 < wake <= PAGE_SECONDS
+
+
+def test_six_seats_fit_one_page_winner_first_with_ties_sharing_a_place() -> None:
+    """Identiquest at 6: one page, places as the engine ranks them (ties share one)."""
+    table = finished("identiquest", 6, seed=3)
+    (screen,) = hub_screens(table, [0.0])
+    assert screen["title"] == "Game over" and len(screen["lines"]) == 3
+    scores = table.engine.scores(table.state)
+    place = 1
+    text = " ".join(screen["lines"])
+    for group in table.engine.ranking(table.state):
+        for seat in group:
+            assert f"{place}.{NAMES16[seat].capitalize()[:5]} {scores[seat]}" in text
+        place += len(group)
