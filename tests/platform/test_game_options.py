@@ -199,7 +199,7 @@ def test_identites_cryptees_with_the_groups_own_card_set(
     upper = {card["name"] for card in own["ids"]}
     for seat, lines in players.cards.items():
         id_line = next(line for line in lines if line.startswith("ID "))
-        assert id_line[3:].rsplit(" (", 1)[0] in upper, (seat, id_line)
+        assert id_line[3:].split(") ", 1)[-1] in upper, (seat, id_line)
 
 
 def test_identites_cryptees_unknown_card_set_is_refused_at_the_table(
