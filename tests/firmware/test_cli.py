@@ -106,6 +106,30 @@ def test_hub_keyset_under_a_table_is_refused_with_the_fix(
     assert "unknown key keyset in [[table]] 1" in line and "top-level" in line
 
 
+def test_hub_duplicate_table_name_is_refused_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two ``[[table]]`` with one name stop the hub with one line naming the name and both."""
+    path = tmp_path / "hub.toml"
+    table = '[[table]]\nname = "{}"\nstations = ["p1", "p2", "p3"]\n'
+    path.write_text(table.format("main") + table.format("bar") + table.format("main"))
+    assert main(["hub", "--config", str(path)]) == EX_CONFIG
+    line = _one_line(capsys)
+    assert "[[table]] 3" in line and "'main'" in line and "[[table]] 1" in line
+
+
+@pytest.mark.parametrize("name", ["Main", "table one", "", "x" * 33])
+def test_hub_invalid_table_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A table name that cannot be a topic level stops the hub with one line naming it."""
+    path = tmp_path / "hub.toml"
+    path.write_text(f'[[table]]\nname = "{name}"\nstations = ["p1", "p2", "p3"]\n')
+    assert main(["hub", "--config", str(path)]) == EX_CONFIG
+    line = _one_line(capsys)
+    assert "[[table]] 1" in line and f"bad table {name!r}" in line
+
+
 def test_hub_missing_keyset_file_exits_78(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
