@@ -151,15 +151,16 @@ def load_hub(path: str | Path) -> HubSettings:
         except ValueError as exc:
             raise ConfigError(f"{path}: [[table]] {n}: {exc}") from None
     first: dict[str, int] = {}
-    for n, t in enumerate(configs, start=1):
-        if t.name in first:
+    for n, table in enumerate(configs, start=1):
+        if table.name in first:
             # Two tables on one name share every topic: the later one would take the
             # earlier one's stations, which then get no hub and no error.
             raise ConfigError(
-                f"{path}: [[table]] {n}: name {t.name!r} is already [[table]] {first[t.name]}'s "
+                f"{path}: [[table]] {n}: name {table.name!r} is already "
+                f"[[table]] {first[table.name]}'s "
                 "(every table needs its own name)"
             )
-        first[t.name] = n
+        first[table.name] = n
     return HubSettings(
         broker=broker_config(hub.broker, path),
         store=Path(hub.store.path),
