@@ -1,14 +1,40 @@
-"""The ``coffre`` command line: sim, hub, station, display, play, bench, broker-config, selftest."""
+"""The ``coffre`` command line: sim, hub, station, display, play, bench, broker-config,
+selftest, keys.
+
+A mistake a user can make (a config typo, a missing file, an unknown backend) ends the
+program with one line ``coffre: <what and where>`` on stderr, never a traceback: exit
+status 78 (EX_CONFIG) for configuration, which the systemd units do not restart on.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+BACKENDS = ("real", "mock", "emulated")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+EX_USAGE = 64
+EX_CONFIG = 78  # sysexits.h; the same value as firmware.link.config.EX_CONFIG
+#: Optional libraries and the extra that brings each (a station installs none of them).
+_EXTRAS = {
+    "amqtt": "sim",
+    "cryptography": "hub",
+    "aiohttp": "display",
+    "lgpio": "station",
+    "spidev": "station",
+}
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out; the message is the one line shown."""
 
 
 class _GameIds:
@@ -33,18 +59,57 @@ GAME_IDS = _GameIds()
 GAME_HELP = "the game: %(choices)s"
 
 
+def _count(low: int, high: int) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not in {low}..{high}")
+        return value
+
+    return parse
+
+
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("coffre")
+    except PackageNotFoundError:  # a checkout run without installing
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands and their options."""
-    parser = argparse.ArgumentParser(prog="coffre", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="coffre", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"coffre {version()}")
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default=None,
+        help="what to log (default: info for hub and station, warning for the rest)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sim = sub.add_parser("sim", help="a simulated table plays a whole game")
     sim.add_argument(
         "--game", default="secret-identity", choices=GAME_IDS, metavar="GAME", help=GAME_HELP
     )
-    sim.add_argument("--players", type=int, default=5)
-    sim.add_argument("--seed", type=int, default=1)
-    sim.add_argument("--out", default="sim-out", help="folder for the saved screens")
+    sim.add_argument(
+        "--players", type=_count(1, 16), default=5, help="seats at the table (the game's range)"
+    )
+    sim.add_argument("--seed", type=int, default=1, help="the game's random seed")
+    sim.add_argument(
+        "--out",
+        default="sim-out",
+        help="folder for the saved screens (a new one, or one an earlier sim wrote)",
+    )
     sim.add_argument("--pace", type=float, default=0.0, help="seconds to wait before each safe")
     sim.add_argument(
         "--option", "-o", action="append", metavar="KEY=VALUE", help="a game option, as for play"
@@ -62,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim.add_argument(
         "--display",
-        type=int,
+        type=_count(1, 65535),
         metavar="PORT",
         default=None,
         help="serve the table display of the simulated table on this port",
@@ -77,40 +142,59 @@ def build_parser() -> argparse.ArgumentParser:
 
     display = sub.add_parser("display", help="serve the table display (a web page)")
     display.add_argument("--config", required=True, help="display TOML file")
-    display.add_argument("--port", type=int, default=None, help="HTTP port (overrides the file)")
+    display.add_argument(
+        "--port", type=_count(1, 65535), default=None, help="HTTP port (overrides the file)"
+    )
 
     hub = sub.add_parser("hub", help="run the hub (the referee)")
     hub.add_argument("--config", required=True, help="hub TOML file (see firmware/hub/config.py)")
+    hub.add_argument("--pins", default=None, help="panel pin map TOML (overrides [panel] pins)")
 
     station = sub.add_parser("station", help="run one station")
-    station.add_argument("--config", required=True, help="station TOML file")
+    station.add_argument(
+        "--config", required=True, help="station TOML file (see firmware/station/config.py)"
+    )
+    station.add_argument("--pins", default=None, help="pin map TOML (overrides [station] pins)")
 
     play = sub.add_parser("play", help="apply a JSON scenario to a rules engine")
     play.add_argument("--game", required=True, choices=GAME_IDS, metavar="GAME", help=GAME_HELP)
-    play.add_argument("--players", type=int, required=True)
-    play.add_argument("--seed", type=int, default=0)
-    play.add_argument("--option", "-o", action="append", metavar="KEY=VALUE")
+    play.add_argument("--players", type=_count(1, 16), required=True, help="seats at the table")
+    play.add_argument("--seed", type=int, default=0, help="the game's random seed")
+    play.add_argument(
+        "--option", "-o", action="append", metavar="KEY=VALUE", help="a game option, repeatable"
+    )
     play.add_argument("scenario", nargs="?", help="file of JSON actions, one a line (- = stdin)")
 
     bench = sub.add_parser(
         "bench", help="tap-to-screen latency, or --tables N load, against an echo baseline"
     )
-    bench.add_argument("--stations", type=int, default=8, help="tap mode: stations")
-    bench.add_argument("--taps", type=int, default=200, help="tap mode: taps")
-    bench.add_argument("--tables", type=int, default=0, help="load mode: tables of 8 stations")
+    bench.add_argument("--stations", type=_count(1, 64), default=8, help="tap mode: stations")
+    bench.add_argument("--taps", type=_count(1, 100_000), default=200, help="tap mode: taps")
+    bench.add_argument(
+        "--tables", type=_count(0, 1000), default=0, help="load mode: tables of 8 stations"
+    )
     bench.add_argument("--duration", type=float, default=10.0, help="load mode: seconds")
     bench.add_argument("--rate", type=float, default=1.0, help="load mode: inputs/s a station")
     bench.add_argument(
         "--commit-delay", type=float, default=0.0, metavar="MS", help="simulated ms per commit"
     )
     bench.add_argument("--stall", type=float, default=0.0, metavar="MS", help="simulated stall")
-    bench.add_argument("--stall-every", type=float, default=2.0, metavar="S")
+    bench.add_argument(
+        "--stall-every", type=float, default=2.0, metavar="S", help="seconds between stalls"
+    )
     bench.add_argument("--no-echo", action="store_true", help="skip the echo baseline")
 
-    conf = sub.add_parser("broker-config", help="write mosquitto.conf, passwords and ACL")
-    conf.add_argument("--table", required=True)
-    conf.add_argument("--stations", required=True, help="comma-separated station ids")
-    conf.add_argument("--port", type=int, default=None, help="default 8883 (TLS), 1883 (plain)")
+    conf = sub.add_parser(
+        "broker-config",
+        help="write mosquitto's coffre.conf, passwords, ACL and TLS files (keeps what exists)",
+    )
+    conf.add_argument("--table", required=True, help="the table's name (a-z, 0-9, -)")
+    conf.add_argument(
+        "--stations", required=True, help="comma-separated station ids, in seat order"
+    )
+    conf.add_argument(
+        "--port", type=_count(1, 65535), default=None, help="default 8883 (TLS), 1883 (plain)"
+    )
     conf.add_argument("--out", required=True, help="folder to write into")
     conf.add_argument("--bind", default="", help="listen address (default: all interfaces)")
     conf.add_argument(
@@ -129,21 +213,80 @@ def build_parser() -> argparse.ArgumentParser:
     keys = sub.add_parser("keys", help="register your own NFC tags")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     learn = keys_sub.add_parser("learn", help="tap every key on a station, write a key set")
-    learn.add_argument("--out", default="keys.toml")
-    learn.add_argument("--backend", default=None, help="real | mock | emulated")
+    learn.add_argument("--out", default="keys.toml", help="the key set file (resumed if it exists)")
+    _hardware_options(learn)
     learn.add_argument("--colours", default=None, help="comma-separated (default: the 8)")
-    learn.add_argument("--votes", type=int, default=8, help="vote keys per colour")
-    learn.add_argument("--mysteries", type=int, default=8, help="mystery keys")
+    learn.add_argument("--votes", type=_count(0, 16), default=8, help="vote keys per colour")
+    learn.add_argument("--mysteries", type=_count(0, 16), default=8, help="mystery keys")
 
     selftest = sub.add_parser("selftest", help="check a station's hardware, step by step")
-    selftest.add_argument("--backend", default=None, help="real | mock | emulated")
+    _hardware_options(selftest)
     selftest.add_argument("--yes", action="store_true", help="do not wait for the builder")
     return parser
 
 
+def _hardware_options(parser: argparse.ArgumentParser) -> None:
+    """--backend, --pins and --config for the commands that open a station's parts."""
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="the parts to use (default: the config's, else $COFFRE_DEVICE_BACKEND, "
+        "else real on a Raspberry Pi and mock elsewhere)",
+    )
+    parser.add_argument("--pins", default=None, help="pin map TOML (default: the config's)")
+    parser.add_argument(
+        "--config", default=None, help="a station TOML file to take backend and pins from"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; returns the process exit status."""
+    """Run one subcommand; returns the process exit status (user mistakes: one line)."""
+    from device.base import DeviceError
+    from device.factory import UnknownBackend
+    from firmware.link.config import ConfigError
+    from hardware.pins import PinMapError
+
     args = build_parser().parse_args(argv)
+    setup_logging(args.log_level, args.command)
+    try:
+        return _dispatch(args)
+    except (ConfigError, UnknownBackend, PinMapError) as exc:
+        return _fail(str(exc), EX_CONFIG)
+    except UsageError as exc:
+        return _fail(str(exc), EX_USAGE)
+    except DeviceError as exc:
+        return _fail(f"hardware: {exc}", 1)
+    except ModuleNotFoundError as exc:
+        extra = _EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        return _fail(
+            f"{args.command} needs {exc.name}, which this install lacks: "
+            f"pip install 'coffre[{extra}]'",
+            1,
+        )
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"coffre: {message}", file=sys.stderr, flush=True)
+    return status
+
+
+def setup_logging(level: str | None, command: str) -> None:
+    """One line per record; no timestamp under systemd (journald adds its own)."""
+    if level is None:
+        level = "info" if command in ("hub", "station", "display") else "warning"
+    under_journal = bool(os.environ.get("JOURNAL_STREAM") or os.environ.get("INVOCATION_ID"))
+    fmt = "%(levelname)s %(name)s: %(message)s"
+    if not under_journal:
+        fmt = "%(asctime)s " + fmt
+    logging.basicConfig(level=level.upper(), format=fmt, force=True)
+
+
+def _dispatch(args: Any) -> int:
     if args.command == "play":
         from firmware.tools import play
 
@@ -173,82 +316,128 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1
 
 
-def _wait_for_signal() -> None:
+@contextlib.contextmanager
+def _stop_on_signal() -> Iterator[threading.Event]:
+    """An event SIGTERM or SIGINT sets; installed before anything starts, so a stop that
+    comes early (the broker unreachable, systemd giving up) is still a clean exit 0. The
+    previous handlers come back on exit."""
     done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    done.wait()
+    saved = {sig: signal.signal(sig, lambda *_: done.set()) for sig in STOP_SIGNALS}
+    try:
+        yield done
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def _run_hub(args: Any) -> int:
+    with _stop_on_signal() as stop:
+        return _hub(args, stop)
+
+
+def _hub(args: Any, stop: threading.Event) -> int:
     from device.factory import open_panel
     from firmware.hub.config import load_hub
-    from firmware.hub.service import Hub
+    from firmware.hub.service import Hub, HubRefused
+    from firmware.link import notify
     from hardware.keys import load_keyset
+    from hardware.pins import load_hub_pins
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    log = logging.getLogger("coffre.hub")
+    settings = load_hub(args.config)
+    keys = _load_keyset(load_keyset, settings.keyset)
+    pins_file = args.pins or settings.panel_pins
+    panel = None
+    if settings.panel != "none":
+        panel = open_panel(load_hub_pins(pins_file) if pins_file else None, settings.panel)
     try:
-        settings = load_hub(args.config)
-        panel = None if settings.panel == "none" else open_panel(backend=settings.panel)
-        hub = Hub(
-            settings.broker,
-            settings.tables,
-            settings.store,
-            keys=load_keyset(settings.keyset),
-            panel=panel,
-        )
-    except (ValueError, OSError) as exc:  # HubRefused, ConfigError, a missing file...
-        # One line, not a traceback: systemd's journal shows it as the reason.
-        text = str(exc) if str(exc).startswith("hub:") else f"hub: cannot start: {exc}"
-        print(" ".join(text.split()), file=sys.stderr)
-        return 2
+        hub = Hub(settings.broker, settings.tables, settings.store, keys=keys, panel=panel)
+    except HubRefused as exc:  # another hub on the store, a table the key set cannot seat
+        return _fail(" ".join(str(exc).split()), 2)
+    log.info(
+        "hub %s starting: tables %s, broker %s:%d, store %s",
+        version(),
+        ", ".join(t.name for t in settings.tables),
+        settings.broker.host,
+        settings.broker.port,
+        settings.store,
+    )
     hub.start()
-    _wait_for_signal()
+    notify.ready()
+    with notify.Watchdog(alive=hub.alive):
+        stop.wait()
+    notify.stopping()
+    log.info("hub stopping")
     hub.stop()
     return 0
 
 
+def _load_keyset(load: Any, path: Any) -> Any:
+    from firmware.link.config import ConfigError
+
+    try:
+        return load(path)
+    except FileNotFoundError:
+        raise ConfigError(f"keyset {path} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"keyset {path}: {exc}") from None
+
+
 def _run_station(args: Any) -> int:
+    with _stop_on_signal() as stop:
+        return _station(args, stop)
+
+
+def _station(args: Any, stop: threading.Event) -> int:
     from device.factory import open_station
+    from firmware.link import notify
     from firmware.station.config import load_station
     from firmware.station.service import Station
     from hardware.pins import load_station_pins
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    log = logging.getLogger("coffre.station")
     settings = load_station(args.config)
-    devices = open_station(load_station_pins(settings.pins), backend=settings.backend)
+    pins = load_station_pins(args.pins or settings.pins)
+    devices = open_station(pins, backend=settings.backend)
     station = Station(settings.broker, settings.table, settings.id, devices)
+    log.info(
+        "station %s/%s %s starting: broker %s:%d",
+        settings.table,
+        settings.id,
+        version(),
+        settings.broker.host,
+        settings.broker.port,
+    )
     station.start()
-    _wait_for_signal()
+    notify.ready()
+    with notify.Watchdog(alive=station.alive):
+        stop.wait()
+    notify.stopping()
+    log.info("station stopping")
     station.stop()
     devices.close()
     return 0
 
 
 def _run_display(args: Any) -> int:
-    from firmware.display.config import load_display
-    from firmware.link.config import ConfigError
+    with _stop_on_signal() as stop:
+        return _display(args, stop)
 
-    try:
-        settings = load_display(args.config)
-        from firmware.display.server import Display
-    except ConfigError as err:
-        print(f"coffre display: {err}", file=sys.stderr)
-        return 2
-    except ImportError as err:
-        hint = "pip install 'coffre[display]'"
-        print(f"coffre display: {err.name} is missing: {hint}", file=sys.stderr)
-        return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+
+def _display(args: Any, stop: threading.Event) -> int:
+    from firmware.display.config import load_display
+
+    settings = load_display(args.config)
+    from firmware.display.server import Display  # aiohttp: the "display" extra
+
     port = settings.port if args.port is None else args.port
     display = Display(settings.broker, settings.tables, host=settings.host, port=port)
     try:
         display.start()
     except RuntimeError as err:
-        print(f"coffre display: {err}", file=sys.stderr)
-        return 1
+        return _fail(f"display: {err}", 1)
     print(f"table display on {display.url} for {', '.join(settings.tables)}", flush=True)
-    _wait_for_signal()
+    stop.wait()
     display.stop()
     return 0
 
@@ -256,46 +445,58 @@ def _run_display(args: Any) -> int:
 def _broker_config(args: Any) -> int:
     from pathlib import Path
 
-    from firmware.hub.brokerconf import TableAccess, give_key_to_mosquitto, write_broker_files
+    from firmware.hub.brokerconf import HUB_USER, configure_broker, station_user
     from firmware.hub.certs import broker_hostnames
-    from firmware.link.tls import CA_FILE, KEY_FILE, TLS_PORT
+    from firmware.link.tls import TLS_PORT
 
     stations = [s.strip() for s in args.stations.split(",") if s.strip()]
-    access = TableAccess(args.table, stations)
     out = Path(args.out)
     port = args.port or (TLS_PORT if args.tls else 1883)
     names = broker_hostnames(args.hostname) if args.tls else None
-    conf = write_broker_files(out, port, [access], bind=args.bind, tls_hostnames=names)
-    if names is not None:
-        owned = give_key_to_mosquitto(out / KEY_FILE)
-        print(
-            f"TLS on port {port}: wrote {out / CA_FILE} (copy it to every station), "
-            f"broker.crt for {', '.join(names)} and broker.key (0600"
-            + (", owner mosquitto)" if owned else "; mosquitto must be able to read it)")
+    try:
+        report = configure_broker(
+            out, args.table, stations, port, bind=args.bind, tls_hostnames=names
         )
-    secrets = out / "credentials"
-    secrets.mkdir(exist_ok=True)
-    for user, password in access.passwords.items():
-        path = secrets / f"{user}.password"
-        path.write_text(password + "\n")
-        path.chmod(0o600)
-    print(
-        f"wrote {conf}, {out / 'passwd'}, {out / 'acl'} and one password file per user "
-        f"in {secrets}/ (copy each to its station)"
-    )
+    except ValueError as exc:
+        raise UsageError(f"broker-config: {exc}") from None
+    except PermissionError as exc:
+        raise UsageError(f"broker-config: cannot write {exc.filename}: run it with sudo") from None
+    creds = out / "credentials"
+    if report.tls is not None and names is not None:
+        what = (
+            "kept the table's CA (ca.key, root only)" if report.kept_ca else "made the table's CA"
+        )
+        print(f"TLS on port {port}: {what}; broker certificate for {', '.join(names)}")
+    if report.kept_users:
+        print(f"kept the passwords of {len(report.kept_users)} users (nothing to recopy for them)")
+    if report.removed_users:
+        print(f"removed users: {', '.join(report.removed_users)}")
+    print(f"wrote {report.conf}, {out / 'passwd'}, {out / 'acl'} and {creds}/")
+    print("next:")
+    print(f"  sudo cp {report.conf} /etc/mosquitto/conf.d/ && sudo systemctl restart mosquitto")
+    hub_pw = creds / f"{HUB_USER}.password"
+    print(f"  sudo install -m 0600 -o coffre -g coffre {hub_pw} /etc/coffre/hub.password")
+    fresh = [s for s in stations if station_user(args.table, s) in report.new_users]
+    if report.tls is not None and not report.kept_ca:
+        fresh = stations  # a new CA: every station needs the new ca.crt
+    for station in fresh:
+        user = station_user(args.table, station)
+        print(
+            f"  station {station}: copy {creds / (user + '.password')} to "
+            "/etc/coffre/station.password"
+            + (f" and {report.tls.ca} to /etc/coffre/ca.crt" if report.tls else "")
+            + ", then on it: sudo chown coffre:coffre /etc/coffre/station.password && "
+            "sudo chmod 0600 /etc/coffre/station.password"
+        )
+    if not fresh:
+        print("  no station needs new files")
     return 0
 
 
 def _selftest(args: Any) -> int:
-    from device.factory import open_station
-    from firmware.station.selftest import run_selftest
+    from firmware.station.selftest import hardware_choice, run_parts
 
-    devices = open_station(backend=args.backend)
-    try:
-        result: int = run_selftest(devices, sys.stdout, interactive=not args.yes)
-        return result
-    finally:
-        devices.close()
+    return run_parts(hardware_choice(args), sys.stdout, interactive=not args.yes)
 
 
 if __name__ == "__main__":

@@ -315,6 +315,22 @@ class KeyLearner:
             if learnt == key:
                 del self.learned[uid]
 
+    def resume(self, keys: Mapping[str, Key]) -> int:
+        """Take the keys of an earlier, interrupted session; ask for the first one missing.
+
+        Returns how many were taken (keys not wanted now are left out).
+        """
+        taken = 0
+        for uid, key in keys.items():
+            if key in self.wanted and key not in self.learned.values():
+                self.learned[uid] = key
+                taken += 1
+        known = set(self.learned.values())
+        self._index = next(
+            (i for i, key in enumerate(self.wanted) if key not in known), len(self.wanted)
+        )
+        return taken
+
     def keyset(self) -> KeySet:
         """The key set learnt so far."""
         return KeySet(self.learned, name=self.name, colours=self.colours)

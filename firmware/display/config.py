@@ -15,13 +15,28 @@ port = 8080
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from firmware.link.config import ConfigError, broker_section
+import msgspec
+
+from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
 from firmware.link.mqtt import BrokerConfig
 from firmware.link.protocol import check_name
+
+
+class _Http(msgspec.Struct, forbid_unknown_fields=True):
+    host: str = "0.0.0.0"
+    port: int = 8080
+
+
+class _DisplayFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    tables: list[str]
+    broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
+    http: _Http = msgspec.field(default_factory=_Http)
+
+
+_HINTS = {"tables": "tables is a top-level key: write it above [broker]"}
 
 
 @dataclass(frozen=True)
@@ -33,23 +48,18 @@ class DisplaySettings:
 
 
 def load_display(path: str | Path) -> DisplaySettings:
-    """Read a display config file; a bad value is a one-line ConfigError."""
+    """Read a display config file; any mistake is a one-line :class:`ConfigError`."""
     where = Path(path)
-    try:
-        data = tomllib.loads(where.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as err:
-        raise ConfigError(f"{where}: {err}") from None
-    tables = data.get("tables")
-    if not isinstance(tables, list) or not tables:
+    data = read_toml(where, "display config")
+    if not data.get("tables"):
         raise ConfigError(f'{where}: tables must list the tables to show, e.g. ["main"]')
+    settings = decode(data, _DisplayFile, where, _HINTS)
     try:
-        names = [check_name(str(t), "table") for t in tables]
+        names = [check_name(t, "table") for t in settings.tables]
     except ValueError as err:
         raise ConfigError(f"{where}: {err}") from None
-    http = data.get("http", {})
-    port = http.get("port", 8080)
-    if not isinstance(port, int) or not 0 <= port < 65536:
+    if not 0 < settings.http.port < 65536:
         raise ConfigError(f"{where}: [http] port must be a port number")
     return DisplaySettings(
-        broker_section(data, where), names, str(http.get("host", "0.0.0.0")), port
+        broker_config(settings.broker, where), names, settings.http.host, settings.http.port
     )

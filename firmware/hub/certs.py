@@ -1,10 +1,11 @@
 """Certificates for a table's broker: a small private CA and the broker's certificate.
 
-``coffre broker-config`` calls :func:`write_tls_files`, which makes a fresh CA, signs one
-broker certificate for the hub's names and addresses, and writes ``ca.crt`` (public:
-copy it to every station), ``broker.crt`` and ``broker.key`` (mode 0600). The CA's
-private key is never written: to change the names, run the command again and copy the
-new ``ca.crt`` to the stations (with the new password files it also writes).
+``coffre broker-config`` calls :func:`write_tls_files` with ``keep_ca=True``: the first
+run makes the table's CA and keeps its private key as ``ca.key`` (0600, for root only:
+never handed to mosquitto); every later run signs a new broker certificate (new host
+names, say) with the same CA, so the ``ca.crt`` on the stations stays valid. It writes
+``ca.crt`` (public: copy it to every station), ``broker.crt`` and ``broker.key`` (0600).
+Without ``keep_ca`` (test brokers) a fresh CA is made and its key is not kept.
 
 Runs on the hub only: it needs ``cryptography``, which a station never installs.
 """
@@ -25,6 +26,9 @@ from firmware.link.tls import CA_FILE, CERT_FILE, KEY_FILE
 
 if TYPE_CHECKING:
     from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
+
+CA_KEY_FILE = "ca.key"
 
 #: Stations have no RTC: one that was off for months and finds no NTP at the venue
 #: must still accept a certificate made this morning, so validity starts a year back.
@@ -77,15 +81,23 @@ def make_certificates(
     hostnames: Sequence[str], *, now: datetime.datetime | None = None
 ) -> tuple[bytes, bytes, bytes]:
     """A new CA and a broker certificate for ``hostnames``: (ca PEM, cert PEM, key PEM)."""
+    from cryptography.hazmat.primitives import serialization
+
+    ca_key, ca_cert = make_ca(now=now)
+    cert_pem, key_pem = sign_broker(ca_key, ca_cert, hostnames, now=now)
+    return ca_cert.public_bytes(serialization.Encoding.PEM), cert_pem, key_pem
+
+
+def make_ca(
+    *, now: datetime.datetime | None = None
+) -> tuple[EllipticCurvePrivateKey, x509.Certificate]:
+    """A new CA for one table: its private key and its self-signed certificate."""
     # Only the hub makes certificates: stations need nothing but the stdlib's ssl.
     from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    from cryptography.x509.oid import NameOID
 
-    names = _unique(hostnames)
-    if not names:
-        raise ValueError("the broker certificate needs at least one host name or address")
     now = now or datetime.datetime.now(datetime.UTC)
     start, end = now - BACKDATE, now + VALIDITY
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -123,6 +135,29 @@ def make_certificates(
         .add_extension(ca_ski, critical=False)
         .sign(ca_key, hashes.SHA256())
     )
+    return ca_key, ca_cert
+
+
+def sign_broker(
+    ca_key: EllipticCurvePrivateKey,
+    ca_cert: x509.Certificate,
+    hostnames: Sequence[str],
+    *,
+    now: datetime.datetime | None = None,
+) -> tuple[bytes, bytes]:
+    """A broker certificate for ``hostnames`` signed by the CA: (cert PEM, key PEM)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    names = _unique(hostnames)
+    if not names:
+        raise ValueError("the broker certificate needs at least one host name or address")
+    now = now or datetime.datetime.now(datetime.UTC)
+    start, end = now - BACKDATE, now + VALIDITY
+    ca_name = ca_cert.subject
+    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
     key = ec.generate_private_key(ec.SECP256R1())
     cert = (
         x509.CertificateBuilder()
@@ -164,25 +199,54 @@ def make_certificates(
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
-    key_pem = key.private_bytes(
-        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    return cert.public_bytes(pem), _private_pem(key)
+
+
+def _private_pem(key: EllipticCurvePrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
     )
-    return ca_cert.public_bytes(pem), cert.public_bytes(pem), key_pem
 
 
-def write_tls_files(out: Path, hostnames: Sequence[str]) -> TlsFiles:
-    """Write ``ca.crt``, ``broker.crt`` and ``broker.key`` (0600) into ``out``."""
+def write_tls_files(out: Path, hostnames: Sequence[str], *, keep_ca: bool = False) -> TlsFiles:
+    """Write ``ca.crt``, ``broker.crt`` and ``broker.key`` (0600) into ``out``.
+
+    ``keep_ca``: reuse the CA of ``ca.key`` + ``ca.crt`` if both are there (the stations'
+    ``ca.crt`` stays valid), else make one and keep its key in ``ca.key`` (0600).
+    """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     out.mkdir(parents=True, exist_ok=True)
-    ca_pem, cert_pem, key_pem = make_certificates(hostnames)
     files = TlsFiles(out / CA_FILE, out / CERT_FILE, out / KEY_FILE)
-    files.ca.write_bytes(ca_pem)
+    ca_key_file = out / CA_KEY_FILE
+    if keep_ca and ca_key_file.is_file() and files.ca.is_file():
+        loaded = serialization.load_pem_private_key(ca_key_file.read_bytes(), password=None)
+        if not isinstance(loaded, ec.EllipticCurvePrivateKey):
+            raise ValueError(f"{ca_key_file} is not the table CA's key")
+        ca_key, ca_cert = loaded, x509.load_pem_x509_certificate(files.ca.read_bytes())
+    else:
+        ca_key, ca_cert = make_ca()
+        files.ca.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+        if keep_ca:
+            write_private(ca_key_file, _private_pem(ca_key))
+    cert_pem, key_pem = sign_broker(ca_key, ca_cert, hostnames)
     files.cert.write_bytes(cert_pem)
-    # Created 0600 (never world-readable, not even for an instant), and fixed if it existed.
-    fd = os.open(files.key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key_pem)
-    files.key.chmod(0o600)
+    write_private(files.key, key_pem)
     return files
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write a secret file 0600: never world-readable, not even for an instant."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    path.chmod(0o600)  # and fixed if it existed with other modes
 
 
 def listener_lines(files: TlsFiles) -> list[str]:

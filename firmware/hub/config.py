@@ -1,6 +1,8 @@
 """The hub's configuration file (TOML).
 
-Hub (``/etc/coffre/hub.toml``)::
+Hub (``/etc/coffre/hub.toml``); top-level keys come before the first ``[section]``::
+
+    keyset = "/etc/coffre/keys.toml"      # optional; default: the virtual key set
 
     [broker]
     host = "127.0.0.1"        # a name or address on the broker's certificate
@@ -13,7 +15,8 @@ Hub (``/etc/coffre/hub.toml``)::
     path = "/var/lib/coffre/hub.sqlite3"
 
     [panel]
-    backend = "real"          # real | mock | none
+    backend = "real"          # real | mock | emulated | none
+    # pins = "/etc/coffre/hub-pins.toml"   # your own panel pin map (see hardware/hub.toml)
 
     [[table]]
     name = "main"
@@ -22,18 +25,21 @@ Hub (``/etc/coffre/hub.toml``)::
     # reveal_delay = 3.0                  # seconds between safes; 0 = host presses next
     # card_sets = "/etc/coffre/card-sets" # Identités cryptées: a group's own card sets
 
-    keyset = "/etc/coffre/keys.toml"      # optional; default: the virtual key set
+Unknown keys are refused with their place (TOML puts every key written after
+``[[table]]`` into that table: a ``keyset`` there is refused, not ignored).
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+import msgspec
 
 from firmware.hub.table import Seating
 from firmware.link import protocol as proto
-from firmware.link.config import ConfigError, broker_section
+from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
 from firmware.link.mqtt import BrokerConfig
 from hardware.keys import COLOURS
 
@@ -78,43 +84,80 @@ class TableConfig:
         return Seating(list(self.stations), colours)
 
 
+PanelBackend = Literal["real", "mock", "emulated", "none"]
+
+
+class _Table(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    name: str
+    stations: list[str]
+    colours: list[str] | None = None
+    reveal_delay: float = 0.0
+    seed: int | None = None
+    card_sets: str | None = None
+
+
+class _Store(msgspec.Struct, forbid_unknown_fields=True):
+    path: str = "coffre-hub.sqlite3"
+
+
+class _Panel(msgspec.Struct, forbid_unknown_fields=True):
+    backend: PanelBackend = "none"
+    pins: str | None = None
+
+
+class _HubFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    table: list[_Table]
+    keyset: str | None = None
+    broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
+    store: _Store = msgspec.field(default_factory=_Store)
+    panel: _Panel = msgspec.field(default_factory=_Panel)
+
+
+#: Advice for keys that are valid somewhere else in the file.
+_HINTS = {
+    "=backend": "choose real, mock, emulated or none",
+    "keyset": "keyset is a top-level key: write it above [broker], before any [section]",
+    "pins": "pins belongs under [panel]",
+    "backend": "backend belongs under [panel]",
+}
+
+
 @dataclass
 class HubSettings:
     broker: BrokerConfig
     store: Path
     tables: list[TableConfig]
-    panel: str
+    panel: PanelBackend
     keyset: Path | None
+    panel_pins: Path | None = None
 
 
 def load_hub(path: str | Path) -> HubSettings:
+    """Read and check ``hub.toml``; any mistake is a one-line :class:`ConfigError`."""
     path = Path(path)
-    data = tomllib.loads(path.read_text())
-    tables = data.get("table")
-    if not tables:
+    data = read_toml(path, "hub config")
+    if not data.get("table"):
         raise ConfigError(f"{path}: at least one [[table]] is needed")
+    hub = decode(data, _HubFile, path, _HINTS)
     configs = []
-    for t in tables:
+    for n, t in enumerate(hub.table, start=1):
         try:
+            card_sets = Path(t.card_sets) if t.card_sets else None
             configs.append(
                 TableConfig(
-                    name=str(t["name"]),
-                    stations=[str(s) for s in t["stations"]],
-                    colours=t.get("colours"),
-                    reveal_delay=float(t.get("reveal_delay", 0.0)),
-                    seed=t.get("seed"),
-                    card_sets=Path(t["card_sets"]) if t.get("card_sets") else None,
+                    t.name, t.stations, t.colours, t.reveal_delay, t.seed, card_sets=card_sets
                 )
             )
-        except KeyError as exc:
-            raise ConfigError(f"{path}: [[table]] needs {exc.args[0]}") from None
         except ValueError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-    keyset = data.get("keyset")
+            raise ConfigError(f"{path}: [[table]] {n}: {exc}") from None
+    names = [t.name for t in configs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{path}: two [[table]] have the same name")
     return HubSettings(
-        broker=broker_section(data, path),
-        store=Path(data.get("store", {}).get("path", "coffre-hub.sqlite3")),
+        broker=broker_config(hub.broker, path),
+        store=Path(hub.store.path),
         tables=configs,
-        panel=str(data.get("panel", {}).get("backend", "none")),
-        keyset=Path(keyset) if keyset else None,
+        panel=hub.panel.backend,
+        keyset=Path(hub.keyset) if hub.keyset else None,
+        panel_pins=Path(hub.panel.pins) if hub.panel.pins else None,
     )

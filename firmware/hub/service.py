@@ -22,6 +22,7 @@ and timers are in :mod:`firmware.hub.actor`, what goes out in :mod:`firmware.hub
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -43,7 +44,7 @@ from firmware.hub.publish import Held, Publisher
 from firmware.hub.store import GameRecord, Store, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
-from firmware.link.mqtt import BrokerConfig, Client, Message, Will
+from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message, Will
 from hardware.keys import KeySet, load_keyset
 from rules import get_game
 from rules.core import IllegalAction, RulesError
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 
 PANEL_TOPIC = "!panel"
 CONNECTED_TOPIC = "!connected"
+LINK_TOPIC = "!link"
 #: Stands in a batch for "fire the timers that are due".
 TIMERS = Message("!timers", b"")
 #: Most messages handled in one store transaction.
@@ -169,6 +171,9 @@ class Hub:
                     Message(CONNECTED_TOPIC, name.encode())
                 ),
                 inbox=self.inbox,
+                on_state=lambda _state, name=actor.config.name: self.inbox.put(  # type: ignore[misc]
+                    Message(LINK_TOPIC, name.encode())
+                ),
                 manual_ack=True,  # acked to the broker after the commit, not on arrival
             )
         # The panel drives the first table (one panel per hub).
@@ -177,6 +182,8 @@ class Hub:
             panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
         self._thread: threading.Thread | None = None
         self._clearing: set[str] = set()
+        #: (table, station) -> the station's last announced state, to log changes only.
+        self._station_states: dict[tuple[str, str], str] = {}
         for actor in self.actors.values():
             self._resume(actor)
 
@@ -200,19 +207,26 @@ class Hub:
 
     def stop(self) -> None:
         for actor in self.actors.values():
-            assert actor.client is not None
+            if actor.client is None or not actor.client.connected.is_set():
+                continue  # no broker: nobody to say goodbye to (the will says "lost")
             # Straight to the client: the hub thread may be holding a batch's messages.
-            actor.client.publish(
+            info = actor.client.publish(
                 actor.topics.hub_status,
                 proto.encode(proto.HubStatus(state="disconnected")),
                 retain=True,
-            ).wait_for_publish(2)
+            )
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(2)
         for client in self.clients():
             client.stop()
         if self._thread:
             self._thread.join(5)
         self.out.close()
         self.store.close()
+
+    def alive(self) -> bool:
+        """Whether the hub's thread still runs (for systemd's watchdog)."""
+        return self._thread is not None and self._thread.is_alive()
 
     def run(self) -> None:
         """Process messages and timers until the client stops."""
@@ -370,6 +384,9 @@ class Hub:
         if msg is TIMERS:
             self._timers()
             return
+        if msg.topic == LINK_TOPIC:
+            self._link_changed(self.actors[msg.payload.decode()])
+            return
         if msg.topic == CONNECTED_TOPIC:
             actor = self.actors[msg.payload.decode()]
             actor.published.clear()
@@ -408,6 +425,21 @@ class Hub:
             elif leaf == "status":
                 self._station_status(actor, station, msg.payload)
             return
+
+    def _link_changed(self, actor: TableActor) -> None:
+        """The hub's own connection changed: a problem goes on the host's display at once
+        (the client logs it); a good connection redraws the host screen on connect."""
+        state = actor.client.state if actor.client is not None else LinkState("idle", "")
+        if state.ok or state.state in ("idle", "stopped"):
+            return
+        if self.out.painter is not None and actor is self.out.panel_actor:
+            host = actor.client.config.host if actor.client is not None else ""
+            lines = (
+                ["Connecting to", f"{host}..."]
+                if state.state == "connecting"
+                else [state.text, "Retrying...", "See: journalctl", "-u coffre-hub"]
+            )
+            self.out.painter.paint(f"coffre hub {actor.config.name}", lines)
 
     # --- station inputs ----------------------------------------------------------------
 
@@ -488,6 +520,7 @@ class Hub:
         actor.message = ""  # a note about the last host command is stale once the game moves
         if table.over:
             self.store.set_status(record.table_id, record.game_no, "over")
+            log.info("%s: game %d (%s) is over", actor.config.name, record.game_no, record.game)
         try:
             actor.arm_timer(self.clock())
             self.out.all(actor)
@@ -501,6 +534,11 @@ class Hub:
         except proto.ProtocolError as exc:
             self._bad_payload(actor, f"{station}/status", exc)
             return
+        key = (actor.config.name, station)
+        if self._station_states.get(key) != status.state:
+            self._station_states[key] = status.state
+            level = logging.WARNING if status.state == "lost" else logging.INFO
+            log.log(level, "%s: station %s is %s", actor.config.name, station, status.state)
         if status.state == "online":
             actor.offline.discard(station)
             # Rebirth: make sure the station has its screen, even if retained ones were lost.
@@ -548,6 +586,7 @@ class Hub:
             elif cmd.cmd == "abort":
                 assert actor.record is not None
                 self.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+                log.info("%s: game %d aborted by the host", actor.config.name, actor.record.game_no)
                 self._touched[actor.config.name] = actor
                 if source_id:
                     self._remember(actor, source_id, True, "")
@@ -588,6 +627,13 @@ class Hub:
         actor.record = record
         actor.table = self._new_table(actor, record)
         actor.timer_due = None
+        log.info(
+            "%s: game %d (%s) started for %d players",
+            actor.config.name,
+            record.game_no,
+            game,
+            players,
+        )
         self.out.all(actor)
 
     # --- timers ------------------------------------------------------------------------

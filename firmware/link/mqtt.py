@@ -19,6 +19,8 @@ import ipaddress
 import logging
 import queue
 import socket
+import ssl
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -45,6 +47,67 @@ class BrokerConfig:
     #: The table's CA certificate (a path): set, the link is TLS and the broker's
     #: certificate must come from that CA and name ``host``. None: plain MQTT.
     tls_ca: str | None = None
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """What the connection to the broker is doing, for a screen and for the log.
+
+    ``state``: connecting, connected, not-found, refused, wrong-ca, wrong-name,
+    wrong-password, tls, disconnected or stopped. ``text`` fits one line of a 128x64 screen;
+    ``detail`` says more in the log.
+    """
+
+    state: str
+    text: str
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "connected"
+
+
+def classify_failure(exc: BaseException | None, host: str, port: int) -> LinkState:
+    """Why a connection attempt to ``host:port`` failed, in words a host can act on."""
+    where = f"{host}:{port}"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        if exc.verify_code == 62 or "hostname" in str(exc.verify_message).lower():
+            return LinkState(
+                "wrong-name",
+                "Certificate: wrong name",
+                f"the broker's certificate does not name {host} "
+                "(dial a name given to broker-config --hostname, or add it and re-run)",
+            )
+        return LinkState(
+            "wrong-ca",
+            "Certificate: wrong CA",
+            f"the broker at {where} has a certificate from another CA "
+            f"({exc.verify_message}): copy the hub's current ca.crt",
+        )
+    if isinstance(exc, ssl.SSLError):
+        return LinkState("tls", "TLS failed", f"TLS with {where} failed: {exc}")
+    if isinstance(exc, socket.gaierror):
+        return LinkState("not-found", "Broker not found", f"cannot resolve {host}: {exc.strerror}")
+    if isinstance(exc, ConnectionRefusedError):
+        return LinkState(
+            "refused", "Broker not running", f"nothing listens on {where} (is mosquitto up?)"
+        )
+    if isinstance(exc, TimeoutError | OSError):
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return LinkState("not-found", "Broker not found", f"cannot reach {where}: {reason}")
+    return LinkState("not-found", "Broker not found", f"cannot reach {where}")
+
+
+def classify_refusal(reason: Any) -> LinkState:
+    """A CONNACK refusal from the broker (it answered, then said no)."""
+    text = str(reason)
+    if "password" in text.lower() or "authori" in text.lower():
+        return LinkState(
+            "wrong-password",
+            "Wrong password",
+            f"the broker refused the user name or password ({text})",
+        )
+    return LinkState("refused", "Broker refused us", f"the broker refused the connection ({text})")
 
 
 @dataclass(frozen=True)
@@ -79,12 +142,15 @@ class Client:
     clean_session: bool = True
     on_connected: Callable[[], None] | None = None
     inbox: queue.Queue[Message | None] = field(default_factory=queue.Queue)
+    #: Called (from paho's thread) on every change of :class:`LinkState`.
+    on_state: Callable[[LinkState], None] | None = None
     #: Ack QoS 1 messages only when ``Message.done()`` is called (after a commit).
     manual_ack: bool = False
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
         self.connected = threading.Event()
+        self.state = LinkState("idle", "")
         self._paho = paho.Client(
             CallbackAPIVersion.VERSION2,
             client_id=self.client_id,
@@ -104,6 +170,7 @@ class Client:
             )
         self._paho.on_connect = self._on_connect
         self._paho.on_disconnect = self._on_disconnect
+        self._paho.on_connect_fail = self._on_connect_fail
         self._paho.on_message = self._on_message
         self._paho.on_socket_open = _no_delay
 
@@ -115,6 +182,13 @@ class Client:
                 self.client_id,
                 self.config.host,
             )
+        self._report(
+            LinkState(
+                "connecting",
+                f"Connecting to {self.config.host}",
+                f"connecting to {self.config.host}:{self.config.port}",
+            )
+        )
         self._paho.connect_async(self.config.host, self.config.port, self.config.keepalive)
         self._paho.loop_start()
 
@@ -127,6 +201,7 @@ class Client:
 
     def stop(self, *, clean: bool = True) -> None:
         """Disconnect; ``clean=False`` drops the socket as a crash would (the LWT fires)."""
+        self._report(LinkState("stopped", "Stopped", "stopped"))
         if clean:
             self._paho.disconnect()
         else:
@@ -138,17 +213,36 @@ class Client:
 
     def _on_connect(self, client: paho.Client, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         if reason.is_failure:
-            log.warning("%s: connection refused: %s", self.client_id, reason)
+            self._report(classify_refusal(reason))
             return
         for topic in self.subscriptions:
             client.subscribe(topic, qos=QOS)
         self.connected.set()
+        where = f"{self.config.host}:{self.config.port}"
+        self._report(LinkState("connected", "Connected", f"connected to {where}"))
         if self.on_connected:
             self.on_connected()
 
     def _on_disconnect(self, _c: paho.Client, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
+        was = self.connected.is_set()
         self.connected.clear()
-        log.info("%s: disconnected (%s)", self.client_id, reason)
+        if was and self.state.state != "stopped":  # our own stop() is not news
+            self._report(LinkState("disconnected", "Broker lost", f"disconnected ({reason})"))
+
+    def _on_connect_fail(self, _c: paho.Client, _u: Any) -> None:
+        # paho calls this inside its ``except OSError:``: the exception is still at hand.
+        self._report(classify_failure(sys.exc_info()[1], self.config.host, self.config.port))
+
+    def _report(self, state: LinkState) -> None:
+        """Log and pass on a change of state (the same failure every retry: once)."""
+        if state == self.state:
+            return
+        self.state = state
+        calm = ("connecting", "connected", "stopped")
+        level = logging.INFO if state.state in calm else logging.WARNING
+        log.log(level, "%s: %s", self.client_id, state.detail or state.text)
+        if self.on_state is not None:
+            self.on_state(state)
 
     def _on_message(self, _c: paho.Client, _u: Any, msg: paho.MQTTMessage) -> None:
         ack = None

@@ -3,27 +3,55 @@
 Station (``/etc/coffre/station.toml``)::
 
     [broker]
-    host = "hub.local"        # must be on the broker's certificate (broker-config --hostname)
+    host = "coffre-hub.local" # must be on the broker's certificate (broker-config --hostname)
     port = 8883
     username = "main.p1"
-    password_file = "/etc/coffre/station.password"
+    password_file = "/etc/coffre/station.password"   # owned by the coffre user, 0600
     ca_file = "/etc/coffre/ca.crt"   # the table's CA, copied from the hub
 
     [station]
     table = "main"
     id = "p1"
     backend = "real"          # real | mock | emulated (or env COFFRE_DEVICE_BACKEND)
-    # pins = "/etc/coffre/station-pins.toml"
+    # pins = "/etc/coffre/station-pins.toml"   # your own pin map (see hardware/station.toml)
+
+Unknown keys are refused with their place; so are a bad table or station name.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from firmware.link.config import ConfigError, broker_section
+import msgspec
+
+from firmware.link import protocol as proto
+from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
 from firmware.link.mqtt import BrokerConfig
+
+Backend = Literal["real", "mock", "emulated"]
+
+
+class _Station(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    table: str
+    id: str
+    backend: Backend | None = None
+    pins: str | None = None
+
+
+class _StationFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    station: _Station
+    broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
+
+
+_HINTS = {
+    "=backend": "choose real, mock or emulated",
+    "table": "table belongs under [station]",
+    "id": "id belongs under [station]",
+    "backend": "backend belongs under [station]",
+    "pins": "pins belongs under [station]",
+}
 
 
 @dataclass
@@ -31,23 +59,24 @@ class StationSettings:
     broker: BrokerConfig
     table: str
     id: str
-    backend: str | None
+    backend: Backend | None
     pins: Path | None
 
 
 def load_station(path: str | Path) -> StationSettings:
+    """Read and check ``station.toml``; any mistake is a one-line :class:`ConfigError`."""
     path = Path(path)
-    data = tomllib.loads(path.read_text())
-    st = data.get("station", {})
+    data = read_toml(path, "station config")
+    st = decode(data, _StationFile, path, _HINTS)
     try:
-        table, ident = str(st["table"]), str(st["id"])
-    except KeyError as exc:
-        raise ConfigError(f"{path}: [station] needs {exc.args[0]}") from None
-    pins = st.get("pins")
+        proto.check_name(st.station.table, "table")
+        proto.check_name(st.station.id, "station")
+    except ValueError as exc:
+        raise ConfigError(f"{path}: [station] {exc}") from None
     return StationSettings(
-        broker=broker_section(data, path),
-        table=table,
-        id=ident,
-        backend=st.get("backend"),
-        pins=Path(pins) if pins else None,
+        broker=broker_config(st.broker, path),
+        table=st.station.table,
+        id=st.station.id,
+        backend=st.station.backend,
+        pins=Path(st.station.pins) if st.station.pins else None,
     )

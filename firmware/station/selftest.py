@@ -16,20 +16,28 @@ with no ``on_prompt`` it drives what can be driven (an emulated station's RF fie
 mock reader and controls), so ``coffre selftest --backend emulated --yes`` runs
 end to end. On real hardware ``--yes`` only passes the actions someone performs.
 Returns 0 when every check passed, 1 otherwise.
+
+``coffre selftest`` opens each part on its own (:func:`run_parts`): a reader that is
+not wired, or SPI not enabled, is one ``[FAIL] reader: ...`` line with the fix, and the
+display, knob and the rest are still tested.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import time
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 from PIL import Image, ImageDraw, ImageFont
 
 from device.base import HEIGHT, WIDTH, DeviceError, StationDevices, TagPresent, TagRemoved
+from hardware.pins import StationPins, load_station_pins
 
 Prompt = Callable[[str], None]
 TEST_UID = "5E1F7E57"
@@ -81,8 +89,10 @@ class _Session:
         on_prompt: Prompt | None,
         timeout_s: float,
         interval_s: float,
+        broken: dict[str, str] | None = None,
     ) -> None:
         self.d = devices
+        self.broken = broken or {}
         self.out = out
         self.confirm = confirm
         self.on_prompt = on_prompt
@@ -231,9 +241,22 @@ class _Session:
         controls.on_press = lambda: self.inputs.put(("press", None))
         controls.on_flap = lambda is_open: self.inputs.put(("flap", is_open))
         controls.on_peek = lambda held: self.inputs.put(("peek", held))
+        steps = (
+            ("reader", self.reader),
+            ("display", self.display),
+            ("controls", self.knob),
+            ("controls", self.flap),
+            ("controls", self.led),
+            ("controls", self.buzzer),
+        )
         try:
-            for step in (self.reader, self.display, self.knob, self.flap, self.led, self.buzzer):
-                step()
+            reported: set[str] = set()
+            for part, step in steps:
+                if part not in self.broken:
+                    step()
+                elif part not in reported:  # one line for a part that did not open
+                    reported.add(part)
+                    self.record(part, False, self.broken[part])
         finally:
             controls.on_turn, controls.on_press, controls.on_flap, controls.on_peek = saved
         failed = [c.name for c in self.checks if not c.ok]
@@ -296,6 +319,7 @@ def run_selftest(
     confirm: Callable[[str], bool] | None = None,
     timeout_s: float | None = None,
     interval_s: float = 0.05,
+    broken: dict[str, str] | None = None,
 ) -> int:
     """Check reader, display, knob, flap, peek, LED and buzzer; 0 if all passed, else 1.
 
@@ -304,6 +328,8 @@ def run_selftest(
     given) drive the devices that can be driven. ``on_prompt(step)`` is called after
     each instruction (steps: reader.tap, reader.remove, display.look, knob.cw, knob.ccw,
     knob.press, flap.open, flap.close, peek.hold, peek.release, led.watch, buzzer.listen).
+    ``broken``: parts (reader, display, controls) that did not open, with the reason:
+    each is one failed check and its steps are skipped.
     """
     if confirm is None:
         confirm = _ask_stdin(out) if interactive else (lambda _question: True)
@@ -311,4 +337,117 @@ def run_selftest(
         on_prompt = auto_builder(devices)
     wait = timeout_s if timeout_s is not None else (30.0 if interactive else 5.0)
     print("coffre selftest: follow the instructions (terminal and station screen)", file=out)
-    return _Session(devices, out, confirm, on_prompt, wait, interval_s).run()
+    return _Session(devices, out, confirm, on_prompt, wait, interval_s, broken).run()
+
+
+# --- choosing and opening the parts ------------------------------------------------------
+
+#: What to do when a part does not open on a Pi.
+_FIXES = {
+    "reader": "enable SPI: sudo raspi-config nonint do_spi 0, reboot; check the wiring",
+    "display": "enable I2C: sudo raspi-config nonint do_i2c 0, reboot; i2cdetect -y 1 "
+    "should show 3c",
+    "controls": "is lgpio installed (the station extra)? is coffre-station using the pins? "
+    "sudo systemctl stop coffre-station",
+}
+
+
+def on_a_pi() -> bool:
+    """Whether this machine is a Raspberry Pi (its device tree says so)."""
+    try:
+        return "raspberry pi" in Path("/proc/device-tree/model").read_text().lower()
+    except OSError:
+        return False
+
+
+@dataclass
+class HardwareChoice:
+    """Which backend and pin map a hardware command uses, and where they came from."""
+
+    backend: str
+    pins: StationPins
+    source: str
+    pins_file: str = field(default="the packaged station.toml")
+
+
+def hardware_choice(args: Any) -> HardwareChoice:
+    """``--backend``/``--pins``, else the ``--config`` file's, else the environment's,
+    else the real parts on a Raspberry Pi and mocks elsewhere."""
+    from device.factory import ENV_VAR, resolve_backend
+
+    backend, source = getattr(args, "backend", None), "--backend"
+    pins_file = getattr(args, "pins", None)
+    config = getattr(args, "config", None)
+    if config:
+        from firmware.station.config import load_station
+
+        settings = load_station(config)
+        if backend is None and settings.backend is not None:
+            backend, source = settings.backend, str(config)
+        pins_file = pins_file or settings.pins
+    if backend is None and os.environ.get(ENV_VAR):
+        backend, source = os.environ[ENV_VAR], ENV_VAR
+    if backend is None:
+        backend, source = ("real", "this is a Raspberry Pi") if on_a_pi() else ("mock", "no Pi")
+    name = resolve_backend(backend)
+    pins = load_station_pins(pins_file)
+    return HardwareChoice(
+        name, pins, source, str(pins_file) if pins_file else "the packaged station.toml"
+    )
+
+
+def open_parts(choice: HardwareChoice) -> tuple[StationDevices, dict[str, str]]:
+    """The station's parts, each opened on its own; a part that fails is replaced by a
+    mock and reported in the second value (part -> one-line reason and fix)."""
+    from device.factory import open_station
+    from device.mock import MockControls, MockDisplay, MockReader
+
+    if choice.backend != "real":
+        return open_station(choice.pins, backend=choice.backend), {}
+    broken: dict[str, str] = {}
+    openers: dict[str, Callable[[], Any]] = {
+        "reader": lambda: _real("device.real_reader", "Mfrc522Reader", choice.pins),
+        "display": lambda: _real("device.real_display", "Ssd1306Display", choice.pins),
+        "controls": lambda: _real("device.gpio", "GpioControls", choice.pins),
+    }
+    stand_ins: dict[str, Callable[[], Any]] = {
+        "reader": MockReader,
+        "display": MockDisplay,
+        "controls": MockControls,
+    }
+    parts: dict[str, Any] = {}
+    for part, opener in openers.items():
+        try:
+            with warnings.catch_warnings():  # gpiozero's fallback chatter: the FAIL line says it
+                warnings.simplefilter("ignore")
+                parts[part] = opener()
+        except Exception as exc:  # any failure of one part: report it, test the others
+            broken[part] = f"{_one_line(exc)} ({_FIXES[part]})"
+            parts[part] = stand_ins[part]()
+    return StationDevices(parts["reader"], parts["display"], parts["controls"]), broken
+
+
+def _real(module: str, name: str, pins: StationPins) -> Any:
+    import importlib
+
+    return getattr(importlib.import_module(module), name)(pins)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:200]
+
+
+def run_parts(choice: HardwareChoice, out: TextIO, *, interactive: bool = True) -> int:
+    """``coffre selftest``: say which backend, open each part, test what opened."""
+    print(
+        f"coffre selftest: {choice.backend} hardware ({choice.source}), pins from "
+        f"{choice.pins_file}",
+        file=out,
+        flush=True,
+    )
+    devices, broken = open_parts(choice)
+    try:
+        return run_selftest(devices, out, interactive=interactive, broken=broken)
+    finally:
+        devices.close()

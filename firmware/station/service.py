@@ -12,6 +12,7 @@ when the hub comes back, so a hub restart loses nothing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -25,8 +26,8 @@ import msgspec
 
 from device.base import StationDevices, TagPresent
 from firmware.link import protocol as proto
-from firmware.link.mqtt import BrokerConfig, Client, Message, Will
-from firmware.link.render import render
+from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message, Will
+from firmware.link.render import render, render_lines
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,20 @@ RESEND_AFTER = 3.0
 TOAST_SECONDS = 2.5
 READ_BLINK = (0.0, 0.0, 1.0)
 ERROR_LED = (1.0, 0.0, 0.0)
+#: The station thread wakes at least this often; the watchdog wants a beat this fresh.
+ALIVE_WITHIN = 30.0
+
+#: What to do about each connection problem, on the screen's second line.
+_LINK_HINTS = {
+    "connecting": "",
+    "not-found": "Check hub and Wi-Fi",
+    "refused": "Is mosquitto up?",
+    "wrong-ca": "Copy the hub's ca.crt",
+    "wrong-name": "Check [broker] host",
+    "wrong-password": "Check password file",
+    "tls": "Check ca.crt",
+    "disconnected": "Reconnecting",
+}
 
 
 @dataclass
@@ -59,7 +74,10 @@ class Station:
         poll_interval: float = POLL_INTERVAL,
         boot: str | None = None,
         clock: Callable[[], float] = time.monotonic,
+        show_link: bool = True,
     ) -> None:
+        """``show_link``: draw what the connection is doing until the hub sends a screen
+        (and a banner over it while the broker or the hub is away)."""
         self.topics = proto.Topics(table)
         self.id = proto.check_name(station_id, "station")
         self.devices = devices
@@ -75,6 +93,11 @@ class Station:
         self.acks = 0
         self.sent = 0
         self.hub_ready = False
+        #: The hub's last announced state (None: never heard from it).
+        self.hub_state: str | None = None
+        self.link = LinkState("idle", "")
+        self.show_link = show_link
+        self.beat = time.monotonic()
         self.read_at = 0.0  # perf_counter of the last tag read (for the latency bench)
         self.settled = threading.Condition()
         self.client = Client(
@@ -88,6 +111,7 @@ class Station:
             ],
             will=Will(self.topics.station(station_id, "status"), self._status("lost")),
             on_connected=lambda: self.client.inbox.put(Message("!connected", b"")),
+            on_state=lambda state: self.queue.put(_Local("link", state)),
         )
         self.queue: queue.Queue[Any] = self.client.inbox
         controls = devices.controls
@@ -110,10 +134,13 @@ class Station:
     def stop(self, *, crash: bool = False) -> None:
         """Stop; ``crash=True`` drops the connection without goodbye (the LWT fires)."""
         self._stop.set()
-        if not crash:
-            self.client.publish(
+        if not crash and self.client.connected.is_set():
+            # Not connected (broker down at shutdown): there is nobody to say goodbye to.
+            info = self.client.publish(
                 self.topics.station(self.id, "status"), self._status("offline"), retain=True
-            ).wait_for_publish(2)
+            )
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(2)
         self.client.stop(clean=not crash)
         for thread in self._threads:
             thread.join(2)
@@ -133,6 +160,7 @@ class Station:
     def run(self) -> None:
         """The station thread: handle one queued item at a time."""
         while True:
+            self.beat = time.monotonic()
             try:
                 item = self.queue.get(timeout=self._wait())
             except queue.Empty:
@@ -169,7 +197,16 @@ class Station:
                 self._send({"kind": "press"})
             elif item.kind == "redraw":
                 self._draw()
+            elif item.kind == "link":
+                self.link = item.value
+                if self.show_link:
+                    self._draw()
         self._expire()
+
+    def alive(self) -> bool:
+        """Whether the station thread still runs its loop (for systemd's watchdog)."""
+        running = any(t.is_alive() for t in self._threads[:1])
+        return running and time.monotonic() - self.beat < ALIVE_WITHIN
 
     def _message(self, msg: Message) -> None:
         if msg.topic == "!connected":
@@ -183,6 +220,13 @@ class Station:
             except msgspec.MsgspecError:
                 return
             ready = status.state == "ready"
+            redraw = status.state != self.hub_state
+            if redraw:
+                if ready:
+                    log.info("%s: the hub is ready", self.id)
+                else:
+                    log.warning("%s: the hub is offline (%s)", self.id, status.state)
+                self.hub_state = status.state
             if ready and not self.hub_ready:
                 # Rebirth: the hub is (back) up; say who we are, resend what it never answered.
                 # Only on that change: the status also changes with every move of the game.
@@ -191,6 +235,8 @@ class Station:
                 )
                 self._resend(force=True)
             self.hub_ready = ready
+            if redraw and self.show_link:
+                self._draw()
             return
         # Exact topics only: a broker that delivers more than we asked for changes nothing.
         if msg.topic == self.topics.station(self.id, "screen"):
@@ -264,12 +310,31 @@ class Station:
         self._draw()
 
     def _draw(self) -> None:
+        problem = self._link_problem() if self.show_link else None
         if self.screen is None:
+            if problem is not None:
+                self.devices.display.show(render_lines(f"coffre {self.id}", problem))
             return
         controls = self.devices.controls
         show_secret = controls.flap_open or controls.peek_held
-        toast = self.toast[0] if self.toast else None
+        toast = self.toast[0] if self.toast else (problem[0] if problem else None)
         self.devices.display.show(render(self.screen, show_secret=show_secret, toast=toast))
+
+    def _link_problem(self) -> list[str] | None:
+        """What keeps this seat from playing (lines for the screen), or None."""
+        if self.link.state == "idle":
+            return None
+        if self.link.state == "connecting":
+            return ["Connecting to", f"{self.client.config.host}..."]
+        if not self.link.ok:
+            hint = _LINK_HINTS.get(self.link.state, "")
+            more = "Retrying..." if self.link.state not in ("disconnected", "stopped") else ""
+            return [line for line in (self.link.text, hint, more) if line]
+        if self.hub_ready:
+            return None
+        if self.hub_state is None:
+            return ["Waiting for the hub", "Connected to broker"]
+        return ["Hub offline", "Start coffre-hub", "Inputs are kept"]
 
     def _status(self, state: Literal["online", "lost", "offline"]) -> bytes:
         reader = self.devices.reader

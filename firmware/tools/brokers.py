@@ -114,6 +114,10 @@ def start_broker(
     if embedded is None:
         embedded = find_mosquitto() is None
     if embedded:
+        import importlib.util
+
+        if importlib.util.find_spec("amqtt") is None:  # the "sim" extra
+            raise ModuleNotFoundError("No module named 'amqtt'", name="amqtt")
         broker = EmbeddedBroker(port)
         broker.start()
         return BrokerSetup(port, None, broker)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import random
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -57,12 +57,55 @@ def running_table(sim: SimTable) -> Iterator[SimTable]:
         sim.stop()
 
 
+#: Written into ``--out``: the folder is the sim's, and these are the files it wrote.
+MANIFEST = ".coffre-sim"
+
+
+def claim_out(out: Path) -> str | None:
+    """Make ``out`` ready for a new run; the reason if it is not the sim's to clear.
+
+    A new or empty folder is taken; a folder an earlier run wrote loses only the files
+    that run listed in its manifest; any other folder is refused untouched.
+    """
+    manifest = out / MANIFEST
+    if out.exists() and not out.is_dir():
+        return f"--out {out} is a file, not a folder"
+    if out.is_dir() and any(out.iterdir()) and not manifest.is_file():
+        return f"--out {out} is not empty and was not written by coffre sim: choose another"
+    if manifest.is_file():
+        for line in manifest.read_text().splitlines():
+            name = Path(line)
+            if line and not name.is_absolute() and ".." not in name.parts:
+                (out / name).unlink(missing_ok=True)
+        for folder in sorted((p for p in out.rglob("*") if p.is_dir()), reverse=True):
+            with contextlib.suppress(OSError):  # only the ones left empty
+                folder.rmdir()
+    out.mkdir(parents=True, exist_ok=True)
+    manifest.write_text("")
+    return None
+
+
+def _record_written(out: Path) -> None:
+    written = sorted(
+        str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != MANIFEST
+    )
+    (out / MANIFEST).write_text("".join(f"{name}\n" for name in written))
+
+
 def main(args: Any) -> int:
     """``coffre sim``: play a whole simulated game and save the screens."""
-    logging.basicConfig(level=logging.WARNING)
     from firmware.hub.bindings import bound_games
     from firmware.tools.bots import bot_class, has_bot
+    from rules import get_game
 
+    engine = get_game(args.game)
+    if not engine.min_players <= args.players <= engine.max_players:
+        print(
+            f"coffre: sim: {args.game} is for {engine.min_players} to {engine.max_players} "
+            f"players, not {args.players}",
+            file=sys.stderr,
+        )
+        return 2
     if args.game not in bound_games() or not has_bot(args.game):
         print(f"coffre sim: {args.game} has no table binding or bots yet (try secret-identity)")
         return 2
@@ -70,9 +113,10 @@ def main(args: Any) -> int:
     if options is None:
         return 2
     out = Path(args.out)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    refusal = claim_out(out)
+    if refusal is not None:
+        print(f"coffre: sim: {refusal}", file=sys.stderr)
+        return 2
     workdir = Path(tempfile.mkdtemp(prefix="coffre-sim-"))
     sim = SimTable(
         players=args.players,
@@ -101,6 +145,7 @@ def main(args: Any) -> int:
         for name in sim.names:
             saved += save_frames(_frames(sim, name), out / name)
         saved += save_frames(list(getattr(sim.panel.display, "frames", [])), out / "hub")
+    _record_written(out)
     shutil.rmtree(workdir, ignore_errors=True)
     print(f"game over in {time.monotonic() - started:.1f} s", end="")
     view = final.get("view") or {}

@@ -193,8 +193,14 @@ class SimTable:
     def start_station(self, name: str, *, devices: StationDevices | None = None) -> Station:
         devices = devices or self.devices.get(name) or self.make_devices(name)
         self.devices[name] = devices
+        # No connection screens: the saved (and golden) screens are the game's alone.
         station = Station(
-            self.broker.station_config(name), TABLE, name, devices, poll_interval=self.poll_interval
+            self.broker.station_config(name),
+            TABLE,
+            name,
+            devices,
+            poll_interval=self.poll_interval,
+            show_link=False,
         )
         station.start()
         # One at a time: amqtt (the embedded fallback) trips over simultaneous connects.

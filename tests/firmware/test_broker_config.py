@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -119,7 +120,7 @@ def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
 def test_broker_config_command_makes_tls_the_default(tmp_path: Path) -> None:
     """Without options: a TLS-only listener on 8883 with the CA, certificate and 0600 key."""
     out = _broker_config(tmp_path, "--hostname", "coffre-hub.local", "--hostname", "10.0.0.2")
-    conf = (tmp_path / "mosquitto.conf").read_text()
+    conf = (tmp_path / "coffre.conf").read_text()
     assert "listener 8883\n" in conf and "listener 1883" not in conf
     for line in (
         f"cafile {tmp_path / 'ca.crt'}",
@@ -133,13 +134,13 @@ def test_broker_config_command_makes_tls_the_default(tmp_path: Path) -> None:
     san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     names = ["coffre-hub.local", "10.0.0.2", "localhost", "127.0.0.1"]
     assert [str(n.value) for n in san] == names, "loopback is always there: the hub dials it"
-    assert "ca.crt" in out and "copy it to every station" in out
+    assert "ca.crt to /etc/coffre/ca.crt" in out and "chown coffre:coffre" in out
 
 
 def test_broker_config_command_no_tls_opts_out(tmp_path: Path) -> None:
     """--no-tls: the old plain listener on 1883 and no certificate files."""
     _broker_config(tmp_path, "--no-tls")
-    conf = (tmp_path / "mosquitto.conf").read_text()
+    conf = (tmp_path / "coffre.conf").read_text()
     assert "listener 1883\n" in conf and "cafile" not in conf
     assert not (tmp_path / "ca.crt").exists() and not (tmp_path / "broker.key").exists()
 
@@ -156,17 +157,79 @@ def test_generated_tls_config_starts_mosquitto(tmp_path: Path) -> None:
     broker.stop()
 
 
-def test_shipped_mosquitto_conf_matches_the_generated_policy() -> None:
-    """deploy/mosquitto.conf refuses anonymous clients and uses a password file and an ACL."""
-    text = (ROOT / "deploy" / "mosquitto.conf").read_text()
-    for line in ("allow_anonymous false", "password_file ", "acl_file ", "set_tcp_nodelay true"):
-        assert line in text
-    listener = [line for line in text.splitlines() if line and not line.startswith("#")]
-    assert listener[0] == "listener 8883", "the only listener is the TLS one"
-    for line in (
-        "cafile /etc/mosquitto/coffre/ca.crt",
-        "certfile /etc/mosquitto/coffre/broker.crt",
-        "keyfile /etc/mosquitto/coffre/broker.key",
-        "tls_version tlsv1.2",
-    ):
-        assert line in listener
+def _password(out: Path, user: str) -> str:
+    return (out / "credentials" / f"{user}.password").read_text()
+
+
+def test_re_running_keeps_passwords_and_the_ca(tmp_path: Path) -> None:
+    """Adding a sixth station: old users keep their passwords, ca.crt stays, p6 is new."""
+    first = _broker_config(tmp_path, "--hostname", "coffre-hub")
+    before = {u: _password(tmp_path, u) for u in ("hub", "host", "main.p1", "main.p2")}
+    ca = (tmp_path / "ca.crt").read_bytes()
+    assert (tmp_path / "ca.key").stat().st_mode & 0o777 == 0o600
+    assert "made the table's CA" in first
+    done = subprocess.run(
+        [sys.executable, "-m", "firmware.cli", "broker-config", "--table", "main",
+         "--stations", "p1,p2,p6", "--out", str(tmp_path), "--hostname", "coffre-hub",
+         "--hostname", "coffre-hub.local"],
+        check=True, capture_output=True, cwd=ROOT, text=True,
+    )  # fmt: skip
+    assert {u: _password(tmp_path, u) for u in before} == before
+    assert (tmp_path / "ca.crt").read_bytes() == ca
+    assert "kept the table's CA" in done.stdout
+    assert "station p6:" in done.stdout and "station p1:" not in done.stdout
+    cert = x509.load_pem_x509_certificate((tmp_path / "broker.crt").read_bytes())
+    issuer = x509.load_pem_x509_certificate(ca)
+    cert.verify_directly_issued_by(issuer)  # the new certificate comes from the same CA
+
+
+def test_re_running_for_another_table_keeps_the_first(tmp_path: Path) -> None:
+    """A second table in the same folder: the first table's users and ACL stay."""
+    from firmware.hub.brokerconf import configure_broker
+
+    configure_broker(tmp_path, "main", ["p1"], 8883, tls_hostnames=None)
+    pw = _password(tmp_path, "main.p1")
+    configure_broker(tmp_path, "side", ["p1"], 8883, tls_hostnames=None)
+    assert _password(tmp_path, "main.p1") == pw
+    acl = (tmp_path / "acl").read_text()
+    assert "user main.p1" in acl and "user side.p1" in acl
+    configure_broker(tmp_path, "side", [], 8883, tls_hostnames=None)
+    assert not (tmp_path / "credentials" / "side.p1.password").exists()
+
+
+def test_conf_d_file_loads_next_to_debians_main_config(tmp_path: Path) -> None:
+    """The file the README installs in conf.d starts mosquitto next to a main config that
+    already sets persistence (Debian's), and a station of the first run still connects
+    after a re-run added a station."""
+    from firmware.hub.brokerconf import configure_broker, station_user
+    from firmware.link.mqtt import BrokerConfig, Client
+
+    port = free_port()
+    out = tmp_path / "coffre"
+    configure_broker(out, "main", ["p1"], port, bind="127.0.0.1", tls_hostnames=["127.0.0.1"])
+    configure_broker(out, "main", ["p1", "p2"], port, bind="127.0.0.1",
+                     tls_hostnames=["127.0.0.1"])  # fmt: skip
+    conf_d = tmp_path / "conf.d"
+    conf_d.mkdir()
+    (conf_d / "coffre.conf").write_text((out / "coffre.conf").read_text())
+    (tmp_path / "data").mkdir()
+    main = tmp_path / "mosquitto.conf"
+    main.write_text(  # what Debian's /etc/mosquitto/mosquitto.conf says, plus root for tests
+        f"persistence true\npersistence_location {tmp_path / 'data'}/\n"
+        f"log_dest stderr\ninclude_dir {conf_d}\n"
+        + ("user root\n" if os.geteuid() == 0 else "")
+    )
+    broker = Mosquitto(main, port)
+    broker.start()
+    try:
+        user = station_user("main", "p1")
+        config = BrokerConfig("127.0.0.1", port, user, _password(out, user).strip(),
+                              tls_ca=str(out / "ca.crt"))  # fmt: skip
+        client = Client(config, "t-conf-d", [])
+        client.start()
+        try:
+            assert client.wait_connected(5)
+        finally:
+            client.stop()
+    finally:
+        broker.stop()

@@ -30,10 +30,26 @@ def screens(sim: SimTable) -> dict[str, Any]:
     return out
 
 
-def table_now(sim: SimTable) -> tuple[str, dict[str, Any]]:
-    """The public table and the stations' screens, once the hub has settled."""
-    time.sleep(0.3)
+def snapshot(sim: SimTable) -> tuple[str, dict[str, Any]]:
+    """The public table and the stations' screens as they are this instant."""
     return json.dumps(sim.watch.public, sort_keys=True), screens(sim)
+
+
+def table_now(
+    sim: SimTable, quiet: float = 0.4, timeout: float = 15.0
+) -> tuple[str, dict[str, Any]]:
+    """The public table and the stations' screens once nothing has changed for ``quiet``
+    seconds (a restarted hub republishes; on a loaded machine that takes a while)."""
+    deadline = time.monotonic() + timeout
+    last, since = snapshot(sim), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = snapshot(sim)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+    return last
 
 
 def press_twice(sim: SimTable, button: str, changed: Any) -> None:
