@@ -111,10 +111,24 @@ def track(tokens: list[tuple[str, str, int]]) -> str:
 
 
 def secret_identity_log(view: dict[str, Any], names: Names) -> list[str]:
-    lines = []
-    for safe in view.get("revealed") or []:
-        lines.append(safe_line(safe, names))
+    if view.get("mode") == "coop":
+        lines = [turn_line(turn, names) for turn in view.get("history") or []]
+    else:
+        lines = [safe_line(safe, names) for safe in view.get("revealed") or []]
+    result = view.get("result")
+    if isinstance(result, dict) and result.get("text"):
+        lines.append(f"<b>{esc(result['text'])}</b>")
     return lines
+
+
+def turn_line(turn: dict[str, Any], names: Names) -> str:
+    """A co-op turn: whose safe, its key, the team's answer and whether it was right."""
+    verdict = "right, +1 for the team" if turn.get("right") else "wrong"
+    return (
+        f"Turn {esc(turn.get('turn', '?'))}: {names.chip(turn.get('active'))}'s safe opens: "
+        f"key {esc(turn.get('mystery', '?'))} — the team said {esc(turn.get('answer', '?'))}"
+        f" ({verdict})"
+    )
 
 
 def safe_line(safe: dict[str, Any], names: Names) -> str:
