@@ -369,6 +369,7 @@ def _run_hub(args: Any) -> int:
 
 
 def _hub(args: Any, stop: threading.Event) -> int:
+    from device.base import DeviceError
     from device.factory import open_panel
     from firmware.hub.config import load_hub
     from firmware.hub.service import Hub, HubRefused
@@ -382,7 +383,18 @@ def _hub(args: Any, stop: threading.Event) -> int:
     pins_file = args.pins or settings.panel_pins
     panel = None
     if settings.panel != "none":
-        panel = open_panel(load_hub_pins(pins_file) if pins_file else None, settings.panel)
+        pin_map = load_hub_pins(pins_file) if pins_file else None  # a bad map: exit 78
+        try:
+            panel = open_panel(pin_map, settings.panel)
+        except DeviceError as exc:
+            # The referee matters more than its buttons: a panel that is missing or
+            # miswired must not stop the table (nor make systemd restart the hub forever).
+            log.error(
+                "panel: %s; the hub runs without it (host commands still work). "
+                'If no panel is wired, set [panel] backend = "none" in %s',
+                exc,
+                args.config,
+            )
     try:
         hub = Hub(settings.broker, settings.tables, settings.store, keys=keys, panel=panel)
     except HubRefused as exc:  # another hub on the store, a table the key set cannot seat

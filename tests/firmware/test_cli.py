@@ -250,3 +250,37 @@ def test_signal_handlers_come_back_after_the_station_returns(tmp_path: Path) -> 
     path.write_text("[broker\n")
     assert main(["station", "--config", str(path)]) == EX_CONFIG
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+@pytest.mark.skipif(Path("/dev/i2c-1").exists(), reason="a real I2C bus: the panel may open")
+def test_hub_without_its_panel_referees_anyway(tmp_path: Path) -> None:
+    """A panel that cannot be opened is one ERROR line; the hub still comes up (no restart loop)."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(30)
+    path = tmp_path / "hub.toml"
+    path.write_text(
+        f'[broker]\nhost = "127.0.0.1"\nport = {closed.getsockname()[1]}\n'
+        f'[store]\npath = "{tmp_path / "hub.sqlite3"}"\n'
+        '[panel]\nbackend = "real"\n'
+        '[[table]]\nname = "main"\nstations = ["p1", "p2", "p3"]\n'
+    )
+    with closed, notify:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "firmware.cli", "hub", "--config", str(path)],
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify")},
+        )
+        try:
+            assert notify.recv(64) == b"READY=1"
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if "panel:" in x]
+    assert "ERROR" in line and "runs without it" in line and 'backend = "none"' in line
