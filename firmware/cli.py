@@ -1,5 +1,5 @@
-"""The ``coffre`` command line: sim, hub, station, display, play, bench, broker-config,
-selftest, keys.
+"""The ``coffre`` command line: sim, hub, station, display, host, play, bench,
+broker-config, selftest, keys.
 
 A mistake a user can make (a config typo, a missing file, an unknown backend) ends the
 program with one line ``coffre: <what and where>`` on stderr, never a traceback: exit
@@ -166,6 +166,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("scenario", nargs="?", help="file of JSON actions, one a line (- = stdin)")
 
+    host = sub.add_parser("host", help="send a host command (start, next...) to any table")
+    host.add_argument("--table", required=True, type=_table_name, help="the table to command")
+    host.add_argument("action", choices=("start", "next", "undo", "abort"), help="the command")
+    host.add_argument("--game", choices=GAME_IDS, metavar="GAME", help="start: " + GAME_HELP)
+    host.add_argument("--players", type=_count(1, 16), help="start: seats (default: the menu's)")
+    host.add_argument("--seed", type=_count(0, 2**63 - 1), help="start: a fixed seed")
+    host.add_argument(
+        "--option", "-o", action="append", metavar="KEY=VALUE", help="start: a game option"
+    )
+    host.add_argument("--config", help="a TOML file with a [broker] section, as in hub.toml")
+    host.add_argument("--broker", help="the broker's host name or address")
+    host.add_argument("--port", type=_count(1, 65535), help="the broker's port")
+    host.add_argument("--username", help="the broker user (default: host)")
+    host.add_argument("--password-file", help="a file holding the user's password")
+    host.add_argument("--ca-file", help="the table's ca.crt (TLS)")
+    host.add_argument(
+        "--timeout", type=float, default=5.0, help="seconds to wait for the hub's answer"
+    )
+
     bench = sub.add_parser(
         "bench", help="tap-to-screen latency, or --tables N load, against an echo baseline"
     )
@@ -287,7 +306,21 @@ def setup_logging(level: str | None, command: str) -> None:
     logging.basicConfig(level=level.upper(), format=fmt, force=True)
 
 
+def _table_name(text: str) -> str:
+    """An argparse type: a table name as hub.toml allows it."""
+    from firmware.link.protocol import check_name
+
+    try:
+        return check_name(text, "table")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _dispatch(args: Any) -> int:
+    if args.command == "host":
+        from firmware.tools import host
+
+        return host.main(args)
     if args.command == "play":
         from firmware.tools import play
 
@@ -337,6 +370,7 @@ def _run_hub(args: Any) -> int:
 
 
 def _hub(args: Any, stop: threading.Event) -> int:
+    from device.base import DeviceError
     from device.factory import open_panel
     from firmware.hub.config import load_hub
     from firmware.hub.service import Hub, HubRefused
@@ -350,7 +384,18 @@ def _hub(args: Any, stop: threading.Event) -> int:
     pins_file = args.pins or settings.panel_pins
     panel = None
     if settings.panel != "none":
-        panel = open_panel(load_hub_pins(pins_file) if pins_file else None, settings.panel)
+        pin_map = load_hub_pins(pins_file) if pins_file else None  # a bad map: exit 78
+        try:
+            panel = open_panel(pin_map, settings.panel)
+        except DeviceError as exc:
+            # The referee matters more than its buttons: a panel that is missing or
+            # miswired must not stop the table (nor make systemd restart the hub forever).
+            log.error(
+                "panel: %s; the hub runs without it (host commands still work). "
+                'If no panel is wired, set [panel] backend = "none" in %s',
+                exc,
+                args.config,
+            )
     try:
         hub = Hub(settings.broker, settings.tables, settings.store, keys=keys, panel=panel)
     except HubRefused as exc:  # another hub on the store, a table the key set cannot seat

@@ -155,6 +155,9 @@ class UltraState(GameState, frozen=True):
     notes: tuple[Note, ...] = ()
     sheets: tuple[tuple[Seen, ...], ...] = ()
     declared: tuple[int, ...] = ()
+    #: Each declarer's digit sum (agent + informant + bug squares), in ``declared`` order:
+    #: the table sees it decide who flees.
+    sums: tuple[int, ...] = ()
     fugitive: int = -1
     filing: Filing | None = None
     alone: int = 0

@@ -356,7 +356,13 @@ def _phase1(state: UltraState, seat: int, choice: str) -> tuple[UltraState, list
         )
     )
     state = replace(
-        state, phase="file", declared=declared, fugitive=fugitive, rng=rng, pending=pending
+        state,
+        phase="file",
+        declared=declared,
+        sums=tuple(sums[d] for d in declared),
+        fugitive=fugitive,
+        rng=rng,
+        pending=pending,
     )
     return state, events
 
@@ -466,9 +472,7 @@ def _note(state: UltraState, note: Note) -> UltraState:
     return replace(state, notes=(*state.notes, note))
 
 
-def _searched(
-    state: UltraState, seat: int, events: list[Event]
-) -> tuple[UltraState, list[Event]]:
+def _searched(state: UltraState, seat: int, events: list[Event]) -> tuple[UltraState, list[Event]]:
     """A lone agent has acted (or passed); the turn ends once every one has."""
     events = [_acted(state, seat), *events]
     state = _with_pending(state, seat, _DONE)
@@ -732,6 +736,7 @@ def _public(state: UltraState) -> JSON:
             FLIGHT_SQUARES[players] if state.fugitive >= 0 else investigation_squares(players)
         ),
         "declared": list(state.declared),
+        "sums": {str(d): v for d, v in zip(state.declared, state.sums, strict=True)},
         "fugitive": state.fugitive if state.fugitive >= 0 else None,
         "alone": state.alone,
         "outcome": state.outcome or None,

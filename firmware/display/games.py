@@ -111,10 +111,24 @@ def track(tokens: list[tuple[str, str, int]]) -> str:
 
 
 def secret_identity_log(view: dict[str, Any], names: Names) -> list[str]:
-    lines = []
-    for safe in view.get("revealed") or []:
-        lines.append(safe_line(safe, names))
+    if view.get("mode") == "coop":
+        lines = [turn_line(turn, names) for turn in view.get("history") or []]
+    else:
+        lines = [safe_line(safe, names) for safe in view.get("revealed") or []]
+    result = view.get("result")
+    if isinstance(result, dict) and result.get("text"):
+        lines.append(f"<b>{esc(result['text'])}</b>")
     return lines
+
+
+def turn_line(turn: dict[str, Any], names: Names) -> str:
+    """A co-op turn: whose safe, its key, the team's answer and whether it was right."""
+    verdict = "right, +1 for the team" if turn.get("right") else "wrong"
+    return (
+        f"Turn {esc(turn.get('turn', '?'))}: {names.chip(turn.get('active'))}'s safe opens: "
+        f"key {esc(turn.get('mystery', '?'))} — the team said {esc(turn.get('answer', '?'))}"
+        f" ({verdict})"
+    )
 
 
 def safe_line(safe: dict[str, Any], names: Names) -> str:
@@ -269,18 +283,50 @@ def ultra_secret(public: Public, view: dict[str, Any], names: Names) -> str:
         + esc(", ".join(f"{p} {places[p]}" if p in places else p for p in opened))
         + f" · deck {esc(view.get('deck', 0))}, discard {esc(view.get('discard', 0))}</p>"
     )
+    sums = view.get("sums") or {}
+    if sums:
+        declared = ", ".join(f"{names.chip(int(s))} {esc(v)}" for s, v in sums.items())
+        out.append(f"<p class=big>Declared (digit sums): {declared}</p>")
     if view.get("fugitive") is not None:
         out.append(f"<p class=big>The fugitive: {names.chip(view['fugitive'])}</p>")
     if view.get("outcome"):
-        out.append(f"<p class=big>Outcome: <b>{esc(view['outcome'])}</b></p>")
+        outcome = US_OUTCOMES.get(view["outcome"], str(view["outcome"]))
+        out.append(f"<p class=big>Outcome: <b>{esc(outcome)}</b></p>")
     return "".join(out)
 
 
+#: The end of an Ultra Secret game, in words.
+US_OUTCOMES = {
+    "escaped": "the fugitive escaped with everything right and wins",
+    "escaped-wrong": "the fugitive escaped with a wrong filing: nobody wins",
+    "caught": "the fugitive was caught: the others win together",
+}
+
+#: What an agent did on the board this turn (the engine's public notes), in words.
+US_ACTS = {
+    "searched": "searched the luggage at {square}: {detail}",
+    "opened": "opened lockers at {square}: {detail}",
+    "read": "read the fake formula at {square} ({detail} mole cards)",
+    "drew": "drew a mole card at {square}",
+    "deck-empty": "found the mole deck empty at {square}",
+    "crowded": "met other agents at {square}: nothing happens",
+    "sat-out": "dialled an impossible square ({detail}) and sits out",
+    "passed": "did nothing at {square}",
+}
+
+
+def us_note(note: dict[str, Any], names: Names) -> str:
+    """One public note ("Red searched the luggage at H2: suitcase")."""
+    text = US_ACTS.get(str(note.get("act")), "{act} at {square}").format(
+        act=note.get("act"),
+        square=note.get("square") or "?",
+        detail=", ".join(str(d) for d in note.get("detail") or ()),
+    )
+    return f"{names.chip(_int(note.get('seat')))} {esc(text)}"
+
+
 def ultra_secret_log(view: dict[str, Any], names: Names) -> list[str]:
-    lines = [f"{esc(n)}" for n in view.get("notes") or [] if isinstance(n, str)]
-    for n in view.get("notes") or []:
-        if isinstance(n, dict):
-            lines.append(esc(", ".join(f"{k}: {v}" for k, v in n.items())))
+    lines = [us_note(n, names) for n in view.get("notes") or [] if isinstance(n, dict)]
     for i, place in enumerate(view.get("revealed") or []):
         if place:
             lines.append(f"{names.chip(i)}'s dial shows {esc(place)}")

@@ -143,6 +143,8 @@ def ranking(public: dict[str, Any], names: Names) -> str:
         place += len(group)
     winners = names.list(groups[0]) if groups and not nobody_won(groups, scores) else "nobody"
     rule = TIE_BREAKS.get(str(public.get("game")), "")
+    if (public.get("view") or {}).get("mode") == "coop":
+        rule = "co-op: the team scores together"
     plural = "s" if groups and len(groups[0]) > 1 and winners != "nobody" else ""
     return (
         f'<div class="ranking"><h2>Game over — winner{plural}: '

@@ -70,6 +70,7 @@ class TableAccess:
             f"user {HOST_USER}",
             f"topic write {t.host_command}",
             f"topic read {t.host_screen}",
+            f"topic read {t.host_ack}",
             f"topic read {t.public}",
             f"topic read {t.hub_status}",
             "",

@@ -163,9 +163,17 @@ def load_hub(path: str | Path) -> HubSettings:
             )
         except ValueError as exc:
             raise ConfigError(f"{path}: [[table]] {n}: {exc}") from None
-    names = [t.name for t in configs]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{path}: two [[table]] have the same name")
+    first: dict[str, int] = {}
+    for n, table in enumerate(configs, start=1):
+        if table.name in first:
+            # Two tables on one name share every topic: the later one would take the
+            # earlier one's stations, which then get no hub and no error.
+            raise ConfigError(
+                f"{path}: [[table]] {n}: name {table.name!r} is already "
+                f"[[table]] {first[table.name]}'s "
+                "(every table needs its own name)"
+            )
+        first[table.name] = n
     return HubSettings(
         broker=broker_config(hub.broker, path),
         store=Path(hub.store.path),

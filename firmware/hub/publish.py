@@ -191,9 +191,10 @@ class Publisher:
         assert actor.client is not None
         return actor.client.publish(topic, payload, retain=retain)
 
-    def answer(self, actor: TableActor, station: str, ack: proto.Ack) -> None:
-        """Answer a station's input (held like the rest while holding)."""
-        topic = actor.topics.station(station, "ack")
+    def answer(self, actor: TableActor, station: str | None, ack: proto.Ack) -> None:
+        """Answer a station's input, or the host's command when ``station`` is None (held
+        like the rest while holding)."""
+        topic = actor.topics.host_ack if station is None else actor.topics.station(station, "ack")
         if self.held is not None:
             self.held.append(Held(actor, topic, ack, False))
         else:

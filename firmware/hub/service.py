@@ -570,6 +570,8 @@ class Hub:
         except proto.ProtocolError as exc:
             self._bad_payload(actor, "host", exc)
             self.out.note(actor, str(exc))
+            if exc.id is not None:
+                self.out.answer(actor, None, proto.Ack(exc.id, False, str(exc)))
             self.out.host(actor)
             return
         self._host_command(actor, cmd)
@@ -578,14 +580,23 @@ class Hub:
     def _host_command(self, actor: TableActor, cmd: proto.HostCommand) -> None:
         # Host ids live apart from station ids (a station may be called "host").
         source_id = f"{actor.config.name}!host/{cmd.id}" if cmd.id else None
-        if source_id and self.store.answer(source_id) is not None:
+
+        def answer(ok: bool, message: str) -> None:
+            """A command with an id is answered on host/ack (the command line waits)."""
+            if cmd.id:
+                self.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
+
+        prior = self.store.answer(source_id) if source_id else None
+        if prior is not None:
+            answer(*prior)  # a resent command: the first answer again, nothing redone
             return
         try:
             if cmd.cmd == "start":
                 self._start(actor, cmd)
                 if source_id:
-                    self._remember(actor, source_id, True, "")
+                    self._remember(actor, source_id, True, "Game started")
                 self.out.note(actor, N_("Game started"))
+                answer(True, "Game started")
                 return
             table = actor.table
             if table is None or table.over:
@@ -609,20 +620,25 @@ class Hub:
                 actor.timer_due = None
                 self.out.all(actor)
             actor.message = ""
+            answer(True, "")
         except IllegalAction as exc:
             if source_id:
                 self._remember(actor, source_id, False, exc.message)
             self.out.note(actor, exc.msgid, exc.params)
+            answer(False, exc.message)
         except RulesError as exc:
             if source_id:
                 self._remember(actor, source_id, False, str(exc)[:63])
             self.out.note(actor, str(exc))
+            answer(False, str(exc)[:63])
         except _STORE_ERRORS as exc:
             self._broken = exc
             self.out.note(actor, NOT_SAVED)
+            answer(False, NOT_SAVED)
         except Exception:
             log.exception("hub: host command %s failed", cmd.cmd)
             self.out.note(actor, N_("Hub error: see its log"))
+            answer(False, "Hub error: see its log")
 
     def _start(self, actor: TableActor, cmd: proto.HostCommand) -> None:
         game = cmd.game or actor.menu.games[actor.menu.game]

@@ -70,6 +70,11 @@ class Topics:
     def host_screen(self) -> str:
         return f"{self.base}/host/screen"
 
+    @property
+    def host_ack(self) -> str:
+        """The hub's answer to a host command that carries an id (an :class:`Ack`)."""
+        return f"{self.base}/host/ack"
+
     def station(self, station: str, leaf: str) -> str:
         """``station/<id>/<leaf>`` for leaf in status, input, screen, ack."""
         return f"{self.base}/station/{check_name(station, 'station')}/{leaf}"

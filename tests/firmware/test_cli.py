@@ -106,6 +106,30 @@ def test_hub_keyset_under_a_table_is_refused_with_the_fix(
     assert "unknown key keyset in [[table]] 1" in line and "top-level" in line
 
 
+def test_hub_duplicate_table_name_is_refused_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two ``[[table]]`` with one name stop the hub with one line naming the name and both."""
+    path = tmp_path / "hub.toml"
+    table = '[[table]]\nname = "{}"\nstations = ["p1", "p2", "p3"]\n'
+    path.write_text(table.format("main") + table.format("bar") + table.format("main"))
+    assert main(["hub", "--config", str(path)]) == EX_CONFIG
+    line = _one_line(capsys)
+    assert "[[table]] 3" in line and "'main'" in line and "[[table]] 1" in line
+
+
+@pytest.mark.parametrize("name", ["Main", "table one", "", "x" * 33])
+def test_hub_invalid_table_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A table name that cannot be a topic level stops the hub with one line naming it."""
+    path = tmp_path / "hub.toml"
+    path.write_text(f'[[table]]\nname = "{name}"\nstations = ["p1", "p2", "p3"]\n')
+    assert main(["hub", "--config", str(path)]) == EX_CONFIG
+    line = _one_line(capsys)
+    assert "[[table]] 1" in line and f"bad table {name!r}" in line
+
+
 def test_hub_missing_keyset_file_exits_78(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -226,3 +250,37 @@ def test_signal_handlers_come_back_after_the_station_returns(tmp_path: Path) -> 
     path.write_text("[broker\n")
     assert main(["station", "--config", str(path)]) == EX_CONFIG
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+@pytest.mark.skipif(Path("/dev/i2c-1").exists(), reason="a real I2C bus: the panel may open")
+def test_hub_without_its_panel_referees_anyway(tmp_path: Path) -> None:
+    """A panel that cannot be opened is one ERROR line; the hub still comes up (no restart loop)."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(30)
+    path = tmp_path / "hub.toml"
+    path.write_text(
+        f'[broker]\nhost = "127.0.0.1"\nport = {closed.getsockname()[1]}\n'
+        f'[store]\npath = "{tmp_path / "hub.sqlite3"}"\n'
+        '[panel]\nbackend = "real"\n'
+        '[[table]]\nname = "main"\nstations = ["p1", "p2", "p3"]\n'
+    )
+    with closed, notify:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "firmware.cli", "hub", "--config", str(path)],
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify")},
+        )
+        try:
+            assert notify.recv(64) == b"READY=1"
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if "panel:" in x]
+    assert "ERROR" in line and "runs without it" in line and 'backend = "none"' in line

@@ -97,3 +97,38 @@ def test_the_overview_lists_every_table_with_its_state() -> None:
     html = overview_fragment(snaps)
     assert 'href="/table/main"' in html and 'href="/table/side"' in html
     assert "game over" in html and "hub offline" in html
+
+
+def test_co_op_turns_show_the_key_and_the_teams_answer() -> None:
+    """Secret Identity co-op: each finished turn's key, the team's answer and its verdict."""
+    public = public_after("secret-identity", 4, 0)
+    public["view"].update(
+        mode="coop",
+        team={"score": 1, "position": 1, "markers": 0},
+        history=[
+            {"turn": 1, "active": 0, "mystery": 3, "answer": 1, "right": False},
+            {"turn": 2, "active": 1, "mystery": 7, "answer": 7, "right": True},
+        ],
+    )
+    html = render(public)
+    assert "key 3 — the team said 1 (wrong)" in html
+    assert "key 7 — the team said 7 (right, +1 for the team)" in html
+    assert "Team: <b>1</b> points" in html
+
+
+def test_ultra_secret_shows_acts_digit_sums_and_the_outcome_in_words() -> None:
+    """The board's public notes, the declarers' digit sums and the end read as sentences."""
+    public = public_after("ultra-secret", 4, 0)
+    view = public["view"]
+    view["notes"] = [
+        {"seat": 1, "square": "H2", "act": "searched", "detail": ["suitcase"]},
+        {"seat": 2, "square": "", "act": "sat-out", "detail": ["H9"]},
+    ]
+    view["declared"], view["sums"], view["fugitive"] = [0, 3], {"0": 7, "3": 12}, 3
+    view["outcome"] = "escaped-wrong"
+    html = render(public)
+    assert "searched the luggage at H2: suitcase" in html
+    assert "dialled an impossible square (H9) and sits out" in html
+    assert "Declared (digit sums):" in html and "</span> 7" in html and "</span> 12" in html
+    assert "escaped with a wrong filing: nobody wins" in html
+    assert "escaped-wrong" not in html

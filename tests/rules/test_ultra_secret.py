@@ -766,6 +766,23 @@ def test_several_declare_highest_digit_sum_flees() -> None:
     assert state.pending == ("-", "", "-")
 
 
+def test_public_view_keeps_the_digit_sums_that_chose_the_fugitive() -> None:
+    """The table sees each declarer's digit sum after the agents have moved on."""
+    state = replace(
+        hidden(3, declare="any"),
+        agents=("B1", "G2", "V1"),
+        informants=("H3", "", "H1"),
+        bugs=("G3", "H6", ""),
+    )
+    assert GAME.view(state, None)["sums"] == {}
+    for s in (0, 1):
+        state, _ = GAME.apply(state, Declare(s))
+    state, _ = GAME.apply(state, Pass(2))
+    public = GAME.view(state, None)
+    assert public["declared"] == [0, 1] and public["sums"] == {"0": 7, "1": 8}
+    assert GAME.view(replace(state, agents=("VM1", "VM2", "VM3")), None)["sums"] == public["sums"]
+
+
 def test_declaration_tie_is_broken_at_random() -> None:
     """Equal sums: the fugitive is drawn from the tied seats, reproducibly per seed."""
     winners = set()

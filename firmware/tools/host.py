@@ -1,0 +1,190 @@
+"""``coffre host``: the host's command line for any table of a venue.
+
+It does what a hub's button panel does (start, next, undo, abort), for a table named on
+the command line: it connects as the host user, checks that a hub is live on that table
+(its retained ``hub/status``), publishes one :class:`~firmware.link.protocol.HostCommand`
+with a fresh id on the table's ``host/command`` and waits for the hub's answer on
+``host/ack`` (the hub deduplicates by id: a resent command is answered, not redone). The
+answer is printed as one line; exit 0 when the hub did it, 1 when it refused, 69
+(EX_UNAVAILABLE) when the broker or the hub cannot be reached.
+
+The broker settings come from a small TOML file (``--config``, a ``[broker]`` section as
+in ``hub.toml``) or from options; options win over the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from firmware.link import protocol as proto
+from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
+from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message
+
+EX_REFUSED = 1
+EX_UNAVAILABLE = 69  # sysexits.h
+
+#: Link states after which waiting longer will not help (the broker said no, or TLS failed).
+_FATAL = ("refused", "wrong-password", "wrong-ca", "wrong-name", "tls")
+
+
+class HostUnavailable(Exception):
+    """The broker or the table's hub cannot be reached; the message is the one line shown."""
+
+
+class _HostFile(msgspec.Struct, forbid_unknown_fields=True):
+    broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
+
+
+def load_broker(args: Any) -> BrokerConfig:
+    """The host's broker settings: ``--config``'s ``[broker]``, then the options on top."""
+    section = BrokerSection(username="host")
+    where = Path("command line")
+    if args.config:
+        where = Path(args.config)
+        section = decode(read_toml(where, "host config"), _HostFile, where, {}).broker
+    overrides = {
+        "host": args.broker,
+        "port": args.port,
+        "username": args.username,
+        "password_file": args.password_file,
+        "ca_file": args.ca_file,
+    }
+    section = msgspec.structs.replace(
+        section, **{key: value for key, value in overrides.items() if value is not None}
+    )
+    return broker_config(section, where)
+
+
+def build_command(args: Any) -> proto.HostCommand:
+    """The command to send, with a fresh id (never reused: the hub answers an old id's
+    first answer again and does nothing)."""
+    from firmware.tools.play import parse_options
+
+    try:
+        options = parse_options(args.option or [])
+    except SystemExit as exc:
+        raise ConfigError(str(exc)) from None
+    if args.action != "start" and (args.game or args.players or options or args.seed is not None):
+        raise ConfigError(f"--game, --players, --seed and -o go with start, not {args.action}")
+    return proto.HostCommand(
+        cmd=args.action,
+        game=args.game,
+        players=args.players,
+        options=options,
+        seed=args.seed,
+        id=f"cli-{uuid.uuid4().hex[:16]}",
+    )
+
+
+def send(
+    broker: BrokerConfig, table: str, cmd: proto.HostCommand, timeout: float = 5.0
+) -> proto.Ack:
+    """Publish ``cmd`` on ``table`` and return the hub's answer; HostUnavailable if none."""
+    topics = proto.Topics(table)
+    states: queue.Queue[LinkState] = queue.Queue()
+    client = Client(
+        broker,
+        f"coffre-host-{uuid.uuid4().hex[:12]}",
+        [topics.hub_status, topics.host_ack],
+        on_state=states.put,
+    )
+    deadline = time.monotonic() + timeout
+    client.start()
+    try:
+        _connect(client, states, broker, deadline)
+        _wait_for_hub(client, topics, table, deadline)
+        assert cmd.id is not None
+        client.publish(topics.host_command, proto.encode(cmd))
+        while (msg := _next(client, deadline)) is not None:
+            if msg.topic != topics.host_ack:
+                continue
+            try:
+                ack = msgspec.json.decode(msg.payload, type=proto.Ack)
+            except msgspec.DecodeError:
+                continue
+            if ack.id == cmd.id:
+                return ack
+        raise HostUnavailable(
+            f"table {table}: the hub did not answer {cmd.cmd} within {timeout:g} s "
+            "(it may still act on it; look at the table before sending it again)"
+        )
+    finally:
+        client.stop()
+
+
+def _connect(
+    client: Client, states: queue.Queue[LinkState], broker: BrokerConfig, deadline: float
+) -> None:
+    """Wait until connected; a refusal or a TLS failure ends the wait at once."""
+    last: LinkState | None = None
+    while not client.connected.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            last = states.get(timeout=min(left, 0.1))
+        except queue.Empty:
+            continue
+        if last.state in _FATAL:
+            raise HostUnavailable(f"broker {broker.host}:{broker.port}: {last.detail}")
+    if not client.connected.is_set():
+        why = last.detail if last is not None and last.state != "connecting" else "no answer"
+        raise HostUnavailable(f"broker {broker.host}:{broker.port}: {why}")
+
+
+def _wait_for_hub(client: Client, topics: proto.Topics, table: str, deadline: float) -> None:
+    """The table's retained hub status must say ready: else no hub would answer."""
+    # Retained messages come right after the subscription; a short wait is enough.
+    soon = min(deadline, time.monotonic() + 1.5)
+    while (msg := _next(client, soon)) is not None:
+        if msg.topic != topics.hub_status:
+            continue
+        try:
+            status = msgspec.json.decode(msg.payload, type=proto.HubStatus)
+        except msgspec.DecodeError:
+            continue
+        if status.state == "ready":
+            return
+        raise HostUnavailable(f"table {table}: its hub is {status.state}")
+    raise HostUnavailable(
+        f"table {table}: no hub on this broker has it (or user "
+        f"{client.config.username or 'anonymous'} may not see it)"
+    )
+
+
+def _next(client: Client, deadline: float) -> Message | None:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    try:
+        return client.inbox.get(timeout=left)
+    except queue.Empty:
+        return None
+
+
+def describe(table: str, cmd: proto.HostCommand, ack: proto.Ack) -> str:
+    """The hub's answer as the one line printed."""
+    verdict = "done" if ack.ok else "refused"
+    return f"{table}: {cmd.cmd} {verdict}" + (f": {ack.message}" if ack.message else "")
+
+
+def main(args: Any) -> int:
+    """``coffre host``: send one command, print the answer; see the module's docstring."""
+    logging.getLogger("firmware.link.mqtt").setLevel(logging.ERROR)  # the line says it all
+    broker = load_broker(args)
+    cmd = build_command(args)
+    try:
+        ack = send(broker, args.table, cmd, timeout=args.timeout)
+    except HostUnavailable as exc:
+        print(f"coffre: {exc}", file=sys.stderr, flush=True)
+        return EX_UNAVAILABLE
+    print(describe(args.table, cmd, ack), flush=True)
+    return 0 if ack.ok else EX_REFUSED
