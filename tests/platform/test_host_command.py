@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from firmware.cli import main
 from firmware.hub.brokerconf import HOST_USER
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
+from firmware.link.mqtt import Client
 from firmware.tools import host
 from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.conftest import TableFactory, director
@@ -114,3 +116,22 @@ def test_options_for_another_action_than_start_are_refused(
     assert capsys.readouterr().err.strip() == (
         "coffre: --game, --players, --seed and -o go with start, not next"
     )
+
+
+def test_a_malformed_command_with_an_id_is_refused_on_host_ack(make_table: TableFactory) -> None:
+    """A host command the hub cannot read is answered ``ok: false`` with the reason, by id."""
+    sim = make_table(players=3)
+    topics = proto.Topics(TABLE)
+    client = Client(sim.broker.config(HOST_USER), "test-host-ack", [topics.host_ack])
+    client.start()
+    try:
+        assert client.wait_connected(10)
+        # paho sent the SUBSCRIBE on connecting: the broker handles it before this.
+        client.publish(topics.host_command, b'{"cmd": "dance", "id": "x1"}')
+        msg = client.inbox.get(timeout=10)
+        assert msg is not None
+        ack = msgspec.json.decode(msg.payload, type=proto.Ack)
+        assert (ack.id, ack.ok) == ("x1", False) and ack.message.startswith("Bad message"), ack
+    finally:
+        client.stop()
+    assert sim.watch.public.get("game") is None
