@@ -372,3 +372,21 @@ def test_free_dial_offers_every_code_and_a_closed_square_sits_out() -> None:
     for seat in range(3):
         choose(t, seat, "Pass (stay)")
     assert "Bad dial: sat out" in t.binding.station_screen(t, 0).lines
+
+
+def test_host_screen_at_six_players_keeps_every_line() -> None:
+    """Six agents on two rows, informants, bugs and who must act: nothing is cut (pages)."""
+    from msgspec.structs import replace
+
+    t = hidden(6)
+    t.state = replace(
+        t.state,
+        agents=("VM1", "VM2", "VM3", "VM4", "VM5", "F1"),
+        informants=("H3", "H4", "H5", "H6", "G1", "G2"),
+        bugs=("G3", "G4", "G5", "V1", "F1", "B1"),
+    )
+    _title, lines = t.binding.host_screen(t)
+    assert lines[0] == "Ag VM1 VM2 VM3" and lines[1].split() == ["VM4", "VM5", "F1"]
+    assert lines[2].startswith("In H3") and lines[3].startswith("Bg G3")
+    assert lines[4].startswith("Waiting:") and "Yel" in lines[4]
+    assert all(len(line) <= 21 for line in lines)

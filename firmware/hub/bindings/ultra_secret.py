@@ -548,7 +548,7 @@ class UltraSecretBinding(KnobMenus):
         waiting = [short(COLOURS[s]) for s in pub["waiting"]]
         if waiting and pub["phase"] != "over":
             lines.append(fit_list(_("Waiting:"), waiting))
-        return title, lines[:4]
+        return title, lines  # five lines at six agents: the hub display pages them
 
 
 def _phase(phase: str) -> str:
