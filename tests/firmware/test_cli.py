@@ -179,19 +179,20 @@ def test_sim_out_removes_only_what_it_wrote(tmp_path: Path) -> None:
     assert (out / "notes.txt").read_text() == "mine"
 
 
-def test_sigterm_while_disconnected_exits_0(tmp_path: Path) -> None:
-    """A station that never reached its broker stops on SIGTERM with status 0, no traceback."""
+def run_until_ready(tmp_path: Path, command: str, config: str) -> tuple[int, str]:
+    """Run ``coffre COMMAND`` on a config whose broker port refuses connections, wait for
+    its sd_notify READY, then SIGTERM it: (exit status, stderr)."""
     # A bound socket that never listens: the port stays ours, and connecting is refused.
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
-    path = tmp_path / "station.toml"
-    path.write_text(STATION.format(port=closed.getsockname()[1]) + 'backend = "mock"\n')
+    path = tmp_path / f"{command}.toml"
+    path.write_text(config.format(port=closed.getsockname()[1], tmp=tmp_path))
     with closed, notify:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "firmware.cli", "station", "--config", str(path)],
+            [sys.executable, "-m", "firmware.cli", command, "--config", str(path)],
             stderr=subprocess.PIPE,
             text=True,
             cwd=ROOT,
@@ -203,7 +204,13 @@ def test_sigterm_while_disconnected_exits_0(tmp_path: Path) -> None:
         finally:
             proc.send_signal(signal.SIGTERM)
             _out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
+    return proc.returncode, err
+
+
+def test_sigterm_while_disconnected_exits_0(tmp_path: Path) -> None:
+    """A station that never reached its broker stops on SIGTERM with status 0, no traceback."""
+    status, err = run_until_ready(tmp_path, "station", STATION + 'backend = "mock"\n')
+    assert status == 0, err
     assert "Traceback" not in err and "nothing listens" in err
 
 
@@ -255,32 +262,13 @@ def test_signal_handlers_come_back_after_the_station_returns(tmp_path: Path) -> 
 @pytest.mark.skipif(Path("/dev/i2c-1").exists(), reason="a real I2C bus: the panel may open")
 def test_hub_without_its_panel_referees_anyway(tmp_path: Path) -> None:
     """A panel that cannot be opened is one ERROR line; the hub still comes up (no restart loop)."""
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    notify.bind(str(tmp_path / "notify"))
-    notify.settimeout(30)
-    path = tmp_path / "hub.toml"
-    path.write_text(
-        f'[broker]\nhost = "127.0.0.1"\nport = {closed.getsockname()[1]}\n'
-        f'[store]\npath = "{tmp_path / "hub.sqlite3"}"\n'
-        '[panel]\nbackend = "real"\n'
-        '[[table]]\nname = "main"\nstations = ["p1", "p2", "p3"]\n'
+    status, err = run_until_ready(
+        tmp_path,
+        "hub",
+        '[broker]\nhost = "127.0.0.1"\nport = {port}\n[store]\npath = "{tmp}/hub.sqlite3"\n'
+        '[panel]\nbackend = "real"\n[[table]]\nname = "main"\nstations = ["p1", "p2", "p3"]\n',
     )
-    with closed, notify:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "firmware.cli", "hub", "--config", str(path)],
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify")},
-        )
-        try:
-            assert notify.recv(64) == b"READY=1"
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            _out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
+    assert status == 0, err
     assert "Traceback" not in err
     (line,) = [x for x in err.splitlines() if "panel:" in x]
     assert "ERROR" in line and "runs without it" in line and 'backend = "none"' in line
