@@ -105,8 +105,8 @@ class Publisher:
         #: While holding: what to send once the batch is committed, in order.
         self.held: list[Held] | None = None
         self._paint: tuple[str, list[str]] | None = None  # held for the painter
-        #: Per table: (table, state, version, countdown second), its public and status payloads.
-        self._publics: dict[str, tuple[tuple[Any, Any, int, int | None], bytes, bytes]] = {}
+        #: Per table: (table, state, countdown second), its public and status payloads.
+        self._publics: dict[str, tuple[tuple[Any, Any, int | None], bytes, bytes]] = {}
 
     def hold(self) -> None:
         """From now on, keep what would be sent (see :meth:`release`)."""
@@ -166,13 +166,13 @@ class Publisher:
             public: dict[str, Any] = {"game": None, "version": 0, "over": False}
             status = proto.HubStatus(state="ready")
             return proto.encode(public), proto.encode(status)
-        key = (table, table.state, table.state.version, actor.shown_left)
+        key = (table, table.state, actor.shown_left)
         cached = self._publics.get(actor.config.name)
         if cached is not None:
-            (was_table, was_state, version, was_left), public_bytes, status_bytes = cached
-            # Identity, not equality (a deep compare would cost what it saves).
-            same = was_table is table and was_state is table.state
-            if same and version == table.state.version and was_left == actor.shown_left:
+            (was_table, was_state, was_left), public_bytes, status_bytes = cached
+            # Identity, not equality (a deep compare would cost what it saves; states are
+            # frozen, so the same object is the same state).
+            if was_table is table and was_state is table.state and was_left == actor.shown_left:
                 return public_bytes, status_bytes
         status = proto.HubStatus(
             state="ready",

@@ -95,7 +95,7 @@ class Table:
     #: happened (a safe opened, a program was played). Never a seat's private event.
     news: list[Event] = field(default_factory=list)
     _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
-    _views_of: tuple[Any, int] = (None, -1)  # the state (and version) of the cached views
+    _views_of: Any = None  # the state the cached views were computed for
 
     def __post_init__(self) -> None:
         self.engine = get_game(self.game_id)
@@ -158,11 +158,10 @@ class Table:
 
     def view(self, seat: int | None) -> dict[str, Any]:
         """The engine's view for a seat, computed once per state (screens ask often)."""
-        # Keyed on the state (object and version): a knob turn (a ui event) leaves the state,
-        # and so every view, as it was.
-        state, version = self._views_of
-        if state is not self.state or version != self.state.version:
-            self._views_of = (self.state, self.state.version)
+        # Keyed on the state object (states are frozen: a move makes a new one); a knob turn
+        # (a ui event) leaves the state, and so every view, as it was.
+        if self._views_of is not self.state:
+            self._views_of = self.state
             self._views.clear()
         cached = self._views.get(seat)
         if cached is None:
