@@ -19,14 +19,17 @@ import queue
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from firmware.link import protocol as proto
 from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
-from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message
+from firmware.link.mqtt import BrokerConfig, Client, LinkState
+
+T = TypeVar("T")
 
 EX_REFUSED = 1
 EX_UNAVAILABLE = 69  # sysexits.h
@@ -103,15 +106,9 @@ def send(
         _wait_for_hub(client, topics, table, deadline)
         assert cmd.id is not None
         client.publish(topics.host_command, proto.encode(cmd))
-        while (msg := _next(client, deadline)) is not None:
-            if msg.topic != topics.host_ack:
-                continue
-            try:
-                ack = msgspec.json.decode(msg.payload, type=proto.Ack)
-            except msgspec.DecodeError:
-                continue
-            if ack.id == cmd.id:
-                return ack
+        ack = _first(client, topics.host_ack, proto.Ack, deadline, lambda a: a.id == cmd.id)
+        if ack is not None:
+            return ack
         raise HostUnavailable(
             f"table {table}: the hub did not answer {cmd.cmd} within {timeout:g} s "
             "(it may still act on it; look at the table before sending it again)"
@@ -144,13 +141,8 @@ def _wait_for_hub(client: Client, topics: proto.Topics, table: str, deadline: fl
     """The table's retained hub status must say ready: else no hub would answer."""
     # Retained messages come right after the subscription; a short wait is enough.
     soon = min(deadline, time.monotonic() + 1.5)
-    while (msg := _next(client, soon)) is not None:
-        if msg.topic != topics.hub_status:
-            continue
-        try:
-            status = msgspec.json.decode(msg.payload, type=proto.HubStatus)
-        except msgspec.DecodeError:
-            continue
+    status = _first(client, topics.hub_status, proto.HubStatus, soon, lambda _s: True)
+    if status is not None:
         if status.state == "ready":
             return
         raise HostUnavailable(f"table {table}: its hub is {status.state}")
@@ -160,14 +152,27 @@ def _wait_for_hub(client: Client, topics: proto.Topics, table: str, deadline: fl
     )
 
 
-def _next(client: Client, deadline: float) -> Message | None:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return None
-    try:
-        return client.inbox.get(timeout=left)
-    except queue.Empty:
-        return None
+def _first(
+    client: Client, topic: str, kind: type[T], deadline: float, accept: Callable[[T], bool]
+) -> T | None:
+    """The first message on ``topic`` that decodes as ``kind`` and is accepted, before the
+    deadline (None: none came)."""
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            msg = client.inbox.get(timeout=left)
+        except queue.Empty:
+            return None
+        if msg is None:  # the client stopped
+            return None
+        if msg.topic != topic:
+            continue
+        try:
+            item = msgspec.json.decode(msg.payload, type=kind)
+        except msgspec.DecodeError:
+            continue
+        if accept(item):
+            return item
+    return None
 
 
 def describe(table: str, cmd: proto.HostCommand, ack: proto.Ack) -> str:
