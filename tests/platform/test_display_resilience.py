@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from firmware.tools.simtable import TABLE
+from firmware.display.server import Display
+from firmware.tools.bots.secret_identity import Director
+from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.browser import chromium, new_page, page_version, start_display, wait_version
 from tests.platform.conftest import TableFactory, director
 
 OFFLINE = ".offline"
 
 
-def test_broker_restart_shows_hub_offline_then_the_game_again(make_table: TableFactory) -> None:
-    """The broker goes away: the page says hub offline; it comes back: the live table returns."""
-    sim = make_table(3)
+def mid_vote(make_table: TableFactory, **kwargs: Any) -> tuple[SimTable, Display, Director]:
+    """A 3-seat table with its display, its bots stopped at round 1's vote."""
+    sim = make_table(3, **kwargs)
     display = start_display(sim)
     bots = director(sim, seed=2, stop_at=(1, "vote"))
     bots.start_game(3)
     bots.play()
+    return sim, display, bots
+
+
+def test_broker_restart_shows_hub_offline_then_the_game_again(make_table: TableFactory) -> None:
+    """The broker goes away: the page says hub offline; it comes back: the live table returns."""
+    sim, display, bots = mid_vote(make_table)
     version = sim.watch.public["version"]
     with chromium() as browser:
         page = new_page(browser)
@@ -39,11 +48,7 @@ def test_broker_restart_shows_hub_offline_then_the_game_again(make_table: TableF
 
 def test_hub_killed_and_restarted_the_page_says_so_and_resumes(make_table: TableFactory) -> None:
     """A killed hub's will makes the page say hub offline; the restarted hub's table returns."""
-    sim = make_table(3, hub_mode="process")
-    display = start_display(sim)
-    bots = director(sim, seed=2, stop_at=(1, "vote"))
-    bots.start_game(3)
-    bots.play()
+    sim, display, _bots = mid_vote(make_table, hub_mode="process")
     version = sim.watch.public["version"]
     with chromium() as browser:
         page = new_page(browser)
@@ -59,11 +64,7 @@ def test_hub_killed_and_restarted_the_page_says_so_and_resumes(make_table: Table
 
 def test_a_reloaded_page_shows_the_current_state_at_once(make_table: TableFactory) -> None:
     """The first byte of a page is the current table (no waiting for a stream or a move)."""
-    sim = make_table(3)
-    display = start_display(sim)
-    bots = director(sim, seed=2, stop_at=(1, "vote"))
-    bots.start_game(3)
-    bots.play()
+    sim, display, _bots = mid_vote(make_table)
     time.sleep(0.3)
     version = sim.watch.public["version"]
     with chromium() as browser:
