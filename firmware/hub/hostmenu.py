@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from firmware.link.lang import LANGUAGES, N_, _
+from firmware.link.lang import LANGUAGES, N_, _, label
 from firmware.link.protocol import HostCommand
 from firmware.link.render import scroll_title
 
@@ -66,7 +66,7 @@ VALUE_NAMES = {
 
 def game_name(game_id: str) -> str:
     """A game's name as the table reads it."""
-    return _(GAME_NAMES[game_id]) if game_id in GAME_NAMES else game_id
+    return label(GAME_NAMES, game_id)
 
 
 def option_text(name: str, value: Any) -> str:
@@ -74,7 +74,7 @@ def option_text(name: str, value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         shown = _("off") if value == 0 else _("{n} s", n=value)
     else:
-        shown = _(VALUE_NAMES[value]) if value in VALUE_NAMES else str(value)
+        shown = label(VALUE_NAMES, str(value))
     return _("{option}: {value}", option=_(OPTION_NAMES.get(name, name)), value=shown)
 
 

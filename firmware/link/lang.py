@@ -76,6 +76,12 @@ def N_(msgid: str, /) -> str:
     return msgid
 
 
+def label(labels: Mapping[str, str], key: str) -> str:
+    """``labels[key]`` (an ``N_``-marked text) in the language spoken now; an unknown key
+    reads as itself."""
+    return _(labels[key]) if key in labels else key
+
+
 def refusal(msgid: str, params: Mapping[str, Any] | None = None) -> str:
     """A refusal (an engine's or a binding's message id and parameters) in the table's language."""
     params = dict(params or {})

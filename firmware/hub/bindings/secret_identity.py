@@ -15,7 +15,7 @@ from typing import Any
 
 from firmware.hub.table import Table
 from firmware.link import lang
-from firmware.link.lang import N_, _, plural
+from firmware.link.lang import N_, _, label, plural
 from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import fit_list
 from firmware.link.render import wrap as _wrap
@@ -308,7 +308,7 @@ _PHASES = {
 
 
 def _phase(phase: str) -> str:
-    return _(_PHASES[phase]) if phase in _PHASES else phase
+    return label(_PHASES, phase)
 
 
 def _head(pub: dict[str, Any]) -> str:

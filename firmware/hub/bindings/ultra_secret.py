@@ -34,7 +34,7 @@ from typing import Any
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
-from firmware.link.lang import N_, _, plural
+from firmware.link.lang import N_, _, label, plural
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import fit_list
 from rules.core import Action, action_to_json
@@ -552,7 +552,7 @@ class UltraSecretBinding(KnobMenus):
 
 
 def _phase(phase: str) -> str:
-    return _(PHASE_LABEL[phase]) if phase in PHASE_LABEL else phase
+    return label(PHASE_LABEL, phase)
 
 
 def make_binding(**settings: Any) -> UltraSecretBinding:
