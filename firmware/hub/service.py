@@ -406,31 +406,36 @@ class Hub:
                 self._host_command(actor, cmd)
             self.out.all(actor)  # the language may have changed: the idle stations too
             return
-        for actor in self.actors.values():
-            parsed = actor.topics.parse_station_topic(msg.topic)
-            is_input = parsed is not None and parsed[1] == "input"
-            is_event = msg.topic == actor.topics.host_command or is_input
-            if is_event and msg.retain:
-                # An event is never retained: one would replay at every (re)subscription.
-                # Clear it (an empty retained message deletes it) and act on nothing.
-                if msg.payload:
-                    self._clearing.add(msg.topic)
-                    self.out.send(actor, msg.topic, b"", retain=True)
-                return
-            if is_event and not msg.payload and msg.topic in self._clearing:
-                self._clearing.discard(msg.topic)  # the echo of our own clearing
-                return
-            if msg.topic == actor.topics.host_command:
-                self._host_payload(actor, msg.payload)
-                return
-            if parsed is None:
-                continue
-            station, leaf = parsed
-            if leaf == "input":
-                self._station_input(actor, station, msg.payload)
-            elif leaf == "status":
-                self._station_status(actor, station, msg.payload)
+        # One dictionary look-up per message, whatever the number of tables (the table is
+        # the topic's second level: coffre/<table>/...).
+        root, _, rest = msg.topic.partition("/")
+        found = self.actors.get(rest.partition("/")[0]) if root == proto.ROOT else None
+        if found is None:
             return
+        actor = found
+        parsed = actor.topics.parse_station_topic(msg.topic)
+        is_input = parsed is not None and parsed[1] == "input"
+        is_event = msg.topic == actor.topics.host_command or is_input
+        if is_event and msg.retain:
+            # An event is never retained: one would replay at every (re)subscription.
+            # Clear it (an empty retained message deletes it) and act on nothing.
+            if msg.payload:
+                self._clearing.add(msg.topic)
+                self.out.send(actor, msg.topic, b"", retain=True)
+            return
+        if is_event and not msg.payload and msg.topic in self._clearing:
+            self._clearing.discard(msg.topic)  # the echo of our own clearing
+            return
+        if msg.topic == actor.topics.host_command:
+            self._host_payload(actor, msg.payload)
+            return
+        if parsed is None:
+            return
+        station, leaf = parsed
+        if leaf == "input":
+            self._station_input(actor, station, msg.payload)
+        elif leaf == "status":
+            self._station_status(actor, station, msg.payload)
 
     def _link_changed(self, actor: TableActor) -> None:
         """The hub's own connection changed: a problem goes on the host's display at once
