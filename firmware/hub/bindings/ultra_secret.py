@@ -36,7 +36,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, label, plural
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import fit_list
+from firmware.link.render import CHARS, fit_list
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -535,7 +535,7 @@ class UltraSecretBinding(KnobMenus):
         title = f"{turn}{_phase(pub['phase'])}"
         agents = [a or "-" for a in pub["agents"]]
         lines = [_("Ag {squares}", squares=" ".join(agents))]
-        if len(lines[0]) > 21:  # six agents in the flight (VM1...): two rows
+        if len(lines[0]) > CHARS:  # six agents in the flight (VM1...): two rows
             lines = [_("Ag {squares}", squares=" ".join(agents[:3])), "   " + " ".join(agents[3:])]
         if pub["phase"] in ("file", "flight", "over"):
             fugitive = pub["fugitive"]
