@@ -491,10 +491,8 @@ class Hub:
                 raise IllegalAction("No game: ask the host")
             if station not in table.seating.stations[: table.players]:
                 raise IllegalAction("Not in this game")
-            if table.over:
-                raise IllegalAction("The game is over")
             seat = table.seating.stations.index(station)
-            body = table.binding.translate(table, seat, inp)
+            body = _after_game(table, seat, inp)
             if "ui" in body and table.ui_noop(body):
                 self._ack(actor, station, proto.Ack(inp.id, True, ""))
                 return  # a knob against its stop: nothing to store
@@ -535,9 +533,10 @@ class Hub:
         if not self.store.append(record.table_id, record.game_no, body, source_id):
             return  # a duplicate that raced past answer(): already applied
         self._touched[actor.config.name] = actor
+        was_over = table.over
         table.commit(body, checked)
         actor.message = ""  # a note about the last host command is stale once the game moves
-        if table.over:
+        if table.over and not was_over:
             self.store.set_status(record.table_id, record.game_no, "over")
             log.info("%s: game %d (%s) is over", actor.config.name, record.game_no, record.game)
         try:
@@ -710,6 +709,20 @@ class Hub:
             except Exception:
                 actor.arm_timer(self.clock())
                 raise
+
+
+def _after_game(table: Table, seat: int, inp: proto.Input) -> dict[str, Any]:
+    """The event a station's input means; once the game is over, only a knob that scrolls
+    the final ranking still means one (anything else: "The game is over")."""
+    if not table.over:
+        return table.binding.translate(table, seat, inp)
+    try:
+        body = table.binding.translate(table, seat, inp)
+    except IllegalAction:
+        body = {}
+    if "ui" not in body:
+        raise IllegalAction("The game is over")
+    return body
 
 
 def _line(exc: BaseException) -> str:

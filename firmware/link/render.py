@@ -6,6 +6,7 @@ every machine (golden PNGs compare exactly).
 
 from __future__ import annotations
 
+import textwrap
 import unicodedata
 from functools import lru_cache
 
@@ -93,6 +94,51 @@ def window(items: list[str], top: int, shown: int) -> tuple[list[str], int]:
     """The ``shown`` items from ``top`` (kept in range) and the top actually used."""
     top = max(0, min(top, len(items) - shown))
     return items[top : top + shown], top
+
+
+def scrolled(title: str, head: list[str], rows: list[str], top: int) -> tuple[str, list[str]]:
+    """A screen whose ``rows`` (a ranking, a result list) scroll under fixed ``head`` lines:
+    the title, with the marker ("1-3/8 ▼") when the rows do not all fit, and the lines."""
+    shown, top = window(rows, top, BODY_LINES - len(head))
+    return scroll_title(title, top, len(shown), len(rows)), [*head, *shown]
+
+
+def scroll_room(head: int, rows: int) -> int:
+    """The largest top a list of ``rows`` under ``head`` fixed lines scrolls to."""
+    return max(0, rows - (BODY_LINES - head))
+
+
+#: A menu option's wrapped lines start under its text, past the "> " of the cursor.
+MENU_INDENT = "    "
+
+
+def menu_rows(labels: list[str], cursor: int, room: int = BODY_LINES) -> list[str]:
+    """A knob menu on ``room`` lines: "> " marks the cursor's option, and an option longer
+    than a row wraps onto indented lines, so every label is read whole. The window keeps
+    the cursor's option, and the one before it when there is room, in sight."""
+    blocks = [
+        textwrap.wrap(
+            glass(label),
+            CHARS,
+            initial_indent="> " if i == cursor else "  ",
+            subsequent_indent=MENU_INDENT,
+        )
+        or ["> " if i == cursor else ""]
+        for i, label in enumerate(labels)
+    ]
+    start = max(0, cursor - 1)
+    while start < cursor and sum(len(b) for b in blocks[start : cursor + 1]) > room:
+        start += 1
+    end, used = start, 0
+    while end < len(blocks) and used + len(blocks[end]) <= room:
+        used += len(blocks[end])
+        end += 1
+    while start > 0 and end > cursor and used + len(blocks[start - 1]) <= room:
+        start -= 1
+        used += len(blocks[start])
+    if end <= cursor:  # the cursor's option alone is longer than the screen
+        return blocks[cursor][:room]
+    return [row for block in blocks[start:end] for row in block]
 
 
 def fit_list(head: str, items: list[str], width: int = CHARS) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from firmware.link import protocol as proto
 from firmware.link.lang import refusal
 from firmware.link.mqtt import BrokerConfig, Message
 from hardware.keys import COLOURS, load_keyset
+from rules.core import IllegalAction
+from tests.screens.harness import random_move
 
 KEYS = load_keyset()
 T = proto.Topics("t")
@@ -292,3 +295,35 @@ def test_a_broken_card_set_is_refused_on_the_hub_display(tmp_path: Path) -> None
     actor = hub.actors["t"]
     note = refusal(actor.message, actor.message_params)  # spoken when the display shows it
     assert note == "Card set broken: bad file, see hub log"
+
+
+def test_the_knob_scrolls_the_final_ranking_once_the_game_is_over(tmp_path: Path) -> None:
+    """After the last move a station's knob still scrolls its ranking (a stored ui event,
+    a new screen); any other input is refused: "The game is over", nothing stored."""
+    stations = [f"p{i}" for i in range(1, 6)]
+    hub = Hub(BrokerConfig(port=1), [TableConfig("t", stations)], tmp_path / "hub.db", keys=KEYS)
+    sent: list[tuple[str, Any]] = []
+    hub.client.publish = lambda topic, payload, retain=False: sent.append(  # type: ignore[method-assign]
+        (topic, json.loads(payload))
+    )
+    deliver(hub, T.host_command, {"cmd": "start", "game": "incognito", "players": 5, "seed": 5})
+    actor = hub.actors["t"]
+    table = actor.table
+    assert table is not None
+    rng = random.Random(5)
+    while not table.over:
+        try:
+            hub._apply(actor, random_move(table, rng), None)
+        except IllegalAction:
+            continue
+    stored = len(hub.store.events("t", 1))
+    screens = [p for t, p in sent if t == T.station("p1", "screen")]
+    assert "1-3/5" in screens[-1]["title"]
+    deliver(hub, T.station("p1", "input"), {"id": "k1:1", "kind": "knob", "step": 1})
+    assert acks(sent, "p1")[-1] == {"id": "k1:1", "ok": True, "message": ""}
+    assert len(hub.store.events("t", 1)) == stored + 1
+    screens = [p for t, p in sent if t == T.station("p1", "screen")]
+    assert "2-4/5" in screens[-1]["title"]
+    deliver(hub, T.station("p1", "input"), {"id": "k1:2", "kind": "press"})
+    assert acks(sent, "p1")[-1]["message"] == "The game is over"
+    assert len(hub.store.events("t", 1)) == stored + 1

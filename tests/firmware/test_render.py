@@ -5,7 +5,7 @@ from __future__ import annotations
 from PIL import Image
 
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import CHARS, HEIGHT, WIDTH, fit, render
+from firmware.link.render import CHARS, HEIGHT, MENU_INDENT, WIDTH, fit, menu_rows, render, scrolled
 
 
 def lit(image: Image.Image) -> int:
@@ -54,3 +54,41 @@ def test_text_outside_the_font_is_spelled_not_fatal() -> None:
         image = render(screen, show_secret=show, toast="déjà vu… ✓")
         assert image.size == (WIDTH, HEIGHT)
     assert fit("cœur") == "coeur"
+
+
+LABELS = ["Pass (stay)", "Inf G3 park monument", "Inf H1 Red hotel", "Inf F1 airport", "Sheet >"]
+
+
+def test_a_long_menu_label_wraps_whole_onto_indented_rows() -> None:
+    """Every option is read whole: past 19 characters it goes on over an indented row."""
+    rows = menu_rows(LABELS, 1)
+    assert rows == [
+        "  Pass (stay)",
+        "> Inf G3 park",
+        f"{MENU_INDENT}monument",
+        "  Inf H1 Red hotel",
+    ]
+    assert all(len(row) <= CHARS for row in rows)
+
+
+def test_the_menu_window_follows_the_cursor_to_the_end() -> None:
+    """The cursor's option is always in sight, with the one before it; at the end of the
+    menu the window is full; a smaller room (a news line above) shows fewer."""
+    wrapped = ["  Inf G3 park", f"{MENU_INDENT}monument"]
+    assert menu_rows(LABELS, 0) == ["> Pass (stay)", *wrapped, "  Inf H1 Red hotel"]
+    assert menu_rows(LABELS, 2) == [*wrapped, "> Inf H1 Red hotel", "  Inf F1 airport"]
+    assert menu_rows(LABELS, 3) == ["  Inf H1 Red hotel", "> Inf F1 airport", "  Sheet >"]
+    assert menu_rows(LABELS, 4) == [f"  {x}" for x in LABELS[2:4]] + ["> Sheet >"]
+    assert menu_rows(LABELS, 2, room=2) == ["> Inf H1 Red hotel", "  Inf F1 airport"]
+
+
+def test_a_scrolled_list_says_where_it_is_in_its_title() -> None:
+    """A ranking longer than the glass: the rows from the top asked, the marker in the title."""
+    rows = [f"{i}. seat{i}" for i in range(1, 9)]
+    assert scrolled("Red Over", ["You: #2"], rows, 0) == (
+        "Red Over      1-3/8 ▼",
+        ["You: #2", *rows[:3]],
+    )
+    title, lines = scrolled("Red Over", ["You: #2"], rows, 99)
+    assert title.endswith("6-8/8 ▲") and lines[1:] == rows[5:]
+    assert scrolled("Red Over", ["You: #2"], rows[:3], 0) == ("Red Over", ["You: #2", *rows[:3]])

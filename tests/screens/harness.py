@@ -19,7 +19,6 @@ from firmware.hub.table import Table
 from firmware.link.lang import speaking
 from firmware.link.protocol import Input, Screen
 from hardware.keys import load_keyset
-from rules import get_game
 from rules.core import IllegalAction, action_to_json
 
 KEYS = load_keyset()
@@ -80,22 +79,13 @@ def tables(
 ) -> Iterator[Table]:
     """Play a whole game at random; yield the table after each accepted step."""
     table = new_table(game, players, seed, options)
-    engine = get_game(game)
     rng = random.Random(seed)
     yield table
     for _step in range(MAX_STEPS):
         if table.over:
             return
         body = _knob_or_press(table, rng) if rng.random() < 0.4 else None
-        if body is None:
-            # The table's own moves (a timeout, the host's next) now and then: players
-            # who may change their minds forever would otherwise never let a phase end.
-            actions = engine.legal_actions(table.state, None)
-            if not actions or rng.random() > 0.08:
-                seats = range(players)
-                actions = [a for s in seats for a in engine.legal_actions(table.state, s)]
-                actions = actions or engine.legal_actions(table.state, None)
-            body = {"rules": _pick(table, [action_to_json(a) for a in actions], rng)}
+        body = body or random_move(table, rng)
         try:
             checked = table.check(body)
         except IllegalAction:
@@ -103,6 +93,18 @@ def tables(
         table.commit(body, checked)
         yield table
     raise AssertionError(f"{game} {players}p did not end in {MAX_STEPS} steps")
+
+
+def random_move(table: Table, rng: random.Random) -> dict[str, Any]:
+    """A legal move of a seat, now and then one of the table's own (a timeout, the host's
+    next): players who may change their minds forever would otherwise never end a phase."""
+    engine = table.engine
+    actions = engine.legal_actions(table.state, None)
+    if not actions or rng.random() > 0.08:
+        seats = range(table.players)
+        actions = [a for s in seats for a in engine.legal_actions(table.state, s)]
+        actions = actions or engine.legal_actions(table.state, None)
+    return {"rules": _pick(table, [action_to_json(a) for a in actions], rng)}
 
 
 def _pick(table: Table, actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:

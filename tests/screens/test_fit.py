@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from firmware.link.render import BODY_LINES, CHARS, glass
-from tests.screens.harness import GAMES, Shown, play
+from firmware.hub.bindings.menus import KnobMenus
+from firmware.hub.table import Table
+from firmware.link.lang import speaking
+from firmware.link.protocol import Input
+from firmware.link.render import BODY_LINES, CHARS, MENU_INDENT, glass
+from rules.core import IllegalAction
+from tests.screens.harness import GAMES, Shown, play, tables
+
+#: Games whose knob menus are drawn by :func:`firmware.link.render.menu_rows`.
+MENU_GAMES = ["ultra-secret"]
+#: Games that end on a ranking of every seat.
+RANKED = {"secret-identity": {}, "incognito": {}, "identiquest": {}}
 
 
 def misfits(shown: Shown) -> list[str]:
-    """What on one glass would be cut: a line past 21 characters, a station's fifth line."""
+    """What on one glass would be cut: a line past 21 characters or cut short ("~", the
+    renderer's mark), a station's fifth line."""
     bad = [
         f"{shown.where}: {text!r}"
         for text in (shown.title, *shown.lines)
-        if len(glass(text)) > CHARS
+        if len(glass(text)) > CHARS or "~" in text
     ]
     # The hub display pages a longer screen by itself (its title says "1/3"); a station
     # must page its own lists.
@@ -38,3 +49,73 @@ def test_every_screen_of_a_whole_game_fits(game: str, language: str) -> None:
             problems.update(misfits(shown))
     assert steps > 10
     assert not problems, sorted(problems)[:40]
+
+
+def cursor_label_misses(table: Table, seat: int) -> str:
+    """Whether the glass under the flap shows the whole label of the option under the
+    cursor ("" if it does): a player reads what a press will choose, never a cut one."""
+    binding = table.binding
+    assert isinstance(binding, KnobMenus)
+    if binding.paging(table, seat):
+        return ""
+    label = glass(binding.menu(table, seat)[binding.cursor(table, seat)].label)
+    secret = binding.station_screen(table, seat).secret
+    assert secret is not None
+    lines = list(secret.lines)
+    start = next(i for i, line in enumerate(lines) if line.startswith("> "))
+    block = [lines[start][2:]]
+    block += [
+        ln.removeprefix(MENU_INDENT) for ln in lines[start + 1 :] if ln.startswith(MENU_INDENT)
+    ]
+    shown = " ".join(block)
+    return "" if shown == label else f"p{seat + 1}: {label!r} shown as {shown!r}"
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("game", MENU_GAMES)
+def test_the_cursor_option_is_read_whole(game: str, language: str) -> None:
+    """At the most players, whatever the cursor is on, its whole label is on the glass
+    (a long one wraps onto the next row) at every step of a whole game."""
+    players = GAMES[game][1]
+    problems: set[str] = set()
+    for table in tables(game, players, seed=5):
+        with speaking(language):
+            for seat in range(players):
+                problems.add(cursor_label_misses(table, seat))
+    problems.discard("")
+    assert not problems, sorted(problems)[:20]
+
+
+def scroll_through(table: Table, seat: int) -> list[str]:
+    """Every line the seat's glass shows while its knob turns one step at a time to the
+    end of what it scrolls (the events committed as the hub would)."""
+    seen: list[str] = []
+    binding = table.binding
+    for _turn in range(4 * table.players):
+        screen = binding.station_screen(table, seat)
+        seen += [screen.title, *screen.lines]
+        try:
+            body = binding.translate(table, seat, Input(id="b:1", kind="knob", step=1))
+        except IllegalAction:
+            break
+        if "ui" not in body or table.ui_noop(body):
+            break
+        table.commit(body, table.check(body))
+    return seen
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("game", sorted(RANKED))
+def test_the_final_ranking_reaches_every_seat(game: str, language: str) -> None:
+    """At the most players, turning the knob on any station once the game is over brings
+    every seat's line of the ranking into view, and the title says where the list is."""
+    players = GAMES[game][1]
+    *_, table = tables(game, players, seed=4, options=RANKED[game])
+    assert table.over
+    with speaking(language):
+        names = [table.seating.name(s) for s in range(players)]
+        for seat in range(players):
+            seen = scroll_through(table, seat)
+            missing = [n for n in names if not any(f". {n}" in line for line in seen)]
+            assert not missing, (seat, missing, seen)
+            assert any("▼" in line for line in seen) and any("▲" in line for line in seen)

@@ -27,7 +27,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import scroll_marker
+from firmware.link.render import fit, scroll_marker, scroll_room, scrolled
 from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
@@ -121,6 +121,10 @@ class IdentiquestBinding:
         if inp.kind not in ("knob", "press"):
             raise IllegalAction("That button does nothing here")
         menu = self.menu(table, seat)
+        if menu is None and inp.kind == "knob" and table.view(None)["phase"] == "over":
+            rows = len(_ranking_rows(table, table.view(None)))  # the knob scrolls the ranking
+            top = max(0, min(scroll_room(1, rows), self.top(table, seat) + (inp.step or 0)))
+            return {"ui": {"seat": seat, "top": top}}
         if menu is None:
             msgid, params = self._wait_message(table)
             raise IllegalAction(msgid, **params)
@@ -172,7 +176,15 @@ class IdentiquestBinding:
         }
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
+        if "top" in ui:  # the final ranking's first row shown
+            table.ui[f"top:{ui['seat']}"] = int(ui["top"])
+            return
         table.ui[f"menu:{ui['seat']}"] = {k: v for k, v in ui.items() if k != "seat"}
+
+    @staticmethod
+    def top(table: Table, seat: int) -> int:
+        """The first row of the final ranking the seat's glass shows."""
+        return int(table.ui.get(f"top:{seat}", 0))
 
     def _wait_message(self, table: Table) -> tuple[str, dict[str, Any]]:
         """The refusal for a seat whose turn it is not (the hub speaks the seat's colour)."""
@@ -206,8 +218,7 @@ class IdentiquestBinding:
         secret = self._secret(me)
         led = ACT_LED if menu is not None else IDLE_LED
         if pub["phase"] == "over":
-            title = _("{seat}: game over", seat=name(seat))
-            lines = self._final_lines(table, pub, seat)
+            title, lines = self._final_screen(table, pub, seat)
         elif menu is None:
             if pub["phase"] == "give":
                 p = pub["pending"]
@@ -255,7 +266,7 @@ class IdentiquestBinding:
         last = _last_event(table, pub, seat)
         if last and menu is None and pub["phase"] != "over":
             lines[2] = last  # what just happened beats the suspects summary
-        return Screen(rev=0, title=title[:WIDTH], lines=tuple(lines), secret=secret, led=led)
+        return Screen(rev=0, title=fit(title), lines=tuple(lines), secret=secret, led=led)
 
     def _window(self, table: Table, seat: int, menu: Menu, size: int = WINDOW) -> list[str]:
         items = self.items(table, seat, menu)
@@ -286,13 +297,13 @@ class IdentiquestBinding:
             ),
         )
 
-    def _final_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
-        ranking = pub["ranking"] or []
-        ranks = lang.ranks(ranking)
+    def _final_screen(self, table: Table, pub: dict[str, Any], seat: int) -> tuple[str, list[str]]:
+        """The seat's own rank, then the ranking, which the knob scrolls ("1-3/6 ▼")."""
+        ranks = lang.ranks(pub["ranking"] or [])
         score = pub["scores"][seat]
-        lines = [plural("You: #{rank}, {n} gem", "You: #{rank}, {n} gems", score, rank=ranks[seat])]
-        lines += _ranking_rows(table, pub)
-        return [line[:WIDTH] for line in lines[:4]]
+        me = plural("You: #{rank}, {n} gem", "You: #{rank}, {n} gems", score, rank=ranks[seat])
+        title = f"{table.seating.name(seat)} {_('Over')}"
+        return scrolled(title, [me], _ranking_rows(table, pub), self.top(table, seat))
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
@@ -300,7 +311,7 @@ class IdentiquestBinding:
         gems = gem_codes(pub["colours"])
         if pub["phase"] == "over":
             end = _("deck empty") if pub["end"] == "deck" else _("all out")
-            return _("Over ({end})", end=end), _ranking_rows(table, pub)[:4]
+            return _("Over ({end})", end=end), _ranking_rows(table, pub)  # the hub pages it
         if pub["phase"] == "give":
             p = pub["pending"]
             title = _(
@@ -316,7 +327,7 @@ class IdentiquestBinding:
             top = gems[loot["top"]] if loot["top"] else "--"
             cells.append(f"{_letter(table, s)}{loot['size']:>2}{top}")
         rows = [" ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
-        return title[:WIDTH], [_market(pub), *rows, "?" + _suspect_summary(table, pub)][:4]
+        return fit(title), [_market(pub), *rows, "?" + _suspect_summary(table, pub)][:4]
 
 
 def gem_name(colour: str) -> str:
@@ -337,7 +348,7 @@ def _ranking_rows(table: Table, pub: dict[str, Any]) -> list[str]:
     ranks = lang.ranks(pub["ranking"] or [])
     return [
         f"{ranks[s]}. {table.seating.name(s):<7}{pub['scores'][s]:>2} "
-        f"{gem_name(pub['identities'][s])}"[:WIDTH]
+        f"{gem_name(pub['identities'][s])}"
         for group in pub["ranking"] or []
         for s in group
     ]

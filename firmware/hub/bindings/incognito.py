@@ -21,7 +21,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import glass, scroll_title, window
+from firmware.link.render import glass, scroll_room, scroll_title, scrolled, window
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 
@@ -61,6 +61,8 @@ class IncognitoBinding:
                 top = max(0, len(pub["list"]) - self.list_window(table, seat))
             elif phase == "reveal":
                 top = table.players - 1  # page 0: your results; then each other drawing
+            elif phase == "over":
+                top = scroll_room(1, table.players)  # the ranking under your own line
             else:
                 raise IllegalAction("Nothing to choose now")
             new = max(0, min(top, self.scroll(table, seat) + (inp.step or 0)))
@@ -138,7 +140,8 @@ class IncognitoBinding:
                 lines[0] = scroll_title(lines[0], page, 1, table.players)
             busy = False
         else:
-            lines, busy = self._final_lines(table, pub, seat), False
+            title, lines = self._final_screen(table, pub, seat)
+            busy = False
         if busy:
             led = ACT_LED
         secret = self._secret(table, me, clock)
@@ -219,15 +222,19 @@ class IncognitoBinding:
             ),
         ]
 
-    def _final_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
+    def _final_screen(self, table: Table, pub: dict[str, Any], seat: int) -> tuple[str, list[str]]:
+        """The seat's own rank, then the ranking, which the knob scrolls ("1-3/6 ▼")."""
         ranking = pub["ranking"] or []
         ranks = lang.ranks(ranking)
         points = pub["reveal"]["points"][seat]
-        lines = [_("You: #{rank} (round +{n})", rank=ranks[seat], n=points)]
-        for group in ranking:
-            for s in group:
-                lines.append(f"{ranks[s]}. {table.seating.name(s):<8}{pub['scores'][s]:>3}")
-        return lines[:4]
+        me = _("You: #{rank} (round +{n})", rank=ranks[seat], n=points)
+        rows = [
+            f"{ranks[s]}. {table.seating.name(s):<8}{pub['scores'][s]:>3}"
+            for group in ranking
+            for s in group
+        ]
+        title = f"{table.seating.name(seat)} {_(_PHASES['over'])}"
+        return scrolled(title, [me], rows, self.scroll(table, seat))
 
     def _secret(self, table: Table, me: dict[str, Any], clock: str) -> Secret:
         pub = me["table"]

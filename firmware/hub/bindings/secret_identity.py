@@ -17,7 +17,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, label, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit_list
+from firmware.link.render import fit_list, scroll_room, scrolled
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 
@@ -39,6 +39,10 @@ class SecretIdentityBinding:
             return self._tag(table, seat, inp.uid)
         pub = table.view(None)
         coop = pub["mode"] == "coop"
+        if inp.kind == "knob" and pub["phase"] == "over":  # the knob scrolls the ranking
+            rows = len(self._ranking_rows(table, pub))
+            top = max(0, min(scroll_room(1, rows), self.top(table, seat) + (inp.step or 0)))
+            return {"ui": {"seat": seat, "top": top}}
         if inp.kind == "knob":
             lo, hi = self._picto_range(table, seat)
             if hi == 0:
@@ -91,10 +95,18 @@ class SecretIdentityBinding:
         return (int(active) + 1) % table.players
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
+        if "top" in ui:  # the final ranking's first row shown
+            table.ui[f"top:{ui['seat']}"] = int(ui["top"])
+            return
         # One cursor per round (turn, in co-op): each round starts again at 1 picto.
         prefix = f"cursor:{ui['round']}:"
         kept = {k: v for k, v in table.ui.items() if k.startswith(prefix)}  # drop old rounds
         table.ui = kept | {f"{prefix}{ui['seat']}": int(ui["cursor"])}
+
+    @staticmethod
+    def top(table: Table, seat: int) -> int:
+        """The first row of the final ranking the seat's glass shows."""
+        return int(table.ui.get(f"top:{seat}", 0))
 
     def cursor(self, table: Table, seat: int) -> int:
         lo, hi = self._picto_range(table, seat)
@@ -141,8 +153,10 @@ class SecretIdentityBinding:
         title = _("{seat} {head} {phase}", seat=name(seat), head=_head(pub), phase=_phase(phase))
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
-        if phase == "over":
-            lines = self._final_lines(table, pub, seat)
+        if phase == "over" and not coop:
+            title, lines = self._final_screen(table, pub, seat)
+        elif phase == "over":
+            lines = self._coop_final_lines(table, pub)
         elif coop:
             lines, led = self._coop_lines(table, me, pub, seat)
         elif phase == "prepare":
@@ -231,29 +245,37 @@ class SecretIdentityBinding:
             ], READY_LED
         return [_("{seat} is preparing", seat=table.seating.name(active)), last, team], READY_LED
 
-    def _final_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
-        if pub["mode"] == "coop":
-            result = pub["result"] or {}
-            right = int(result.get("right", 0))
-            band = _(BANDS.get(int(result.get("band", [0])[0]), ""))
-            return [
-                plural("{n} right answer", "{n} right answers", right),
-                _last_turn(table, pub),
-                *_wrap(band, 2),
-            ]
+    @staticmethod
+    def _coop_final_lines(table: Table, pub: dict[str, Any]) -> list[str]:
+        result = pub["result"] or {}
+        right = int(result.get("right", 0))
+        band = _(BANDS.get(int(result.get("band", [0])[0]), ""))
+        return [
+            plural("{n} right answer", "{n} right answers", right),
+            _last_turn(table, pub),
+            *_wrap(band, 2),
+        ]
+
+    def _final_screen(self, table: Table, pub: dict[str, Any], seat: int) -> tuple[str, list[str]]:
+        """The seat's own rank, then the ranking, which the knob scrolls ("1-3/8 ▼")."""
         ranks = lang.ranks(pub["ranking"] or [])
-        lines = []
-        for group in pub["ranking"] or []:
-            for s in group:
-                score = pub["seats"][s]["score"]
-                lines.append(f"{ranks[s]}. {table.seating.name(s):<8}{score:>3}")
         me = _(
             "You: #{rank} {seat} {n} pts",
             rank=ranks[seat],
             seat=table.seating.name(seat),
             n=pub["seats"][seat]["score"],
         )
-        return [me, *lines][:4]
+        title = f"{table.seating.name(seat)} {_phase('over')}"
+        return scrolled(title, [me], self._ranking_rows(table, pub), self.top(table, seat))
+
+    @staticmethod
+    def _ranking_rows(table: Table, pub: dict[str, Any]) -> list[str]:
+        ranks = lang.ranks(pub["ranking"] or [])
+        return [
+            f"{ranks[s]}. {table.seating.name(s):<8}{pub['seats'][s]['score']:>3}"
+            for group in pub["ranking"] or []
+            for s in group
+        ]
 
     def _secret(self, table: Table, me: dict[str, Any]) -> Secret | None:
         pub = me["table"]

@@ -36,7 +36,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, label, plural
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import CHARS, fit_list
+from firmware.link.render import CHARS, fit, fit_list, glass, menu_rows
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -294,7 +294,7 @@ class UltraSecretBinding(KnobMenus):
         return str(square)
 
     def label(self, table: Table, action: Action) -> str:
-        """How an engine action reads in a menu (at most 19 characters)."""
+        """How an engine action reads in a menu (a label past 19 characters wraps)."""
         a = action_to_json(action)
         kind = a["type"]
         phase = table.view(None)["phase"]
@@ -343,7 +343,7 @@ class UltraSecretBinding(KnobMenus):
         suit, brief = card_code(hidden["suitcase"]), card_code(hidden["briefcase"])
         locker = card_code(hidden["locker"])
         mine = [
-            _("You are {code} {name}", code=hidden["identity"], name=name)[:21],
+            _you_are(hidden["identity"], name),
             _("Suit {card} Brief {other}", card=suit, other=brief),
             _(
                 "Locker {square}: {card}",
@@ -493,33 +493,26 @@ class UltraSecretBinding(KnobMenus):
         lines = [_(OUTCOME[outcome]) if outcome in OUTCOME else outcome]
         if fugitive is not None:
             lines.append(_("Fugitive: {seat}", seat=seat_name(fugitive)))
-        lines.append(_("Formula was {code}", code=end.get("formula", "?")))
-        if filing:
-            took = _(
-                "Took {card} at {square}",
-                card=card_code(filing.get("card")),
-                square=filing.get("square", "?"),
-            )
-            lines.append(took)
+        formula = end.get("formula", "?")
+        if filing:  # what the fugitive filed beside what it had to be, on one line
+            took = card_code(filing.get("card"))
+            lines.append(_("Formula {code}, took {card}", code=formula, card=took))
+        else:
+            lines.append(_("Formula was {code}", code=formula))
         lines.append(_("You win!") if scores[seat] else _("You lose"))
-        return [*lines[:3], lines[-1]]
+        return lines
 
     def _secret(self, table: Table, seat: int) -> Secret:
         if self.paging(table, seat):
             pages = self.pages(table, seat)
             page = self.page(table, seat)
             title, lines = pages[page]
-            return Secret(title=f"{title} {page + 1}/{len(pages)}"[:21], lines=tuple(lines))
+            return Secret(title=fit(f"{title} {page + 1}/{len(pages)}"), lines=tuple(lines))
         menu = self.menu(table, seat)
         cur = self.cursor(table, seat)
         news = self.news(table, seat)[-1:]
         # The newest thing the sheet learnt tops the menu ("* " marks it: not an option).
-        window = WINDOW - len(news)
-        start = min(max(0, cur - 1), max(0, len(menu) - window))
-        rows = tuple(
-            ("> " if i == cur else "  ") + opt.label[:19]
-            for i, opt in enumerate(menu[start : start + window], start=start)
-        )
+        rows = menu_rows([opt.label for opt in menu], cur, WINDOW - len(news))
         heading = f"{self._heading(table, seat)} {cur + 1}/{len(menu)}"
         return Secret(title=heading, lines=(*(f"*{n}" for n in news), *rows))
 
@@ -549,6 +542,12 @@ class UltraSecretBinding(KnobMenus):
         if waiting and pub["phase"] != "over":
             lines.append(fit_list(_("Waiting:"), waiting))
         return title, lines  # five lines at six agents: the hub display pages them
+
+
+def _you_are(code: str, name: str) -> str:
+    """ "You are P4 Anne Callisto"; just "P4 Anne Callisto" for a name too long for that."""
+    line = _("You are {code} {name}", code=code, name=name)
+    return line if len(glass(line)) <= CHARS else fit(f"{code} {name}")
 
 
 def _phase(phase: str) -> str:

@@ -33,6 +33,7 @@ from firmware.hub.bindings.ultra_secret import BACK, COLOURS, SHEET, short
 from firmware.link.lang import _ as text
 from firmware.link.lang import speaking
 from firmware.link.protocol import Screen, Secret
+from firmware.link.render import MENU_INDENT
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "ultra-secret"
@@ -53,9 +54,9 @@ class Known:
 class KnobBot:
     """Hands on the stations' knobs and flaps, reading knob menus under the flap.
 
-    A menu under the flap has a title ``<heading> <cursor>/<size>`` and shows four
-    options, the cursor's marked ``> `` (shared by the Ultra Secret and
-    Identités cryptées bindings).
+    A menu under the flap has a title ``<heading> <cursor>/<size>`` and shows up to four
+    options, the cursor's marked ``> ``, a long one wrapped onto indented rows (shared by
+    the Ultra Secret and Identités cryptées bindings).
     """
 
     sim: SimTable
@@ -112,8 +113,14 @@ class KnobBot:
         match = _TITLE.match(secret.title)
         assert match, secret.title
         heading, cur, size = match.group(1), int(match.group(2)) - 1, int(match.group(3))
-        # Options start "> " or "  "; a line of news above them ("*T3 ...") is not one.
-        rows = [line for line in secret.lines if line[:2] in ("> ", "  ")]
+        # Options start "> " or "  "; a line of news above them ("*T3 ...") is not one; a
+        # long option goes on over indented lines.
+        rows: list[str] = []
+        for line in secret.lines:
+            if line.startswith(MENU_INDENT) and rows:
+                rows[-1] += " " + line.removeprefix(MENU_INDENT)
+            elif line[:2] in ("> ", "  "):
+                rows.append(line)
         row = next(i for i, line in enumerate(rows) if line.startswith("> "))
         start = cur - row
         return heading, cur, size, {start + i: ln[2:] for i, ln in enumerate(rows)}
@@ -124,8 +131,11 @@ class KnobBot:
         labels = dict(seen)
         while len(labels) < size:
             missing = min(i for i in range(size) if i not in labels)
-            # The screen shows the cursor's option, one before it and two after.
+            # The screen shows the cursor's option and the one before it (and the next
+            # ones while they fit).
             target = min(missing + 1, size - 1)
+            if target == cur:  # two long options do not fit together: go to it
+                target = missing
             self._turn(seat, min(8, (target - cur) % size or 1))
             heading, cur, size, seen = self._menu(seat)
             labels.update(seen)
@@ -246,7 +256,7 @@ class Bot(KnobBot):
     def _bug(self, seat: int, view: dict[str, Any]) -> str:
         know = self.known[seat]
         if know.complete or view["turn"] >= self.max_turns:
-            declare = text("Declare: I know!")[:19]
+            declare = text("Declare: I know!")
             chosen = self._pick(seat, _starts(declare), _starts(text("Pass")))
             if chosen.startswith(declare):
                 self.declared.append((seat, view["turn"], know.complete))
@@ -297,7 +307,7 @@ class Bot(KnobBot):
             _, cur, _, seen = self._menu(seat)
             steps.append(seen[cur].split()[0])
             self._press(seat)
-        self._choose(seat, lambda labels: labels.index(text("File it!")[:19]))
+        self._choose(seat, lambda labels: labels.index(text("File it!")))
         return "filed " + " ".join(steps)
 
     def _flight(self, seat: int, view: dict[str, Any]) -> str:
