@@ -250,6 +250,12 @@ def test_replaying_the_events_rebuilds_table_and_cursors() -> None:
         )
 
 
+def host(table: Table) -> tuple[str, list[str], list[str]]:
+    """The hub display's screen, and the words of the list it should show while voting."""
+    title, rows = table.binding.host_screen(table)
+    return title, rows, [f"{i + 1} {w}" for i, w in enumerate(table.view(None)["list"])]
+
+
 @pytest.mark.parametrize(("players", "lang"), [(3, "fr"), (6, "fr"), (6, "en")])
 def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> None:
     """Three rounds with random cards: lines fit 21 chars, at most 4; ranking at the end."""
@@ -258,17 +264,17 @@ def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> 
     longest = max(PLACES[lang], key=len)
     assert len(longest) > 21 and max(len(w) for w in WORDS[lang]) <= 19
     screens: list[Screen] = []
-    hosts = [table.binding.host_screen(table)]
+    hosts = [host(table)]
     for _ in range(3):
         for seat in range(players):
             send(table, seat, "press")
-            hosts.append(table.binding.host_screen(table))
+            hosts.append(host(table))
         for voter in range(players):
             drawers = [d for d in range(players) if d != voter]
             for drawer, number in zip(drawers, rng.sample(range(1, 7), players - 1), strict=True):
                 send(table, drawer, "tag", uid=vote_uid(table, voter, number))
         screens += [table.binding.station_screen(table, s) for s in range(players)]
-        hosts.append(table.binding.host_screen(table))
+        hosts.append(host(table))
         if table.view(None)["phase"] == "reveal":
             for _ in range(players - 1):
                 send(table, 0, "knob", step=1)
@@ -279,9 +285,12 @@ def test_a_whole_game_keeps_every_line_on_the_glass(players: int, lang: str) -> 
     for screen in screens:
         assert len(screen.title) <= 21 and len(screen.lines) <= 4
         assert all(len(line) <= 21 for line in screen.lines), screen.lines
-    for title, rows in hosts:
-        assert len(title) <= 21 and len(rows) <= 4
+    for title, rows, words in hosts:
+        # The hub display pages more than four lines by itself; no word of the list is cut.
+        assert len(title) <= 21 and len(rows) <= 7
         assert all(len(row) <= 21 for row in rows), rows
+        if "Vote" in title:
+            assert all(any(w in row for row in rows) for w in words), (words, rows)
     final = table.binding.station_screen(table, 0).lines
     assert final[0].startswith("You: #")
     best = table.engine.ranking(table.state)[0][0]

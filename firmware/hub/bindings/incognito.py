@@ -264,12 +264,11 @@ class IncognitoBinding:
             done = _("Done drawing: {n}/{of}", n=pub["done"].count(True), of=table.players)
             return title, [done, still]
         if phase == "vote":
-            words = [f"{i + 1} {w}"[:10] for i, w in enumerate(pub["list"])]
-            rows = [f"{words[i]:<10} {words[i + 1]}" for i in range(0, len(words) - 1, 2)]
+            words = [glass(f"{i + 1} {w}") for i, w in enumerate(pub["list"])]
             others = table.players - 1
             complete = sum(1 for row in pub["voted"] if len(row) == others)
             voted = _("Voted: {n}/{of}", n=complete, of=table.players)
-            return title, [glass(r) for r in [*rows[:3], voted]]
+            return title, [*_two_a_row(words), glass(voted)]  # more than 4 lines: pages
         points = pub["reveal"]["points"]
         cells = [f"{short(s)} +{points[s]}={pub['scores'][s]}" for s in range(table.players)]
         pairs = [cells[i : i + 2] for i in range(0, len(cells), 2)]
@@ -277,6 +276,20 @@ class IncognitoBinding:
         if phase == "reveal":
             rows.append(_("Next: new round"))
         return title, [glass(row) for row in rows[:4]]
+
+
+def _two_a_row(words: list[str]) -> list[str]:
+    """The list's words two to a row where both fit whole, else one."""
+    rows: list[str] = []
+    while words:
+        pair = f"{words[0]:<10} {words[1]}" if len(words) > 1 else ""
+        if pair and len(pair) <= WIDTH:
+            rows.append(pair)
+            words = words[2:]
+        else:
+            rows.append(words[0])
+            words = words[1:]
+    return rows
 
 
 _PHASES = {

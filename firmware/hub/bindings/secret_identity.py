@@ -298,7 +298,6 @@ class SecretIdentityBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        name = table.seating.name
         title = _("{head} {phase}", head=_head(pub), phase=_phase(pub["phase"]))
         if pub["mode"] == "coop":
             team = pub["team"]
@@ -307,9 +306,9 @@ class SecretIdentityBinding:
         cells = []
         for s in pub["seats"]:
             laps = "*" * s["markers"]
-            cells.append(f"{name(s['seat'])[:5]:<5}{s['position']:>2}{laps}")
-        rows = ["  ".join(cells[i : i + 2]) for i in range(0, len(cells), 2)]
-        return title, rows[:4]
+            cells.append(f"{table.seating.short(s['seat'])} {s['position']:>2}{laps:<2}")
+        rows = ["   ".join(cells[i : i + 2]).rstrip() for i in range(0, len(cells), 2)]
+        return title, rows
 
 
 #: The co-op result, by the lowest score of its band (RULES.md's bands, said at the table).
