@@ -279,10 +279,13 @@ class IncognitoBinding:
 
 
 def _two_a_row(words: list[str]) -> list[str]:
-    """The list's words two to a row where both fit whole, else one."""
+    """The list's words two to a row (in columns where they fit) where both fit whole,
+    else one."""
     rows: list[str] = []
     while words:
         pair = f"{words[0]:<10} {words[1]}" if len(words) > 1 else ""
+        if len(pair) > WIDTH:
+            pair = f"{words[0]} {words[1]}"
         if pair and len(pair) <= WIDTH:
             rows.append(pair)
             words = words[2:]

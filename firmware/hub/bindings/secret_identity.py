@@ -206,8 +206,8 @@ class SecretIdentityBinding:
             last = opened[-1]
             right = [v["voter"] for v in last["votes"] if v["right"]]
             lines.append(_("{seat}'s key: {n}", seat=name(last["safe"]), n=last["mystery"]))
-            shown = " ".join(table.seating.short(v) for v in right)
-            lines.append(_("Right: {who}", who=shown or _("nobody")))
+            shown = [table.seating.short(v) for v in right] or [_("nobody")]
+            lines.append(fit_list(_("Right:"), shown))  # "+2" for those that do not fit
             lines.append(_("{seat} +{n} pts", seat=name(last["safe"]), n=last["points"]))
         else:
             lines.append(_("Safes open in order"))
