@@ -290,6 +290,8 @@ class LoadResult:
     messages: dict[str, int] = field(default_factory=dict)
     #: Process name -> its CPU time and memory over the load (where /proc has them).
     usage: dict[str, Usage] = field(default_factory=dict)
+    #: The inputs' ids, in sending order.
+    ids: list[str] = field(default_factory=list, repr=False)
 
     @property
     def lost(self) -> int:
@@ -681,6 +683,7 @@ class Venue:
             twice,
             messages,
             usage,
+            ids,
         )
 
     def stop(self) -> None:
@@ -738,6 +741,11 @@ def _tap_report(stations: int, taps: int) -> None:
         )
 
 
+def machine() -> str:
+    """The conditions a figure was measured in (this machine is often shared)."""
+    return f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before the run"
+
+
 def _load_report(args: Any) -> int:
     disk = ""
     if args.commit_delay or args.stall:
@@ -748,7 +756,7 @@ def _load_report(args: Any) -> int:
     hubs = f" on {args.hubs} hub processes" if args.hubs > 1 else ""
     print(
         f"{args.tables} tables x {STATIONS_PER_TABLE} stations{hubs} at {args.rate:g} input/s"
-        f"{disk}; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before"
+        f"{disk}; {machine()}"
     )
     result = run_load(
         args.tables,
