@@ -36,6 +36,7 @@ import heapq
 import json
 import os
 import queue
+import random
 import signal
 import statistics
 import subprocess
@@ -117,14 +118,21 @@ def echo(config: BrokerConfig, client_id: str = "coffre-echo") -> None:
         client.publish(f"{base}/ack", proto.encode(proto.Ack(input_id, True, "")))
 
 
-def _start_echo(config: BrokerConfig) -> subprocess.Popen[bytes]:
+def _helper_args(config: BrokerConfig) -> list[str]:
+    """The command line of this module as a process of its own (echo server or sniffer)."""
     args = [sys.executable, "-m", "firmware.tools.bench", "--host", config.host]
     args += ["--port", str(config.port)]
     if config.username:
         args += ["--username", config.username, "--password", config.password or ""]
     if config.tls_ca:
         args += ["--ca", config.tls_ca]
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return args
+
+
+def _start_echo(config: BrokerConfig) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        _helper_args(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 def _stop(proc: subprocess.Popen[Any] | None) -> None:
@@ -462,9 +470,8 @@ def sniff(config: BrokerConfig) -> None:
 
 class _Sniffer:
     def __init__(self, config: BrokerConfig) -> None:
-        args = [sys.executable, "-m", "firmware.tools.bench", "--sniff", "--host", config.host]
         self.proc = subprocess.Popen(
-            [*args, "--port", str(config.port)], stdout=subprocess.PIPE, text=True
+            [*_helper_args(config), "--sniff"], stdout=subprocess.PIPE, text=True
         )
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "ready":
@@ -646,12 +653,13 @@ class Venue:
 
     def run(self, seconds: float, rate: float, boot: str, *, sniff: bool = False) -> LoadResult:
         """One load: ``seconds`` of inputs, then their answers (on the hubs still running)."""
+        sniffer = _Sniffer(self.config) if sniff else None
         meter = _Meter(
             {"mosquitto": self.broker.proc.pid if self.broker.proc else 0}
             | {name: p.pid for name, p in self.procs.items()}
             | {"generator": os.getpid()}
+            | ({"sniffer": sniffer.proc.pid} if sniffer else {})
         )
-        sniffer = _Sniffer(self.config) if sniff else None
         meter.start()
         ids, spent = self.generator.load(seconds, rate, boot)
         live = [i for i in ids if self.hub_of[self.generator.sent[i][0]] in self.procs]
@@ -716,6 +724,58 @@ def run_load(
         return venue.run(seconds, rate, boot=f"b{os.getpid() % 10000}", sniff=sniff)
     finally:
         venue.stop()
+
+
+# --- messages in a whole game ------------------------------------------------------------
+
+
+@dataclass
+class GameMessages:
+    """What one whole game played by bots sends through the broker, by kind."""
+
+    players: int
+    messages: dict[str, int]
+
+    @property
+    def inputs(self) -> int:
+        return sum(n for kind, n in self.messages.items() if kind in INPUT_KINDS)
+
+    @property
+    def per_input(self) -> float:
+        sent = sum(n for kind, n in self.messages.items() if kind not in INPUT_KINDS)
+        return sent / self.inputs if self.inputs else float("nan")
+
+    def line(self) -> str:
+        kinds = sorted(self.messages, key=lambda k: -self.messages[k])
+        split = ", ".join(f"{k} {self.messages[k]}" for k in kinds)
+        return (
+            f"a {self.players}-player Secret Identity game by bots: {self.inputs} inputs and "
+            f"commands, the hub sent {self.per_input:.2f} messages per input ({split})"
+        )
+
+
+def game_messages(players: int = 8, seed: int = 1) -> GameMessages:
+    """Bots play one whole game on a real table (TLS, ACL, the hub in its own process)
+    while a sniffer with the hub's user counts every message on the table."""
+    from firmware.tools.bots.secret_identity import Director  # the bots: only here
+
+    sim = SimTable(
+        players=players,
+        workdir=Path(tempfile.mkdtemp(prefix="coffre-game-")),
+        embedded=False,
+        seed=seed,
+        hub_mode="process",
+    )
+    sim.start()
+    try:
+        sim.watch.wait_hub_ready()
+        sniffer = _Sniffer(sim.broker.config(HUB_USER))
+        bots = Director(sim, sim.watch, random.Random(seed), say=lambda _: None)
+        bots.start_game(players)
+        bots.play()
+        return GameMessages(players, sniffer.counts())
+    finally:
+        sim.stop()
 
 
 # --- the command -----------------------------------------------------------------------
