@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from firmware.hub.service import Hub
+from firmware.link.lang import short_colour
 from firmware.link.mqtt import Message
 from hardware.keys import COLOURS
 from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T, prepare_all
@@ -465,7 +466,7 @@ def test_host_note_never_hides_a_seat_on_the_track(tmp_path: Path) -> None:
     rig.host("next")  # refused in prepare: 'Nothing to skip now'
     shown = " ".join(rig.host_lines())
     for colour in COLOURS:
-        assert colour.capitalize()[:5] in shown, (colour, rig.host_lines())
+        assert f"{short_colour(colour)} " in shown, (colour, rig.host_lines())
 
 
 def test_host_next_restarts_the_reveal_delay(tmp_path: Path) -> None:
