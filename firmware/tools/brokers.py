@@ -1,7 +1,9 @@
 """Brokers for the simulator and the tests: mosquitto on a loopback port, or embedded amqtt.
 
 :func:`start_broker` writes the table's password file, ACL and TLS certificate (as
-``coffre broker-config`` would) and starts mosquitto on a free loopback port; where
+``coffre broker-config`` would) and starts mosquitto on a free loopback port
+(:func:`start_venue_broker`: a venue's hubs, tables and users, with broker-config's own
+code); where
 mosquitto is missing the simulator falls back to amqtt in this process (plain MQTT, no
 ACL, loopback only). Never used on a real table: there, systemd runs mosquitto.
 """
@@ -31,6 +33,7 @@ from firmware.hub.brokerconf import (
     station_user,
     write_broker_files,
 )
+from firmware.hub.certs import TlsFiles
 from firmware.link.mqtt import BrokerConfig
 from firmware.link.tls import CA_FILE
 
@@ -156,14 +159,21 @@ def start_venue_broker(workdir: Path, venue: Venue, port: int | None = None) -> 
     report = configure_broker(
         conf_dir, venue, port, bind="127.0.0.1", tls_hostnames=["127.0.0.1", "localhost"]
     )
-    (conf_dir / "data").mkdir(exist_ok=True)
-    conf = conf_dir / "mosquitto.conf"
-    conf.write_text(mosquitto_conf(port, conf_dir, stay_root=os.geteuid() == 0, tls=report.tls))
-    mosq = Mosquitto(conf, port)
-    mosq.start()
+    mosq = serve(conf_dir, port, report.tls)
     return BrokerSetup(
         port, None, mosq, conf_dir, conf_dir / CA_FILE, passwords=read_credentials(conf_dir)
     )
+
+
+def serve(conf_dir: Path, port: int, tls: TlsFiles | None) -> Mosquitto:
+    """Start mosquitto on loopback ``port`` with the users and ACL in ``conf_dir`` (as
+    ``coffre broker-config`` wrote them) and its certificate ``tls``."""
+    (conf_dir / "data").mkdir(exist_ok=True)
+    conf = conf_dir / "mosquitto.conf"
+    conf.write_text(mosquitto_conf(port, conf_dir, stay_root=os.geteuid() == 0, tls=tls))
+    mosq = Mosquitto(conf, port)
+    mosq.start()
+    return mosq
 
 
 def free_port() -> int:
