@@ -548,10 +548,12 @@ def _broker_config(args: Any) -> int:
     for hub, tables in venue.hubs.items():
         user = bc.hub_user(hub)
         print(
-            f"  hub {hub} ({', '.join(tables)}): its hub.toml [broker] says "
+            f"  hub {hub} ({', '.join(tables)}): its hub.toml [broker] has "
             f'username = "{user}", password_file = "/etc/coffre/hub.password"'
             + (', ca_file = "/etc/coffre/ca.crt"' if report.tls else "")
-            + f"; on it: sudo install -m 0600 -o coffre -g coffre {creds / user}.password "
+        )
+        print(
+            f"    on it: sudo install -m 0600 -o coffre -g coffre {creds / user}.password "
             "/etc/coffre/hub.password"
         )
     print(

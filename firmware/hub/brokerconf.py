@@ -535,7 +535,7 @@ def changes(report: BrokerSetupReport) -> list[str]:
     after = report.venue
     old_tables, new_tables = set(before.tables()), set(after.tables())
     lines = [
-        f"kept: {len(old_tables & new_tables)} tables, {len(report.kept_users)} users "
+        f"kept: tables {len(old_tables & new_tables)}, users {len(report.kept_users)} "
         "(their passwords are unchanged)"
     ]
     added = [f"table {t} (hub {after.owner(t)})" for t in after.tables() if t not in old_tables]
