@@ -12,6 +12,7 @@ have arrived first.
 from __future__ import annotations
 
 import itertools
+import queue
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,7 +92,28 @@ def until(client: Client, marker: bytes) -> list[tuple[str, bytes]]:
         assert msg is not None
         if msg.payload == marker:
             return seen
-        seen.append((msg.topic, msg.payload))
+        if not msg.payload.startswith(READY):
+            seen.append((msg.topic, msg.payload))
+
+
+READY = b"ready-"
+
+
+def ready(spy: Client, via: Client, topic: str) -> list[tuple[str, bytes]]:
+    """Wait until ``spy``'s subscriptions are in force (SUBSCRIBE goes out on connecting, but
+    another connection's message may overtake it): ``via`` publishes on ``topic``, which
+    ``spy`` reads, until ``spy`` gets it. Returns what came first (retained messages)."""
+    seen = []
+    for attempt in range(100):
+        publish(via, topic, READY + str(attempt).encode())
+        try:
+            while (msg := spy.inbox.get(timeout=0.1)) is not None:
+                if msg.payload.startswith(READY):
+                    return seen
+                seen.append((msg.topic, msg.payload))
+        except queue.Empty:
+            continue
+    raise AssertionError(f"{spy.client_id}'s subscriptions never took effect")
 
 
 def publish(client: Client, topic: str, payload: bytes, *, retain: bool = False) -> None:
@@ -114,6 +136,7 @@ def test_a_hubs_user_cannot_write_or_read_another_hubs_tables(venue: BrokerSetup
     of t3, while each hub's own table works both ways."""
     t1, t3 = proto.Topics("t1"), proto.Topics("t3")
     hall = login(venue, hub_user("hall"), [f"{t3.base}/#"])
+    assert ready(hall, hall, t3.public) == []
     bar = login(venue, hub_user("bar"), [])
     for topic in every_topic("t3", VENUE.stations["t3"]):
         publish(bar, topic, b"from bar", retain=True)
@@ -123,8 +146,9 @@ def test_a_hubs_user_cannot_write_or_read_another_hubs_tables(venue: BrokerSetup
     publish(hall, t3.station("p1", "screen"), b"secret of t3", retain=True)
     publish(hall, t3.public, b"t3 public", retain=True)
     spy = login(venue, hub_user("bar"), ["#", f"{t3.base}/#", "coffre/+/public", t1.public])
+    assert ready(spy, spy, t1.public) == [], "hub bar got hub hall's retained messages"
     publish(hall, t3.hub_status, b"t3 status")
-    publish(bar, t1.public, b"marker")
+    publish(spy, t1.public, b"marker")
     assert until(spy, b"marker") == [], "hub bar read hub hall's table"
     for client in (hall, bar, spy):
         client.stop()
@@ -139,9 +163,10 @@ def test_the_spectator_reads_every_tables_public_and_hub_status_only(venue: Brok
             for topic in every_topic(table, VENUE.stations[table]):
                 publish(hubs[hub], topic, topic.encode(), retain=True)
     spectator = login(venue, SPECTATOR_USER, ["#", "coffre/#", "coffre/+/host/+", "$SYS/#"])
+    seen = ready(spectator, hubs["bar"], proto.Topics("t1").public)
     publish(spectator, proto.Topics("t1").public, b"forged", retain=True)
     publish(hubs["bar"], proto.Topics("t1").public, b"marker")
-    seen = until(spectator, b"marker")
+    seen += until(spectator, b"marker")
     want = [(t.public, t.hub_status) for t in map(proto.Topics, VENUE.tables())]
     # (overlapping subscriptions may bring a message twice: compare the topics)
     assert {topic for topic, _ in seen} == {x for pair in want for x in pair}
@@ -167,14 +192,21 @@ def test_one_tables_host_cannot_command_another_table(
     try:
         watch.wait_hub_ready()
         t3 = proto.Topics("t3")
-        intruder = login(venue, host_user("t1"), [t3.host_ack])
+        intruder = login(venue, host_user("t1"), [t3.host_ack, proto.Topics("t1").public])
+        bar = login(venue, hub_user("bar"), [])
+        ready(intruder, bar, proto.Topics("t1").public)
+        bar.stop()
         start = proto.HostCommand(cmd="start", game=GAME, players=3, id="from-t1")
         publish(intruder, t3.host_command, proto.encode(start))
         # After the dropped start: a command of t3's own host, answered by t3's hub.
         ack = host.send(venue.config(host_user("t3")), "t3", proto.HostCommand(cmd="next", id="n1"))
         assert ack == proto.Ack("n1", False, "No game running")
         assert Store(tmp_path / "h.db").current_game("t3") is None, "t1's host started t3"
-        assert intruder.inbox.empty(), "host-t1 read t3's answers"
+        got = []
+        while not intruder.inbox.empty():
+            msg = intruder.inbox.get_nowait()
+            got += [msg.topic] if msg is not None and msg.topic.startswith(t3.base) else []
+        assert got == [], "host-t1 read t3's answers"
         intruder.stop()
 
         base = ["host", "--broker-dir", str(venue.conf_dir), "--port", str(venue.port)]
