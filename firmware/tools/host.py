@@ -84,7 +84,7 @@ def _from_broker_dir(section: BrokerSection, args: Any) -> BrokerSection:
     folder = Path(args.broker_dir) if args.broker_dir else BROKER_DIR
     password_file = folder / CREDENTIALS / f"{user}.password"
     missing = section.password is None and section.password_file is None
-    if not (args.broker_dir is not None or (missing and password_file.exists())):
+    if args.broker_dir is None and not (missing and _present(password_file)):
         return msgspec.structs.replace(section, username=user)
     ca_file = folder / CA_FILE
     return msgspec.structs.replace(
@@ -93,6 +93,17 @@ def _from_broker_dir(section: BrokerSection, args: Any) -> BrokerSection:
         password_file=str(password_file) if missing else section.password_file,
         ca_file=section.ca_file or (str(ca_file) if ca_file.is_file() else None),
     )
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` exists; a folder we may not look into is one line (sudo helps)."""
+    try:
+        return path.exists()
+    except PermissionError:
+        raise ConfigError(
+            f"{path.parent} is not readable by this user: run it with sudo, or give "
+            "--config or --password-file"
+        ) from None
 
 
 def build_command(args: Any) -> proto.HostCommand:
