@@ -23,11 +23,12 @@ the first one after every S seconds sleeps the stall too. The last line is for s
 ``tables=N stations=M inputs_per_s=X p50_ms=Y p99_ms=Z lost=0``.
 
 Venue mode (``--hubs H --tables N``): the same load on H ``coffre hub`` processes, the N
-tables split between them, all on one mosquitto set up as ``coffre broker-config`` sets up
-a venue (TLS, a broker user per hub allowed on its own tables). Also printed: p50/p99 per hub, inputs
-answered twice (must be 0), the messages the hubs send per input (counted by a sniffer
-process subscribed to ``coffre/#``, so every message is delivered once more than on a
-real venue), and each process's CPU time and memory over the load (read from /proc).
+tables split between them, all on one mosquitto set up as ``coffre broker-config`` sets
+up a venue (TLS, a broker user per hub allowed on its own tables). Also printed: p50/p99
+per hub, inputs answered twice (must be 0), the messages the hubs send per input
+(counted by a sniffer process subscribed to ``coffre/#``, so every message is delivered
+once more than on a real venue), and each process's CPU time and memory over the load
+(read from /proc).
 """
 
 from __future__ import annotations
