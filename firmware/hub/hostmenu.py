@@ -219,7 +219,8 @@ class HostMenu:
 
     def title(self) -> str:
         """The idle title, with a scroll marker when rows lie above or below the screen."""
-        return scroll_title(_("New game"), self._top(), VISIBLE_ROWS, len(self._rows()))
+        title = f"{self.table[:8]}: {_('New game')}" if self.several else _("New game")
+        return scroll_title(title, self._top(), VISIBLE_ROWS, len(self._rows()))
 
     def _rows(self) -> list[str]:
         rows = [game_name(self.game_id), _("Players: {n}", n=self.players)]

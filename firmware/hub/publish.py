@@ -252,10 +252,9 @@ class Publisher:
             title = note  # the title, so no seat's line on the track is ever hidden
         if actor.offline:
             title = _("Offline: {stations}", stations=" ".join(sorted(actor.offline)))
-        if self.tables > 1 and actor is self.panel_actor:  # which table the panel drives
-            shown = f"{actor.config.name[:8]}: {title}"
-        else:
-            shown = title
+        # Which table the panel drives (the idle menu's title names it itself).
+        named = self.tables > 1 and (table is not None or note or actor.offline)
+        shown = _named(actor, title) if named else title
         actor.host_pages = max(1, math.ceil(len(lines) / BODY_LINES))
         if actor.host_pages > 1:  # no seat is ever dropped: the pages take turns
             page = int(now // PAGE_SECONDS) % actor.host_pages
@@ -293,11 +292,18 @@ def final_ranking(table: Table) -> list[str]:
     return rows
 
 
+def _named(actor: TableActor, title: str) -> str:
+    """The title with the table's name first, cut to the glass."""
+    text = f"{actor.config.name[:8]}: {title}"
+    return text if len(text) <= CHARS else text[: CHARS - 1] + "~"
+
+
 def refused_screen(verdict: Verdict, *, several: bool) -> tuple[str, list[str]]:
     """The hub display of a table this hub does not run (see firmware.hub.claim)."""
     title = _("Table {table} refused", table=verdict.table)
     if verdict.owner is not None:
-        lines = [_("Hub {hub} runs it", hub=verdict.owner.hub), verdict.owner.host[:CHARS]]
+        owner = verdict.owner
+        lines = [_("Hub {hub} runs it", hub=owner.hub), _("on {host}", host=owner.host)[:CHARS]]
     else:
         lines = [_("The broker refuses"), _("this hub here")]
     lines.append(_("See the hub's log"))

@@ -24,12 +24,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
+from device.mock import MockDisplay
+from device.panel import MockPanel
 from firmware.hub.brokerconf import hash_password
+from firmware.hub.config import TableConfig
+from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, Message
 from firmware.tools.brokers import Mosquitto, free_port
 from hardware.keys import load_keyset
+from tests.platform.golden import frame_problems
 
 KEYS = load_keyset()
 STATIONS = ["p1", "p2", "p3"]
@@ -527,3 +533,63 @@ def test_a_hub_the_broker_does_not_allow_on_a_table_refuses_it(rig: Any) -> None
     assert watch.status("t1") == {}  # nothing reached the table
     start_game(watch, "b1")
     watch.play_round("b1")
+
+
+# --- the panel of a hub with several tables --------------------------------------------------
+
+
+def glass(hub: Hub, panel: MockPanel) -> Image.Image:
+    """What the hub display shows once the hub has handled every press so far."""
+    time.sleep(0.3)
+    assert hub.out.painter is not None and hub.out.painter.wait_idle(5)
+    display = panel.display
+    assert isinstance(display, MockDisplay) and display.last is not None
+    return display.last.copy()
+
+
+def test_the_panel_switches_between_the_hubs_tables(
+    rig: Any, broker: Broker, tmp_path: Path
+) -> None:
+    """One panel, three tables: the glass names the table it drives, the Table row and
+    (in a game) prev switch, a start from the panel starts that table only, and a table
+    another hub runs shows why it is refused."""
+    watch = rig("table", "t1", "t2", "t3")
+    # Another hub on t3, named the same at every run (the refusal screen shows it).
+    first = Hub(broker.config("hub"), [TableConfig("t3", STATIONS)], tmp_path / "t3.sqlite3")
+    first.claim = first.out.claim = proto.Claim(hub="c0ffee01", run="1", host="pi-bar", keepalive=3)
+    first.start()
+    other = watch.wait_owner("t3")
+    panel = MockPanel()
+    five = [*STATIONS, "p4", "p5"]  # the menu offers 5 players at first
+    tables = [TableConfig(name, five, seed=3) for name in ("t1", "t2", "t3")]
+    hub = Hub(broker.config("hub"), tables, tmp_path / "panel.sqlite3", keys=KEYS, panel=panel)
+    hub.start()
+    try:
+        mine = {watch.wait_owner(t)["hub"] for t in ("t1", "t2")}
+        assert mine == {hub.claim.hub} != {other["hub"]}
+        shown = [glass(hub, panel)]  # t1's menu, its name in the title
+        panel.press("prev")  # from the first row up to the last: "Table: t1 1/3"
+        shown.append(glass(hub, panel))
+        panel.press("ok")  # to t2
+        watch.wait(lambda: hub.out.panel_actor is hub.actors["t2"], 5, "the switch")
+        shown.append(glass(hub, panel))
+        panel.press("prev")  # up to Start
+        panel.press("ok")  # starts t2's game, not t1's
+        watch.wait(
+            lambda: json.loads(watch.retained.get(proto.Topics("t2").public, b"{}")).get("game")
+        )
+        assert json.loads(watch.retained[proto.Topics("t1").public])["game"] is None
+        shown.append(glass(hub, panel))  # t2's game, its name in the title
+        watch.wait(lambda: hub.actors["t3"].state == "refused", 30, "t3 refused")
+        panel.press("prev")  # in a game, prev moves on: t3, refused
+        watch.wait(lambda: hub.out.panel_actor is hub.actors["t3"], 5, "the switch")
+        shown.append(glass(hub, panel))
+        panel.press("ok")  # any button moves on from a refused table: back to t1
+        watch.wait(lambda: hub.out.panel_actor is hub.actors["t1"], 5, "the switch")
+        watch.play_round("t2")
+        assert watch.status("t3")["claim"] == other  # nothing of this hub's on t3
+        problems = frame_problems("multi-hub-panel", shown)
+        assert not problems, problems
+    finally:
+        hub.stop()
+        first.stop()
