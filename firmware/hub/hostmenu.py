@@ -119,6 +119,12 @@ class HostMenu:
     tables: list[str] = field(default_factory=list)
     table: str = ""
 
+    def __post_init__(self) -> None:
+        # A table of fewer stations than the default count starts within what it seats.
+        if self.games:
+            lo, hi = self._range()
+            self.players = max(lo, min(hi, self.players))
+
     def _command(self, cmd: str, **fields: Any) -> HostCommand:
         return HostCommand(cmd=cmd, id=f"panel{self.boot}:{next(self._seq)}", **fields)  # type: ignore[arg-type]
 
