@@ -320,6 +320,7 @@ def test_the_knob_scrolls_the_final_ranking_once_the_game_is_over(tmp_path: Path
     hub.client.publish = lambda topic, payload, retain=False: sent.append(  # type: ignore[method-assign]
         (topic, json.loads(payload))
     )
+    claimed(hub)
     deliver(hub, T.host_command, {"cmd": "start", "game": "incognito", "players": 5, "seed": 5})
     actor = hub.actors["t"]
     table = actor.table
