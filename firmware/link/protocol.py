@@ -167,6 +167,8 @@ class HubStatus(msgspec.Struct, frozen=True):
     version: int = 0
     game: str | None = None
     phase: str | None = None
+    #: What the table speaks (``fr``/``en``): the table display follows it.
+    language: str | None = None
 
 
 # --- host -> hub --------------------------------------------------------------------

@@ -216,8 +216,7 @@ def test_conf_d_file_loads_next_to_debians_main_config(tmp_path: Path) -> None:
     main = tmp_path / "mosquitto.conf"
     main.write_text(  # what Debian's /etc/mosquitto/mosquitto.conf says, plus root for tests
         f"persistence true\npersistence_location {tmp_path / 'data'}/\n"
-        f"log_dest stderr\ninclude_dir {conf_d}\n"
-        + ("user root\n" if os.geteuid() == 0 else "")
+        f"log_dest stderr\ninclude_dir {conf_d}\n" + ("user root\n" if os.geteuid() == 0 else "")
     )
     broker = Mosquitto(main, port)
     broker.start()

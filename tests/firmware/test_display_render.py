@@ -113,7 +113,7 @@ def test_co_op_turns_show_the_key_and_the_teams_answer() -> None:
     html = render(public)
     assert "key 3 — the team said 1 (wrong)" in html
     assert "key 7 — the team said 7 (right, +1 for the team)" in html
-    assert "Team: <b>1</b> points" in html
+    assert "Team: <b>1</b> point (" in html  # one point, said in the singular
 
 
 def test_ultra_secret_shows_acts_digit_sums_and_the_outcome_in_words() -> None:
