@@ -30,6 +30,7 @@ from rules._ic_data import (
     load,
     package_set_json,
     read_card_set,
+    words,
 )
 from rules._ic_state import (
     ABILITY,
@@ -528,7 +529,8 @@ def _investigate(st: ICState, a: Investigate, ev: list[Event]) -> ICState:
 
 def _seen_event(st: ICState, seat: int, target: int, slot: str, seen: Seen) -> Event:
     cards = cards_of(st)
-    name = cards.ids[seen.card].name if seen.kind == "id" else cards.loyalty[seen.card].name
+    card = cards.ids[seen.card] if seen.kind == "id" else cards.loyalty[seen.card]
+    name = words(card.name)
     data = {"target": target, "card": slot, "sees": name, "id": seen.card}
     return Event("peek", data, to=(seat,))
 
@@ -603,7 +605,7 @@ def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
     else:
         st = _set_seat(state, a.seat, replace(s, programs=hand))
         st = replace(st, deck=(*st.deck, a.card))
-    data = {"seat": a.seat, "card": a.card, "key": card.key, "name": card.name}
+    data = {"seat": a.seat, "card": a.card, "key": card.key, "name": words(card.name)}
     data.update({"target": a.target, "slot": a.slot, "own_slot": a.own_slot})
     ev.append(Event("program", data))
     if state.phase == WINDOW:

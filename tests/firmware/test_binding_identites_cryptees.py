@@ -144,10 +144,10 @@ def test_cards_stay_under_the_flap() -> None:
     assert idle.startswith("Your cards 1/")
     faction = t.view(2)["you"]["faction"]
     assert f"You are {faction}" in idle
-    assert t.view(2)["you"]["id"]["name"] in idle
+    assert t.view(2)["you"]["id"]["name"]["en"] in idle
     for seat in range(4):
         text = screen_text(t, seat)
-        assert you["id"]["name"] not in text and "You are" not in text
+        assert you["id"]["name"]["en"] not in text and "You are" not in text
     title, lines = t.binding.host_screen(t)
     assert "You are" not in " ".join((title, *lines))
 
