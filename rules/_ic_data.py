@@ -247,9 +247,7 @@ class Cards(msgspec.Struct, frozen=True):
 def card_sets() -> tuple[str, ...]:
     """Names of the card sets shipped as package data."""
     folder = resources.files("rules") / "data" / "identites-cryptees"
-    return tuple(
-        sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
-    )
+    return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json")))
 
 
 def package_set_json(name: str) -> dict[str, Any]:

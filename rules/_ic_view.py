@@ -67,7 +67,13 @@ def id_json(cards: Cards, card: int) -> JSON:
 def loyalty_json(cards: Cards, card: int) -> JSON:
     """A loyalty card as the views show it."""
     c = cards.loyalty[card]
-    return {"card": card, "key": c.key, "name": words(c.name), "colour": c.colour, "weight": c.weight}
+    return {
+        "card": card,
+        "key": c.key,
+        "name": words(c.name),
+        "colour": c.colour,
+        "weight": c.weight,
+    }
 
 
 def program_json(cards: Cards, card: int) -> JSON:

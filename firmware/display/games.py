@@ -288,18 +288,22 @@ def identiquest(public: Public, view: dict[str, Any], names: Names) -> str:
                 cells.append('<td class="crossed">✗</td>')
             else:
                 cells.append("<td>?</td>")
-        state = f" <em>{esc(_('escaped'))}</em>" if i < len(escaped) and escaped[i] else ""
+        fled = esc(_("escaped"))
+        state = f" <em>{fled}</em>" if i < len(escaped) and escaped[i] else ""
         rows.append(f'<tr><td class="who">{names.chip(i)}{state}</td>{"".join(cells)}</tr>')
     suspect = esc(_("suspect"))
     board_html = f'<table class="suspects"><tr><th>{suspect}</th>{head}</tr>{"".join(rows)}</table>'
     market = " ".join(_gem(c) for c in view.get("market") or []) or esc(_("empty"))
-    loot = "".join(
-        f"<li>{names.chip(i)} {esc(plural('{n} card', '{n} cards', int(p.get('size') or 0)))}"
-        f"{', ' + _('top {gem}', gem=_gem(p['top'])) if p.get('top') else ''}</li>"
-        for i, p in enumerate(view.get("loot") or [])
-    )
+    loot = "".join(_loot(names, i, p) for i, p in enumerate(view.get("loot") or []))
     deck = _("Market: {gems} · deck {n}", gems=market, n=esc(view.get("deck", 0)))
     return board_html + f'<p class="big">{deck}</p><ul class="loot">{loot}</ul>'
+
+
+def _loot(names: Names, seat: int, pile: dict[str, Any]) -> str:
+    """A seat's loot pile: its size and the gem on top."""
+    size = esc(plural("{n} gem", "{n} gems", int(pile.get("size") or 0)))
+    top = ", " + _("top {gem}", gem=_gem(pile["top"])) if pile.get("top") else ""
+    return f"<li>{names.chip(seat)} {size}{top}</li>"
 
 
 def _gem(gem: Any) -> str:
@@ -378,13 +382,15 @@ def ultra_secret(public: Public, view: dict[str, Any], names: Names) -> str:
     sums = view.get("sums") or {}
     if sums:
         declared = ", ".join(f"{names.chip(int(s))} {esc(v)}" for s, v in sums.items())
-        out.append(f"<p class=big>{_('Declared (digit sums): {sums}', sums=declared)}</p>")
+        said = _("Declared (digit sums): {sums}", sums=declared)
+        out.append(f"<p class=big>{said}</p>")
     if view.get("fugitive") is not None:
         fugitive = _("The fugitive: {seat}", seat=names.chip(view["fugitive"]))
         out.append(f"<p class=big>{fugitive}</p>")
     if view.get("outcome"):
         outcome = f"<b>{esc(label(US_OUTCOMES, str(view['outcome'])))}</b>"
-        out.append(f"<p class=big>{_('Outcome: {outcome}', outcome=outcome)}</p>")
+        ended = _("Outcome: {outcome}", outcome=outcome)
+        out.append(f"<p class=big>{ended}</p>")
     return "".join(out)
 
 
@@ -487,11 +493,12 @@ def identites_cryptees(public: Public, view: dict[str, Any], names: Names) -> st
     out = [seat_table(names, header, rows)]
     free = [w for w in weapons if w.get("holder") is None]
     if free:
+        locked = " (" + esc(_("locked")) + ")"
         shown = ", ".join(
-            esc(in_language(w.get("name"))) + (f" ({esc(_('locked'))})" if w.get("locked") else "")
-            for w in free
+            esc(in_language(w.get("name"))) + (locked if w.get("locked") else "") for w in free
         )
-        out.append(f"<p>{_('Weapons on the table: {weapons}', weapons=shown)}</p>")
+        lying = _("Weapons on the table: {weapons}", weapons=shown)
+        out.append(f"<p>{lying}</p>")
     declared = table.get("declared")
     if isinstance(declared, dict):
         said = _("Declared: {action}", action=_action(declared, weapons, names))

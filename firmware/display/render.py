@@ -133,7 +133,8 @@ def _banner(snap: Snapshot) -> str:
         why = label(HUB_STATES, str(state)) if state else _("not seen yet")
     else:
         return ""
-    return f'<p class="offline" role="alert">{esc(_("Hub offline: {why}", why=why))}</p>'
+    banner = esc(_("Hub offline: {why}", why=why))
+    return f'<p class="offline" role="alert">{banner}</p>'
 
 
 def countdown(public: dict[str, Any]) -> str:
@@ -153,7 +154,7 @@ def ranking(public: dict[str, Any], names: Names) -> str:
     for group in groups:
         for seat in group:
             score = scores[seat] if seat < len(scores) else ""
-            tie = f" <em>{esc(_('tie'))}</em>" if len(group) > 1 else ""
+            tie = " <em>" + esc(_("tie")) + "</em>" if len(group) > 1 else ""
             win = ' class="winner"' if place == 1 else ""
             rows.append(
                 f"<tr{win}><td>{place}.</td><td>{names.chip(seat)}{tie}</td>"

@@ -316,7 +316,8 @@ class IdentitesCrypteesBinding(KnobMenus):
             return _("{who} aims at {targets}", who=actor, targets=aimed)
         if kind == "draw":
             return _("{who} draws", who=actor)
-        return f"{actor}: {_(_SIMPLE[kind]) if kind in _SIMPLE else kind}"
+        what = _(_SIMPLE[kind]) if kind in _SIMPLE else kind
+        return f"{actor}: {what}"
 
     def news_line(self, table: Table) -> str:
         """What just happened, from the last action's public events (the most telling)."""
