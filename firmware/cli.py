@@ -199,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--tables", type=_count(0, 1000), default=0, help="load mode: tables of 8 stations"
     )
+    bench.add_argument(
+        "--hubs", type=_count(1, 100), default=1, help="load mode: hub processes sharing the tables"
+    )
     bench.add_argument("--duration", type=float, default=10.0, help="load mode: seconds")
     bench.add_argument("--rate", type=float, default=1.0, help="load mode: inputs/s a station")
     bench.add_argument(

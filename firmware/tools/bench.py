@@ -21,6 +21,12 @@ sends the screens first). ``--commit-delay MS`` (with ``--stall MS --stall-every
 *simulates* a slow SD card inside the hub's store: every commit sleeps that long, and
 the first one after every S seconds sleeps the stall too. The last line is for scripts:
 ``tables=N stations=M inputs_per_s=X p50_ms=Y p99_ms=Z lost=0``.
+
+Venue mode (``--hubs H --tables N``): the same load on H ``coffre hub`` processes, the N
+tables split between them, all on one mosquitto. Also printed: p50/p99 per hub, inputs
+answered twice (must be 0), the messages the hubs send per input (counted by a sniffer
+process subscribed to ``coffre/#``, so every message is delivered once more than on a
+real venue), and each process's CPU time and memory over the load (read from /proc).
 """
 
 from __future__ import annotations
@@ -29,12 +35,16 @@ import argparse
 import heapq
 import json
 import os
+import queue
+import random
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,17 +118,24 @@ def echo(config: BrokerConfig, client_id: str = "coffre-echo") -> None:
         client.publish(f"{base}/ack", proto.encode(proto.Ack(input_id, True, "")))
 
 
-def _start_echo(config: BrokerConfig) -> subprocess.Popen[bytes]:
+def _helper_args(config: BrokerConfig) -> list[str]:
+    """The command line of this module as a process of its own (echo server or sniffer)."""
     args = [sys.executable, "-m", "firmware.tools.bench", "--host", config.host]
     args += ["--port", str(config.port)]
     if config.username:
         args += ["--username", config.username, "--password", config.password or ""]
     if config.tls_ca:
         args += ["--ca", config.tls_ca]
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return args
 
 
-def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+def _start_echo(config: BrokerConfig) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        _helper_args(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def _stop(proc: subprocess.Popen[Any] | None) -> None:
     if proc is not None and proc.poll() is None:
         proc.terminate()
         try:
@@ -237,6 +254,35 @@ def _tap_figures(
 
 
 @dataclass
+class HubFigures:
+    """One hub process's share of a load run."""
+
+    tables: int
+    sent: int
+    latencies_ms: list[float] = field(repr=False)
+
+    @property
+    def lost(self) -> int:
+        return self.sent - len(self.latencies_ms)
+
+    def line(self) -> str:
+        p50 = statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
+        p99 = percentile(self.latencies_ms, 0.99) if self.latencies_ms else float("nan")
+        return (
+            f"tables={self.tables} sent={self.sent} p50_ms={p50:.1f} p99_ms={p99:.1f} "
+            f"lost={self.lost}"
+        )
+
+
+@dataclass
+class Usage:
+    """A process's CPU time over the load and its peak memory (from /proc)."""
+
+    cpu_s: float
+    peak_rss_mb: float
+
+
+@dataclass
 class LoadResult:
     tables: int
     stations: int
@@ -244,6 +290,16 @@ class LoadResult:
     sent: int
     answered: int
     latencies_ms: list[float] = field(repr=False)
+    #: Hub name -> its figures (the echo server counts as one hub).
+    hubs: dict[str, HubFigures] = field(default_factory=dict, repr=False)
+    #: Inputs answered more than once (two hubs on one table would do it).
+    twice: int = 0
+    #: Messages seen by the sniffer while loading, by kind (``station/screen``, ``public``...).
+    messages: dict[str, int] = field(default_factory=dict)
+    #: Process name -> its CPU time and memory over the load (where /proc has them).
+    usage: dict[str, Usage] = field(default_factory=dict)
+    #: The inputs' ids, in sending order.
+    ids: list[str] = field(default_factory=list, repr=False)
 
     @property
     def lost(self) -> int:
@@ -261,11 +317,42 @@ class LoadResult:
     def p99(self) -> float:
         return percentile(self.latencies_ms, 0.99) if self.latencies_ms else float("nan")
 
+    @property
+    def sent_by_hubs(self) -> int:
+        """What the hubs published while loading (all but the stations' inputs and commands)."""
+        return sum(n for kind, n in self.messages.items() if kind not in INPUT_KINDS)
+
+    @property
+    def per_input(self) -> float:
+        return self.sent_by_hubs / self.answered if self.answered else float("nan")
+
     def line(self) -> str:
         return (
             f"tables={self.tables} stations={self.stations} inputs_per_s={self.inputs_per_s:.0f} "
             f"p50_ms={self.p50:.1f} p99_ms={self.p99:.1f} lost={self.lost}"
         )
+
+    def details(self) -> list[str]:
+        """Per hub, duplicates, messages per input and the processes' load, one per line."""
+        lines = [f"{name}: {hub.line()}" for name, hub in self.hubs.items()]
+        lines.append(f"answered twice: {self.twice}")
+        if self.messages:
+            kinds = sorted(
+                (k for k in self.messages if k not in INPUT_KINDS), key=lambda k: -self.messages[k]
+            )
+            split = ", ".join(f"{k} {self.messages[k] / self.answered:.2f}" for k in kinds)
+            lines.append(f"messages the hubs sent per input: {self.per_input:.2f} ({split})")
+        for name, use in self.usage.items():
+            share = use.cpu_s / self.seconds * 100 if self.seconds else 0.0
+            lines.append(
+                f"{name}: cpu {use.cpu_s:.1f} s ({share:.0f} % of one core), "
+                f"peak rss {use.peak_rss_mb:.1f} MB"
+            )
+        return lines
+
+
+#: Sniffed kinds that are not the hubs' doing.
+INPUT_KINDS = frozenset({"station/input", "station/status", "host/command"})
 
 
 def _plain_mosquitto(workdir: Path) -> Mosquitto:
@@ -284,29 +371,142 @@ def _table_names(tables: int) -> list[str]:
     return [f"t{i:03d}" for i in range(tables)]
 
 
-def _hub_toml(workdir: Path, port: int, tables: int) -> Path:
+def _hub_toml(workdir: Path, port: int, tables: list[str]) -> Path:
     stations = ", ".join(f'"s{i + 1}"' for i in range(STATIONS_PER_TABLE))
     lines = ["[broker]", 'host = "127.0.0.1"', f"port = {port}", "[store]"]
     lines += [f'path = "{workdir / "hub.sqlite3"}"', "[panel]", 'backend = "none"']
-    for name in _table_names(tables):
+    for name in tables:
         lines += ["[[table]]", f'name = "{name}"', f"stations = [{stations}]", "seed = 1"]
     path = workdir / "hub.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-class _Generator:
-    """Speaks for every station: knob turns at a fixed rate, answers timed by id."""
+def split_tables(tables: list[str], hubs: int) -> list[list[str]]:
+    """The tables in ``hubs`` consecutive runs as even as they go (16 + 16 + 16 for 48)."""
+    n = len(tables)
+    return [tables[i * n // hubs : (i + 1) * n // hubs] for i in range(hubs)]
 
-    def __init__(self, config: BrokerConfig, tables: int) -> None:
-        self.tables = _table_names(tables)
+
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # utime and stime, fields 14 and 15 of proc(5)'s stat (counted after the ")": 12, 13)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _peak_rss_mb(pid: int) -> float | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+class _Meter:
+    """CPU seconds some processes spend between ``start()`` and ``stop()``, and their peak
+    memory; a process /proc does not show (not Linux, or gone) is left out."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.before: dict[str, float] = {}
+
+    def start(self) -> None:
+        for name, pid in self.pids.items():
+            cpu = _cpu_seconds(pid)
+            if cpu is not None:
+                self.before[name] = cpu
+
+    def stop(self) -> dict[str, Usage]:
+        usage = {}
+        for name, before in self.before.items():
+            cpu, rss = _cpu_seconds(self.pids[name]), _peak_rss_mb(self.pids[name])
+            if cpu is not None and rss is not None:
+                usage[name] = Usage(cpu - before, rss)
+        return usage
+
+
+# --- the sniffer -------------------------------------------------------------------------
+
+
+def _kind(topic: str) -> str:
+    """``coffre/t1/station/s2/screen`` -> ``station/screen``; ``coffre/t1/public`` -> ``public``."""
+    rest = topic.split("/")[2:]
+    if rest[:1] == ["station"]:
+        rest = [rest[0], *rest[2:]]
+    return "/".join(rest)
+
+
+def sniff(config: BrokerConfig) -> None:
+    """Count every live message under ``coffre/#`` by kind until SIGTERM, then print the
+    counts as JSON (a process of its own: the counting takes nothing from the generator)."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    client = Client(config, f"coffre-sniff-{os.getpid()}", [f"{proto.ROOT}/#"])
+    client.start()
+    if not client.wait_connected(10):
+        raise SystemExit("the sniffer cannot reach the broker")
+    print("ready", flush=True)
+    counts: Counter[str] = Counter()
+    while True:
+        try:
+            msg = client.inbox.get(timeout=0.1)
+        except queue.Empty:
+            if stop.is_set():
+                break
+            continue
+        if msg is None:
+            break
+        if not msg.retain:  # a retained message sent on subscribing is not traffic
+            counts[_kind(msg.topic)] += 1
+    client.stop()
+    print(json.dumps(counts), flush=True)
+
+
+class _Sniffer:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.proc = subprocess.Popen(
+            [*_helper_args(config), "--sniff"], stdout=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            _stop(self.proc)
+            raise RuntimeError("the sniffer did not start")
+        time.sleep(0.3)  # its subscription is in place
+
+    def counts(self) -> dict[str, int]:
+        """Stop it; what it counted."""
+        time.sleep(0.3)  # the last deliveries
+        self.proc.terminate()
+        out, _ = self.proc.communicate(timeout=30)
+        counts: dict[str, int] = json.loads(out.strip().splitlines()[-1])
+        return counts
+
+
+# --- the load generator --------------------------------------------------------------------
+
+
+class _Generator:
+    """Speaks for every station: knob turns at a fixed rate, answers timed and counted by id."""
+
+    def __init__(self, config: BrokerConfig, tables: list[str]) -> None:
+        self.tables = tables
         self.client = Client(
             config,
             f"bench-load-{os.getpid()}",
             ["coffre/+/station/+/ack", "coffre/+/hub/status"],
         )
-        self.sent_at: dict[str, float] = {}
-        self.latencies: list[float] = []
+        #: input id -> (its table, when it was sent)
+        self.sent: dict[str, tuple[str, float]] = {}
+        #: input id -> ms until its first answer
+        self.latency: dict[str, float] = {}
+        #: input id -> answers received (1 unless something is wrong)
+        self.answers: Counter[str] = Counter()
         self.up: set[str] = set()  # the hub serves the table
         self.ready: set[str] = set()  # and a game runs on it
         self.lock = threading.Lock()
@@ -332,12 +532,13 @@ class _Generator:
                 continue
             answer_id = json.loads(msg.payload).get("id")
             with self.lock:
-                sent = self.sent_at.pop(answer_id, None)
-                if sent is not None:
-                    self.latencies.append((now - sent) * 1000)
+                self.answers[answer_id] += 1
+                sent = self.sent.get(answer_id)
+                if sent is not None and answer_id not in self.latency:
+                    self.latency[answer_id] = (now - sent[1]) * 1000
 
     def start_games(self, timeout: float = 120.0) -> None:
-        """Wait for the hub to serve every table, then start a game on each."""
+        """Wait for the hubs to serve every table, then start a game on each."""
         self._wait(self.up, timeout, "served")
         for table in self.tables:
             command = {"cmd": "start", "game": "secret-identity", "players": 8, "id": "bench"}
@@ -351,14 +552,14 @@ class _Generator:
                 raise TimeoutError(f"only {len(tables)} of {len(self.tables)} tables {what}")
             time.sleep(0.05)
 
-    def load(self, seconds: float, rate: float, boot: str) -> tuple[int, float]:
-        """Send for ``seconds``; returns (inputs sent, seconds actually spent sending)."""
+    def load(self, seconds: float, rate: float, boot: str) -> tuple[list[str], float]:
+        """Send for ``seconds``; returns (the inputs' ids, seconds actually spent sending)."""
         stations = [(t, f"s{i + 1}") for t in self.tables for i in range(STATIONS_PER_TABLE)]
         period = 1.0 / rate
         start = time.perf_counter() + 0.2
         due = [(start + period * k / len(stations), k) for k in range(len(stations))]
         heapq.heapify(due)
-        sent = 0
+        ids: list[str] = []
         turns = [0] * len(stations)
         end = start + seconds
         while due:
@@ -371,19 +572,23 @@ class _Generator:
                 continue
             heapq.heapreplace(due, (at + period, k))
             table, station = stations[k]
-            sent += 1
-            input_id = f"{boot}{k}:{sent}"
+            input_id = f"{boot}{k}:{len(ids) + 1}"
+            ids.append(input_id)
             turns[k] += 1
             step = 1 if turns[k] % 2 else -1  # back and forth: every turn moves the cursor
             payload = proto.encode({"id": input_id, "kind": "knob", "step": step})
             with self.lock:
-                self.sent_at[input_id] = time.perf_counter()
+                self.sent[input_id] = (table, time.perf_counter())
             self.client.publish(proto.Topics(table).station(station, "input"), payload)
-        return sent, time.perf_counter() - start
+        return ids, time.perf_counter() - start
 
-    def settle(self) -> None:
+    def settle(self, ids: list[str]) -> None:
+        """Wait (up to GRACE_SECONDS) for these inputs' answers."""
         deadline = time.monotonic() + GRACE_SECONDS
-        while self.sent_at and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            with self.lock:
+                if all(i in self.latency for i in ids):
+                    return
             time.sleep(0.05)
 
     def stop(self) -> None:
@@ -391,53 +596,186 @@ class _Generator:
         self.thread.join(2)
 
 
+class Venue:
+    """A plain mosquitto, ``hubs`` coffre hub processes sharing ``tables`` tables (or the
+    echo server for all of them), and the load generator; every table plays a game."""
+
+    def __init__(
+        self,
+        tables: int,
+        hubs: int = 1,
+        *,
+        server: str = "coffre",
+        env: dict[str, str] | None = None,
+        workdir: Path | None = None,
+    ) -> None:
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coffre-load-"))
+        self.server = server
+        self.env = env
+        self.names = _table_names(tables)
+        runs = split_tables(self.names, hubs) if server == "coffre" else [self.names]
+        prefix = "hub" if server == "coffre" else "echo"
+        self.hub_tables = {
+            f"{prefix}{i + 1}" if len(runs) > 1 else prefix: r for i, r in enumerate(runs)
+        }
+        self.hub_of = {t: hub for hub, run in self.hub_tables.items() for t in run}
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.broker = _plain_mosquitto(self.workdir)
+        self.config = BrokerConfig("127.0.0.1", self.broker.port)
+        self.generator = _Generator(self.config, self.names)
+
+    def start(self) -> None:
+        self.generator.start()
+        if self.server == "echo":
+            self.procs["echo"] = _start_echo(self.config)
+            self.generator.ready.update(self.names)
+            time.sleep(1.0)
+            return
+        for hub, tables in self.hub_tables.items():
+            hubdir = self.workdir / hub
+            hubdir.mkdir(exist_ok=True)
+            log = (hubdir / "hub.log").open("ab")
+            config_file = _hub_toml(hubdir, self.broker.port, tables)
+            self.procs[hub] = subprocess.Popen(
+                [sys.executable, "-m", "firmware.cli", "hub", "--config", str(config_file)],
+                stdout=log,
+                stderr=log,
+                env=self.env,
+            )
+        self.generator.start_games()
+        time.sleep(0.5)
+
+    def kill(self, hub: str) -> None:
+        """Kill a hub process outright (a power cut: no goodbye, its will says lost)."""
+        proc = self.procs.pop(hub)
+        proc.kill()
+        proc.wait()
+
+    def run(self, seconds: float, rate: float, boot: str, *, sniff: bool = False) -> LoadResult:
+        """One load: ``seconds`` of inputs, then their answers (on the hubs still running)."""
+        sniffer = _Sniffer(self.config) if sniff else None
+        meter = _Meter(
+            {"mosquitto": self.broker.proc.pid if self.broker.proc else 0}
+            | {name: p.pid for name, p in self.procs.items()}
+            | {"generator": os.getpid()}
+            | ({"sniffer": sniffer.proc.pid} if sniffer else {})
+        )
+        meter.start()
+        ids, spent = self.generator.load(seconds, rate, boot)
+        live = [i for i in ids if self.hub_of[self.generator.sent[i][0]] in self.procs]
+        self.generator.settle(live)
+        usage = meter.stop()
+        messages = sniffer.counts() if sniffer else {}
+        return self._result(ids, spent, messages, usage)
+
+    def _result(
+        self, ids: list[str], spent: float, messages: dict[str, int], usage: dict[str, Usage]
+    ) -> LoadResult:
+        gen = self.generator
+        with gen.lock:
+            latency = {i: gen.latency[i] for i in ids if i in gen.latency}
+            twice = sum(1 for i in ids if gen.answers[i] > 1)
+            tables = {i: gen.sent[i][0] for i in ids}
+        hubs = {}
+        for hub, run in self.hub_tables.items():
+            mine = [i for i in ids if tables[i] in run]
+            hubs[hub] = HubFigures(len(run), len(mine), [latency[i] for i in mine if i in latency])
+        return LoadResult(
+            len(self.names),
+            len(self.names) * STATIONS_PER_TABLE,
+            spent,
+            len(ids),
+            len(latency),
+            list(latency.values()),
+            hubs,
+            twice,
+            messages,
+            usage,
+            ids,
+        )
+
+    def stop(self) -> None:
+        self.generator.stop()
+        for proc in self.procs.values():
+            _stop(proc)
+        self.broker.stop()
+
+
 def run_load(
     tables: int,
     seconds: float = 10.0,
     *,
+    hubs: int = 1,
     server: str = "coffre",
     rate: float = 1.0,
+    sniff: bool = False,
     commit_delay_ms: float = 0.0,
     stall_ms: float = 0.0,
     stall_every_s: float = 0.0,
 ) -> LoadResult:
-    """Load mode against the coffre hub (``server="coffre"``) or the echo server."""
-    workdir = Path(tempfile.mkdtemp(prefix="coffre-load-"))
-    broker = _plain_mosquitto(workdir)
-    config = BrokerConfig("127.0.0.1", broker.port)
-    proc: subprocess.Popen[bytes] | None = None
-    generator = _Generator(config, tables)
+    """Load mode against ``hubs`` coffre hub processes (``server="coffre"``) or the echo
+    server; ``sniff`` counts the messages the hubs send."""
+    env = dict(os.environ)
+    if commit_delay_ms or stall_ms:
+        env["COFFRE_SIMULATE_DISK"] = f"{commit_delay_ms},{stall_ms},{stall_every_s}"
+    venue = Venue(tables, hubs, server=server, env=env)
     try:
-        generator.start()
-        if server == "echo":
-            proc = _start_echo(config)
-            generator.ready.update(generator.tables)
-            time.sleep(1.0)
-        else:
-            env = dict(os.environ)
-            if commit_delay_ms or stall_ms:
-                env["COFFRE_SIMULATE_DISK"] = f"{commit_delay_ms},{stall_ms},{stall_every_s}"
-            log = (workdir / "hub.log").open("ab")
-            config_file = _hub_toml(workdir, broker.port, tables)
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "firmware.cli", "hub", "--config", str(config_file)],
-                stdout=log,
-                stderr=log,
-                env=env,
-            )
-            generator.start_games()
-            time.sleep(0.5)
-        sent, spent = generator.load(seconds, rate, boot=f"b{os.getpid() % 10000}")
-        generator.settle()
-        with generator.lock:
-            latencies = list(generator.latencies)
-        return LoadResult(
-            tables, tables * STATIONS_PER_TABLE, spent, sent, len(latencies), latencies
-        )
+        venue.start()
+        return venue.run(seconds, rate, boot=f"b{os.getpid() % 10000}", sniff=sniff)
     finally:
-        generator.stop()
-        _stop(proc)
-        broker.stop()
+        venue.stop()
+
+
+# --- messages in a whole game ------------------------------------------------------------
+
+
+@dataclass
+class GameMessages:
+    """What one whole game played by bots sends through the broker, by kind."""
+
+    players: int
+    messages: dict[str, int]
+
+    @property
+    def inputs(self) -> int:
+        return sum(n for kind, n in self.messages.items() if kind in INPUT_KINDS)
+
+    @property
+    def per_input(self) -> float:
+        sent = sum(n for kind, n in self.messages.items() if kind not in INPUT_KINDS)
+        return sent / self.inputs if self.inputs else float("nan")
+
+    def line(self) -> str:
+        kinds = sorted(self.messages, key=lambda k: -self.messages[k])
+        split = ", ".join(f"{k} {self.messages[k]}" for k in kinds)
+        return (
+            f"a {self.players}-player Secret Identity game by bots: {self.inputs} inputs and "
+            f"commands, the hub sent {self.per_input:.2f} messages per input ({split})"
+        )
+
+
+def game_messages(players: int = 8, seed: int = 1) -> GameMessages:
+    """Bots play one whole game on a real table (TLS, ACL, the hub in its own process)
+    while a sniffer with the hub's user counts every message on the table."""
+    from firmware.tools.bots.secret_identity import Director  # the bots: only here
+
+    sim = SimTable(
+        players=players,
+        workdir=Path(tempfile.mkdtemp(prefix="coffre-game-")),
+        embedded=False,
+        seed=seed,
+        hub_mode="process",
+    )
+    sim.start()
+    try:
+        sim.watch.wait_hub_ready()
+        sniffer = _Sniffer(sim.broker.config(HUB_USER))
+        bots = Director(sim, sim.watch, random.Random(seed), say=lambda _: None)
+        bots.start_game(players)
+        bots.play()
+        return GameMessages(players, sniffer.counts())
+    finally:
+        sim.stop()
 
 
 # --- the command -----------------------------------------------------------------------
@@ -463,6 +801,11 @@ def _tap_report(stations: int, taps: int) -> None:
         )
 
 
+def machine() -> str:
+    """The conditions a figure was measured in (this machine is often shared)."""
+    return f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before the run"
+
+
 def _load_report(args: Any) -> int:
     disk = ""
     if args.commit_delay or args.stall:
@@ -470,15 +813,23 @@ def _load_report(args: Any) -> int:
             f" on a simulated slow disk ({args.commit_delay:g} ms a commit, a {args.stall:g} ms "
             f"stall every {args.stall_every:g} s)"
         )
-    print(f"{args.tables} tables x {STATIONS_PER_TABLE} stations at {args.rate:g} input/s{disk}")
+    hubs = f" on {args.hubs} hub processes" if args.hubs > 1 else ""
+    print(
+        f"{args.tables} tables x {STATIONS_PER_TABLE} stations{hubs} at {args.rate:g} input/s"
+        f"{disk}; {machine()}"
+    )
     result = run_load(
         args.tables,
         args.duration,
+        hubs=args.hubs,
         rate=args.rate,
+        sniff=True,
         commit_delay_ms=args.commit_delay,
         stall_ms=args.stall,
         stall_every_s=args.stall_every,
     )
+    for line in result.details():
+        print(line)
     if not args.no_echo:
         base = run_load(args.tables, args.duration, server="echo", rate=args.rate)
         print(f"echo:   {base.line()}")
@@ -486,7 +837,7 @@ def _load_report(args: Any) -> int:
             f"coffre/echo: p50 {_ratio(result.p50, base.p50)}, p99 {_ratio(result.p99, base.p99)}"
         )
     print(result.line())
-    return 0 if result.lost == 0 else 1
+    return 0 if result.lost == 0 and result.twice == 0 else 1
 
 
 def main(args: Any) -> int:
@@ -496,12 +847,17 @@ def main(args: Any) -> int:
     return 0
 
 
-if __name__ == "__main__":  # the echo server, in a process of its own
-    parser = argparse.ArgumentParser(description="coffre bench's echo server")
+if __name__ == "__main__":  # the echo server or the sniffer, in a process of its own
+    parser = argparse.ArgumentParser(description="coffre bench's echo server and sniffer")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--username")
     parser.add_argument("--password")
     parser.add_argument("--ca")
+    parser.add_argument("--sniff", action="store_true", help="count messages instead")
     ns = parser.parse_args()
-    echo(BrokerConfig(ns.host, ns.port, ns.username, ns.password, tls_ca=ns.ca))
+    broker = BrokerConfig(ns.host, ns.port, ns.username, ns.password, tls_ca=ns.ca)
+    if ns.sniff:
+        sniff(broker)
+    else:
+        echo(broker)
