@@ -34,6 +34,8 @@ class Snapshot:
     broker: bool = False  # the display's own link to the broker is up
     #: The display's own language: what it speaks until the hub says the table's.
     fallback: str = LANGUAGES[0]
+    #: The last language the hub said (kept while the hub is lost: its will says none).
+    heard: str | None = None
 
     @property
     def hub_online(self) -> bool:
@@ -42,8 +44,10 @@ class Snapshot:
     @property
     def language(self) -> str:
         """What the table speaks (the hub's status says it; the page follows it live)."""
-        said = self.status.get("language")
-        return said if said in LANGUAGES else self.fallback
+        for said in (self.status.get("language"), self.heard):
+            if said in LANGUAGES:
+                return str(said)
+        return self.fallback
 
 
 class Feed:
@@ -116,5 +120,7 @@ class Feed:
                     snap.public = data
                 else:
                     snap.status = data
+                    if data.get("language") in LANGUAGES:
+                        snap.heard = data["language"]
                 snap.broker = True
             self.on_change(snap)

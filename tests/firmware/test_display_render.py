@@ -185,3 +185,9 @@ def test_the_language_comes_from_the_hub_else_from_the_display() -> None:
     waiting = Snapshot("main", {}, {}, broker=False, fallback="fr")
     assert "On attend que l'hôte lance une partie." in page_text(table_fragment(waiting))
     assert "Hub hors ligne" in table_fragment(waiting)
+
+
+def test_a_lost_hub_leaves_the_page_in_its_tables_language() -> None:
+    """The hub's will ("lost") says no language: the page keeps the last one it heard."""
+    lost = Snapshot("main", {}, {"state": "lost"}, broker=True, heard="fr")
+    assert lost.language == "fr" and "Hub hors ligne : perdu" in table_fragment(lost)
