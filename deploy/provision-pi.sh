@@ -187,9 +187,11 @@ if [ "$role" = hub ]; then
   cat <<EOF
   1. sudo /opt/coffre/venv/bin/coffre broker-config --table $table --stations $stations \\
          --out /etc/mosquitto/coffre --hostname coffre-hub --hostname coffre-hub.local
-     (add --hostname <the hub's IP> if stations dial it by address); it prints the rest:
+     (add --hostname <the hub's IP> if stations dial it by address; for a venue of several
+     hubs or tables on this broker: --venue venue.toml instead of --table/--stations, see
+     $src/deploy/venue.toml); it prints the rest:
      install /etc/mosquitto/coffre/coffre.conf into /etc/mosquitto/conf.d/, restart mosquitto,
-     and install -m 0600 -o coffre -g coffre the hub's password as /etc/coffre/hub.password
+     and install -m 0600 -o coffre -g coffre each hub's password as /etc/coffre/hub.password
      and the spectator's as /etc/coffre/spectator.password (the table display's user)
   2. copy to each station /etc/mosquitto/coffre/ca.crt and its password file
      (/etc/mosquitto/coffre/credentials/$table.<id>.password)

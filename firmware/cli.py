@@ -16,7 +16,11 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from firmware.hub.brokerconf import Venue
 
 BACKENDS = ("real", "mock", "emulated")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -184,9 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
     host.add_argument("--config", help="a TOML file with a [broker] section, as in hub.toml")
     host.add_argument("--broker", help="the broker's host name or address")
     host.add_argument("--port", type=_count(1, 65535), help="the broker's port")
-    host.add_argument("--username", help="the broker user (default: host)")
+    host.add_argument("--username", help="the broker user (default: the table's, host-<table>)")
     host.add_argument("--password-file", help="a file holding the user's password")
     host.add_argument("--ca-file", help="the table's ca.crt (TLS)")
+    host.add_argument(
+        "--broker-dir",
+        help="broker-config's --out folder: the user's password and ca.crt come from it "
+        "(default: /etc/mosquitto/coffre, when it has them)",
+    )
     host.add_argument(
         "--timeout", type=float, default=5.0, help="seconds to wait for the hub's answer"
     )
@@ -217,10 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
         "broker-config",
         help="write mosquitto's coffre.conf, passwords, ACL and TLS files (keeps what exists)",
     )
-    conf.add_argument("--table", required=True, help="the table's name (a-z, 0-9, -)")
-    conf.add_argument(
-        "--stations", required=True, help="comma-separated station ids, in seat order"
+    what = conf.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--venue", help="a venue file: hubs, their tables and stations (see deploy/venue.toml)"
     )
+    what.add_argument(
+        "--table", help="the table's name (a-z, 0-9, -); t1,t2: several with the same stations"
+    )
+    conf.add_argument("--stations", help="with --table: comma-separated station ids, in seat order")
     conf.add_argument(
         "--port", type=_count(1, 65535), default=None, help="default 8883 (TLS), 1883 (plain)"
     )
@@ -500,54 +513,83 @@ def _display(args: Any, stop: threading.Event) -> int:
     return 0
 
 
-def _broker_config(args: Any) -> int:
-    from pathlib import Path
+def _venue_of(args: Any, out: Path) -> Venue:
+    """The venue ``broker-config`` writes: ``--venue``'s file, or ``out``'s venue with the
+    ``--table`` options' tables (played by the hub ``hub``)."""
+    from firmware.hub import brokerconf as bc
 
-    from firmware.hub.brokerconf import HUB_USER, configure_broker, station_user
+    if args.venue is not None:
+        if args.stations is not None:
+            raise UsageError("broker-config: --stations goes with --table; a venue file lists them")
+        return bc.read_venue(Path(args.venue))
+    if args.stations is None:
+        raise UsageError("broker-config: --table needs --stations")
+    tables = [t.strip() for t in args.table.split(",") if t.strip()]
+    stations = [s.strip() for s in args.stations.split(",") if s.strip()]
+    start = bc.current_venue(out) or bc.Venue({}, {}, venue_host=True)
+    try:
+        return start.with_tables(bc.DEFAULT_HUB, tables, stations)
+    except ValueError as exc:
+        raise UsageError(f"broker-config: {exc}") from None
+
+
+def _broker_config(args: Any) -> int:
+    from firmware.hub import brokerconf as bc
     from firmware.hub.certs import broker_hostnames
     from firmware.link.tls import TLS_PORT
 
-    stations = [s.strip() for s in args.stations.split(",") if s.strip()]
     out = Path(args.out)
     port = args.port or (TLS_PORT if args.tls else 1883)
     names = broker_hostnames(args.hostname) if args.tls else None
     try:
-        report = configure_broker(
-            out, args.table, stations, port, bind=args.bind, tls_hostnames=names
-        )
-    except ValueError as exc:
-        raise UsageError(f"broker-config: {exc}") from None
+        venue = _venue_of(args, out)
+        report = bc.configure_broker(out, venue, port, bind=args.bind, tls_hostnames=names)
     except PermissionError as exc:
         raise UsageError(f"broker-config: cannot write {exc.filename}: run it with sudo") from None
-    creds = out / "credentials"
+    creds = out / bc.CREDENTIALS
     if report.tls is not None and names is not None:
         what = (
-            "kept the table's CA (ca.key, root only)" if report.kept_ca else "made the table's CA"
+            "kept the venue's CA (ca.key, root only)" if report.kept_ca else "made the venue's CA"
         )
         print(f"TLS on port {port}: {what}; broker certificate for {', '.join(names)}")
-    if report.kept_users:
-        print(f"kept the passwords of {len(report.kept_users)} users (nothing to recopy for them)")
-    if report.removed_users:
-        print(f"removed users: {', '.join(report.removed_users)}")
-    print(f"wrote {report.conf}, {out / 'passwd'}, {out / 'acl'} and {creds}/")
+    for line in bc.changes(report):
+        print(line)
+    print(f"wrote {report.conf}, passwd, acl, {bc.VENUE_FILE} and {creds}/")
     print("next:")
     print(f"  sudo cp {report.conf} /etc/mosquitto/conf.d/ && sudo systemctl restart mosquitto")
-    hub_pw = creds / f"{HUB_USER}.password"
-    print(f"  sudo install -m 0600 -o coffre -g coffre {hub_pw} /etc/coffre/hub.password")
-    fresh = [s for s in stations if station_user(args.table, s) in report.new_users]
-    if report.tls is not None and not report.kept_ca:
-        fresh = stations  # a new CA: every station needs the new ca.crt
-    for station in fresh:
-        user = station_user(args.table, station)
+    for hub, tables in venue.hubs.items():
+        user = bc.hub_user(hub)
         print(
-            f"  station {station}: copy {creds / (user + '.password')} to "
-            "/etc/coffre/station.password"
-            + (f" and {report.tls.ca} to /etc/coffre/ca.crt" if report.tls else "")
-            + ", then on it: sudo chown coffre:coffre /etc/coffre/station.password && "
-            "sudo chmod 0600 /etc/coffre/station.password"
+            f"  hub {hub} ({', '.join(tables)}): its hub.toml [broker] has "
+            f'username = "{user}", password_file = "/etc/coffre/hub.password"'
+            + (', ca_file = "/etc/coffre/ca.crt"' if report.tls else "")
         )
+        print(
+            f"    on it: sudo install -m 0600 -o coffre -g coffre {creds / user}.password "
+            "/etc/coffre/hub.password"
+        )
+    print(
+        f"  the table display: user {bc.SPECTATOR_USER} ({creds / bc.SPECTATOR_USER}.password); "
+        f"a table's host: user {bc.host_user('<table>')} (coffre host --table <table> "
+        f"--broker-dir {out})"
+    )
+    fresh = [u for u in report.new_users if "." in u]
+    if report.tls is not None and not report.kept_ca:
+        fresh = [u for u in venue.users() if "." in u]  # a new CA: every station needs it
     if not fresh:
         print("  no station needs new files")
+        return 0
+    print(
+        f"  stations: copy {creds}/<table>.<id>.password to the station's "
+        "/etc/coffre/station.password"
+        + (f" and {report.tls.ca} to /etc/coffre/ca.crt" if report.tls else "")
+        + ", then on it: sudo chown coffre:coffre /etc/coffre/station.password && "
+        "sudo chmod 0600 /etc/coffre/station.password; for"
+    )
+    for table in venue.tables():
+        ids = [s for s in venue.stations.get(table, []) if bc.station_user(table, s) in fresh]
+        if ids:
+            print(f"    table {table}: {', '.join(ids)}")
     return 0
 
 

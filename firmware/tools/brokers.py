@@ -1,7 +1,9 @@
 """Brokers for the simulator and the tests: mosquitto on a loopback port, or embedded amqtt.
 
 :func:`start_broker` writes the table's password file, ACL and TLS certificate (as
-``coffre broker-config`` would) and starts mosquitto on a free loopback port; where
+``coffre broker-config`` would) and starts mosquitto on a free loopback port
+(:func:`start_venue_broker`: a venue's hubs, tables and users, with broker-config's own
+code); where
 mosquitto is missing the simulator falls back to amqtt in this process (plain MQTT, no
 ACL, loopback only). Never used on a real table: there, systemd runs mosquitto.
 """
@@ -18,11 +20,20 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from firmware.hub.brokerconf import TableAccess, station_user, write_broker_files
+from firmware.hub.brokerconf import (
+    TableAccess,
+    Venue,
+    configure_broker,
+    mosquitto_conf,
+    read_credentials,
+    station_user,
+    write_broker_files,
+)
+from firmware.hub.certs import TlsFiles
 from firmware.link.mqtt import BrokerConfig
 from firmware.link.tls import CA_FILE
 
@@ -83,14 +94,19 @@ class BrokerSetup:
     conf_dir: Path | None = None
     #: The CA that signed mosquitto's certificate (None: the plain embedded broker).
     tls_ca: Path | None = None
+    #: Every user's password (empty: the embedded broker, which has no users).
+    passwords: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.access is not None:
+            self.passwords = self.access.passwords
 
     def config(self, user: str) -> BrokerConfig:
-        password = self.access.passwords[user] if self.access else None
         return BrokerConfig(
             "127.0.0.1",
             self.port,
-            user if self.access else None,
-            password,
+            user if self.passwords else None,
+            self.passwords[user] if self.passwords else None,
             tls_ca=str(self.tls_ca) if self.tls_ca else None,
         )
 
@@ -133,6 +149,31 @@ def start_broker(
     mosq = Mosquitto(conf, port)
     mosq.start()
     return BrokerSetup(port, access, mosq, conf_dir, tls_ca=conf_dir / CA_FILE)
+
+
+def start_venue_broker(workdir: Path, venue: Venue, port: int | None = None) -> BrokerSetup:
+    """mosquitto over TLS on a loopback port with a venue's users and ACL, its files written
+    into ``workdir/broker`` by ``coffre broker-config``'s own code (a re-run keeps them)."""
+    port = port or free_port()
+    conf_dir = workdir / "broker"
+    report = configure_broker(
+        conf_dir, venue, port, bind="127.0.0.1", tls_hostnames=["127.0.0.1", "localhost"]
+    )
+    mosq = serve(conf_dir, port, report.tls)
+    return BrokerSetup(
+        port, None, mosq, conf_dir, conf_dir / CA_FILE, passwords=read_credentials(conf_dir)
+    )
+
+
+def serve(conf_dir: Path, port: int, tls: TlsFiles | None) -> Mosquitto:
+    """Start mosquitto on loopback ``port`` with the users and ACL in ``conf_dir`` (as
+    ``coffre broker-config`` wrote them) and its certificate ``tls``."""
+    (conf_dir / "data").mkdir(exist_ok=True)
+    conf = conf_dir / "mosquitto.conf"
+    conf.write_text(mosquitto_conf(port, conf_dir, stay_root=os.geteuid() == 0, tls=tls))
+    mosq = Mosquitto(conf, port)
+    mosq.start()
+    return mosq
 
 
 def free_port() -> int:

@@ -9,7 +9,12 @@ answer is printed as one line; exit 0 when the hub did it, 1 when it refused, 69
 (EX_UNAVAILABLE) when the broker or the hub cannot be reached.
 
 The broker settings come from a small TOML file (``--config``, a ``[broker]`` section as
-in ``hub.toml``) or from options; options win over the file.
+in ``hub.toml``) or from options; options win over the file. The user is the table's host
+user (``host-<table>``, see :mod:`firmware.hub.brokerconf`) unless one is named (the venue
+host is ``host``). Without a password, the user's password file and ``ca.crt`` are taken
+from ``broker-config``'s folder (``--broker-dir``, default ``/etc/mosquitto/coffre`` when
+it has them): on the broker's machine ``sudo coffre host --table t2 start --game …`` is
+enough.
 """
 
 from __future__ import annotations
@@ -25,14 +30,19 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from firmware.hub.brokerconf import CREDENTIALS, host_user
 from firmware.link import protocol as proto
 from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
+from firmware.link.tls import CA_FILE
 
 T = TypeVar("T")
 
 EX_REFUSED = 1
 EX_UNAVAILABLE = 69  # sysexits.h
+
+#: Where ``coffre broker-config --out`` writes on a hub Pi (deploy/provision-pi.sh).
+BROKER_DIR = Path("/etc/mosquitto/coffre")
 
 #: Link states after which waiting longer will not help (the broker said no, or TLS failed).
 _FATAL = ("refused", "wrong-password", "wrong-ca", "wrong-name", "tls")
@@ -47,8 +57,9 @@ class _HostFile(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def load_broker(args: Any) -> BrokerConfig:
-    """The host's broker settings: ``--config``'s ``[broker]``, then the options on top."""
-    section = BrokerSection(username="host")
+    """The host's broker settings: ``--config``'s ``[broker]``, then the options on top,
+    then the table's host user and broker-config's files for what is still missing."""
+    section = BrokerSection()
     where = Path("command line")
     if args.config:
         where = Path(args.config)
@@ -63,7 +74,36 @@ def load_broker(args: Any) -> BrokerConfig:
     section = msgspec.structs.replace(
         section, **{key: value for key, value in overrides.items() if value is not None}
     )
-    return broker_config(section, where)
+    return broker_config(_from_broker_dir(section, args), where)
+
+
+def _from_broker_dir(section: BrokerSection, args: Any) -> BrokerSection:
+    """The table's host user by default, and its password file and the CA from
+    ``--broker-dir`` (or :data:`BROKER_DIR` when it has them) if none is given."""
+    user = section.username or host_user(args.table)
+    folder = Path(args.broker_dir) if args.broker_dir else BROKER_DIR
+    password_file = folder / CREDENTIALS / f"{user}.password"
+    missing = section.password is None and section.password_file is None
+    if args.broker_dir is None and not (missing and _present(password_file)):
+        return msgspec.structs.replace(section, username=user)
+    ca_file = folder / CA_FILE
+    return msgspec.structs.replace(
+        section,
+        username=user,
+        password_file=str(password_file) if missing else section.password_file,
+        ca_file=section.ca_file or (str(ca_file) if ca_file.is_file() else None),
+    )
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` exists; a folder we may not look into is one line (sudo helps)."""
+    try:
+        return path.exists()
+    except PermissionError:
+        raise ConfigError(
+            f"{path.parent} is not readable by this user: run it with sudo, or give "
+            "--config or --password-file"
+        ) from None
 
 
 def build_command(args: Any) -> proto.HostCommand:

@@ -72,7 +72,7 @@ def write_acl_of(tables: list[TableAccess]) -> str:
 def test_every_user_gets_a_distinct_password() -> None:
     """Generated passwords are unique per user."""
     access = TableAccess("main", ["p1", "p2", "p3"])
-    assert len(set(access.passwords.values())) == len(access.users()) == 6
+    assert len(set(access.passwords.values())) == len(access.users()) == 7
 
 
 def test_generated_config_starts_mosquitto(tmp_path: Path) -> None:
@@ -86,21 +86,10 @@ def test_generated_config_starts_mosquitto(tmp_path: Path) -> None:
     broker.stop()
 
 
-def _broker_config(out: Path, *extra: str) -> str:
+def _cli(out: Path, *args: str) -> str:
+    """``coffre broker-config --out out args`` in a process of its own; its stdout."""
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "firmware.cli",
-            "broker-config",
-            "--table",
-            "main",
-            "--stations",
-            "p1,p2",
-            "--out",
-            str(out),
-            *extra,
-        ],
+        [sys.executable, "-m", "firmware.cli", "broker-config", "--out", str(out), *args],
         check=True,
         capture_output=True,
         cwd=ROOT,
@@ -109,11 +98,15 @@ def _broker_config(out: Path, *extra: str) -> str:
     return done.stdout
 
 
+def _broker_config(out: Path, *extra: str) -> str:
+    return _cli(out, "--table", "main", "--stations", "p1,p2", *extra)
+
+
 def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
     """`coffre broker-config` writes conf, passwd, acl and one private password file per user."""
     _broker_config(tmp_path)
     users = {p.stem for p in (tmp_path / "credentials").glob("*.password")}
-    assert users == {"hub", "host", "spectator", "main.p1", "main.p2"}
+    assert users == {"hub", "host", "host-main", "spectator", "main.p1", "main.p2"}
     assert (tmp_path / "credentials" / "hub.password").stat().st_mode & 0o077 == 0
 
 
@@ -167,17 +160,14 @@ def test_re_running_keeps_passwords_and_the_ca(tmp_path: Path) -> None:
     before = {u: _password(tmp_path, u) for u in ("hub", "host", "main.p1", "main.p2")}
     ca = (tmp_path / "ca.crt").read_bytes()
     assert (tmp_path / "ca.key").stat().st_mode & 0o777 == 0o600
-    assert "made the table's CA" in first
-    done = subprocess.run(
-        [sys.executable, "-m", "firmware.cli", "broker-config", "--table", "main",
-         "--stations", "p1,p2,p6", "--out", str(tmp_path), "--hostname", "coffre-hub",
-         "--hostname", "coffre-hub.local"],
-        check=True, capture_output=True, cwd=ROOT, text=True,
-    )  # fmt: skip
+    assert "made the venue's CA" in first
+    again = ("--stations", "p1,p2,p6", "--hostname", "coffre-hub", "--hostname", "coffre-hub.local")
+    out = _cli(tmp_path, "--table", "main", *again)
     assert {u: _password(tmp_path, u) for u in before} == before
     assert (tmp_path / "ca.crt").read_bytes() == ca
-    assert "kept the table's CA" in done.stdout
-    assert "station p6:" in done.stdout and "station p1:" not in done.stdout
+    assert "kept the venue's CA" in out
+    assert "    table main: p6\n" in out, "only p6 needs files"
+    assert "added: station main.p6\n" in out
     cert = x509.load_pem_x509_certificate((tmp_path / "broker.crt").read_bytes())
     issuer = x509.load_pem_x509_certificate(ca)
     cert.verify_directly_issued_by(issuer)  # the new certificate comes from the same CA
@@ -185,15 +175,14 @@ def test_re_running_keeps_passwords_and_the_ca(tmp_path: Path) -> None:
 
 def test_re_running_for_another_table_keeps_the_first(tmp_path: Path) -> None:
     """A second table in the same folder: the first table's users and ACL stay."""
-    from firmware.hub.brokerconf import configure_broker
-
-    configure_broker(tmp_path, "main", ["p1"], 8883, tls_hostnames=None)
+    main = ("--table", "main", "--stations", "p1", "--no-tls")
+    _cli(tmp_path, *main)
     pw = _password(tmp_path, "main.p1")
-    configure_broker(tmp_path, "side", ["p1"], 8883, tls_hostnames=None)
+    _cli(tmp_path, "--table", "side", "--stations", "p1", "--no-tls")
     assert _password(tmp_path, "main.p1") == pw
     acl = (tmp_path / "acl").read_text()
     assert "user main.p1" in acl and "user side.p1" in acl
-    configure_broker(tmp_path, "side", [], 8883, tls_hostnames=None)
+    _cli(tmp_path, "--table", "side", "--stations", "", "--no-tls")
     assert not (tmp_path / "credentials" / "side.p1.password").exists()
 
 
@@ -201,14 +190,14 @@ def test_conf_d_file_loads_next_to_debians_main_config(tmp_path: Path) -> None:
     """The file the README installs in conf.d starts mosquitto next to a main config that
     already sets persistence (Debian's), and a station of the first run still connects
     after a re-run added a station."""
-    from firmware.hub.brokerconf import configure_broker, station_user
+    from firmware.hub.brokerconf import Venue, configure_broker, station_user
     from firmware.link.mqtt import BrokerConfig, Client
 
     port = free_port()
     out = tmp_path / "coffre"
-    configure_broker(out, "main", ["p1"], port, bind="127.0.0.1", tls_hostnames=["127.0.0.1"])
-    configure_broker(out, "main", ["p1", "p2"], port, bind="127.0.0.1",
-                     tls_hostnames=["127.0.0.1"])  # fmt: skip
+    for seats in (["p1"], ["p1", "p2"]):
+        venue = Venue({"hub": ["main"]}, {"main": seats})
+        configure_broker(out, venue, port, bind="127.0.0.1", tls_hostnames=["127.0.0.1"])
     conf_d = tmp_path / "conf.d"
     conf_d.mkdir()
     (conf_d / "coffre.conf").write_text((out / "coffre.conf").read_text())
