@@ -544,8 +544,9 @@ def changes(report: BrokerSetupReport) -> list[str]:
         old, new = before.stations.get(table, []), after.stations.get(table, [])
         added += [f"station {station_user(table, s)}" for s in new if s not in old]
         removed += [f"station {station_user(table, s)}" for s in old if s not in new]
-        if before.owner(table) != after.owner(table):
-            added.append(f"table {table} moved to hub {after.owner(table)}")
+    moved = [t for t in after.tables() if t in old_tables and before.owner(t) != after.owner(t)]
+    if moved:
+        lines.append("moved: " + ", ".join(f"table {t} to hub {after.owner(t)}" for t in moved))
     users = [u for u in report.new_users if "." not in u]
     removed_users = [u for u in report.removed_users if "." not in u]
     if added or users:

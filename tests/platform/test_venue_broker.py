@@ -176,7 +176,10 @@ def test_the_spectator_reads_every_tables_public_and_hub_status_only(venue: Brok
 
 
 def test_one_tables_host_cannot_command_another_table(
-    venue: BrokerSetup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    venue: BrokerSetup,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two real hubs: host-t1's start on t3 never reaches t3's hub, host-t3's does; ``coffre
     host --table t3`` finds host-t3 in broker-config's folder by default."""
@@ -209,6 +212,10 @@ def test_one_tables_host_cannot_command_another_table(
         assert got == [], "host-t1 read t3's answers"
         intruder.stop()
 
+        # On the broker's machine broker-config's folder is found without --broker-dir.
+        monkeypatch.setattr(host, "BROKER_DIR", venue.conf_dir)
+        assert main(["host", "--port", str(venue.port), "--table", "t3", "next"]) == 1
+        assert capsys.readouterr().out == "t3: next refused: No game running\n"
         base = ["host", "--broker-dir", str(venue.conf_dir), "--port", str(venue.port)]
         status = main([*base, "--table", "t3", "start", "--game", GAME, "--players", "3"])
         assert (status, capsys.readouterr().out) == (0, "t3: start done: Game started\n")
@@ -337,6 +344,7 @@ def test_several_tables_from_the_options_and_a_table_of_another_hub(
     printed = capsys.readouterr().out
     assert 'username = "hub-bar"' in printed and 'username = "hub-hall"' in printed
     assert "removed (their password files are deleted): table t2" in printed
+    assert "moved: table t1 to hub bar\n" in printed
     before = snapshot(out)
     assert broker_config(out, "--no-tls", "--table", "t3", "--stations", "p1") == 64
     assert capsys.readouterr().err == (
