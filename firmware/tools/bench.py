@@ -23,10 +23,12 @@ the first one after every S seconds sleeps the stall too. The last line is for s
 ``tables=N stations=M inputs_per_s=X p50_ms=Y p99_ms=Z lost=0``.
 
 Venue mode (``--hubs H --tables N``): the same load on H ``coffre hub`` processes, the N
-tables split between them, all on one mosquitto. Also printed: p50/p99 per hub, inputs
-answered twice (must be 0), the messages the hubs send per input (counted by a sniffer
-process subscribed to ``coffre/#``, so every message is delivered once more than on a
-real venue), and each process's CPU time and memory over the load (read from /proc).
+tables split between them, all on one mosquitto set up as ``coffre broker-config`` sets
+up a venue (TLS, a broker user per hub allowed on its own tables). Also printed: p50/p99
+per hub, inputs answered twice (must be 0), the messages the hubs send per input
+(counted by a sniffer process subscribed to ``coffre/#``, so every message is delivered
+once more than on a real venue), and each process's CPU time and memory over the load
+(read from /proc).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import json
 import os
 import queue
 import random
+import secrets
 import signal
 import statistics
 import subprocess
@@ -53,13 +56,23 @@ from PIL import Image
 
 from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
-from firmware.hub.brokerconf import HUB_USER
+from firmware.hub.brokerconf import (
+    HUB_USER,
+    configure_broker,
+    hash_password,
+    hub_user,
+    read_credentials,
+)
+from firmware.hub.brokerconf import Venue as VenueAccess
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
-from firmware.tools.brokers import Mosquitto, free_port, start_broker
+from firmware.link.tls import CA_FILE
+from firmware.tools.brokers import Mosquitto, free_port, serve, start_broker
 from firmware.tools.simtable import SimTable
 
 STATIONS_PER_TABLE = 8
+#: The load generator's broker user on a venue broker (a bench's own: no install has it).
+BENCH_USER = "bench"
 #: How long the load generator waits for the last answers once it stops sending.
 GRACE_SECONDS = 5.0
 
@@ -371,10 +384,41 @@ def _table_names(tables: int) -> list[str]:
     return [f"t{i:03d}" for i in range(tables)]
 
 
-def _hub_toml(workdir: Path, port: int, tables: list[str]) -> Path:
+def _venue_broker(
+    workdir: Path, hub_tables: dict[str, list[str]]
+) -> tuple[Mosquitto, dict[str, BrokerConfig], BrokerConfig]:
+    """mosquitto over TLS with the venue's users and ACL as ``coffre broker-config`` writes
+    them (each hub a user of its own, allowed on its own tables only), plus the bench
+    user: the load generator speaks for every station, so it alone may do anything under
+    ``coffre/``. Returns the broker, each hub's settings and the bench user's."""
+    stations = [f"s{i + 1}" for i in range(STATIONS_PER_TABLE)]
+    venue = VenueAccess(hub_tables, {t: stations for run in hub_tables.values() for t in run})
+    conf_dir = workdir / "broker"
+    port = free_port()
+    loopback = ["127.0.0.1", "localhost"]
+    report = configure_broker(conf_dir, venue, port, bind="127.0.0.1", tls_hostnames=loopback)
+    password = secrets.token_urlsafe(16)
+    with (conf_dir / "passwd").open("a") as f:
+        f.write(f"{BENCH_USER}:{hash_password(password)}\n")
+    with (conf_dir / "acl").open("a") as f:
+        f.write(f"\nuser {BENCH_USER}\ntopic readwrite {proto.ROOT}/#\n")
+    broker = serve(conf_dir, port, report.tls)
+    passwords, ca = read_credentials(conf_dir), str(conf_dir / CA_FILE)
+    hubs = {
+        hub: BrokerConfig("127.0.0.1", port, hub_user(hub), passwords[hub_user(hub)], tls_ca=ca)
+        for hub in hub_tables
+    }
+    return broker, hubs, BrokerConfig("127.0.0.1", port, BENCH_USER, password, tls_ca=ca)
+
+
+def _hub_toml(workdir: Path, broker: BrokerConfig, tables: list[str]) -> Path:
     stations = ", ".join(f'"s{i + 1}"' for i in range(STATIONS_PER_TABLE))
-    lines = ["[broker]", 'host = "127.0.0.1"', f"port = {port}", "[store]"]
-    lines += [f'path = "{workdir / "hub.sqlite3"}"', "[panel]", 'backend = "none"']
+    lines = ["[broker]", f'host = "{broker.host}"', f"port = {broker.port}"]
+    if broker.username:
+        lines += [f'username = "{broker.username}"', f'password = "{broker.password}"']
+    if broker.tls_ca:
+        lines.append(f'ca_file = "{broker.tls_ca}"')
+    lines += ["[store]", f'path = "{workdir / "hub.sqlite3"}"', "[panel]", 'backend = "none"']
     for name in tables:
         lines += ["[[table]]", f'name = "{name}"', f"stations = [{stations}]", "seed = 1"]
     path = workdir / "hub.toml"
@@ -597,8 +641,10 @@ class _Generator:
 
 
 class Venue:
-    """A plain mosquitto, ``hubs`` coffre hub processes sharing ``tables`` tables (or the
-    echo server for all of them), and the load generator; every table plays a game."""
+    """One mosquitto, ``hubs`` coffre hub processes sharing ``tables`` tables (or the echo
+    server for all of them), and the load generator; every table plays a game. The broker
+    is plain, or with ``users`` the venue's as ``coffre broker-config`` makes it (TLS, a
+    user per hub allowed on its own tables only)."""
 
     def __init__(
         self,
@@ -608,6 +654,7 @@ class Venue:
         server: str = "coffre",
         env: dict[str, str] | None = None,
         workdir: Path | None = None,
+        users: bool = False,
     ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coffre-load-"))
         self.server = server
@@ -620,8 +667,15 @@ class Venue:
         }
         self.hub_of = {t: hub for hub, run in self.hub_tables.items() for t in run}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.broker = _plain_mosquitto(self.workdir)
-        self.config = BrokerConfig("127.0.0.1", self.broker.port)
+        self.users = users
+        if users:
+            self.broker, self.hub_configs, self.config = _venue_broker(
+                self.workdir, self.hub_tables
+            )
+        else:
+            self.broker = _plain_mosquitto(self.workdir)
+            self.config = BrokerConfig("127.0.0.1", self.broker.port)
+            self.hub_configs = dict.fromkeys(self.hub_tables, self.config)
         self.generator = _Generator(self.config, self.names)
 
     def start(self) -> None:
@@ -635,7 +689,7 @@ class Venue:
             hubdir = self.workdir / hub
             hubdir.mkdir(exist_ok=True)
             log = (hubdir / "hub.log").open("ab")
-            config_file = _hub_toml(hubdir, self.broker.port, tables)
+            config_file = _hub_toml(hubdir, self.hub_configs[hub], tables)
             self.procs[hub] = subprocess.Popen(
                 [sys.executable, "-m", "firmware.cli", "hub", "--config", str(config_file)],
                 stdout=log,
@@ -709,16 +763,19 @@ def run_load(
     server: str = "coffre",
     rate: float = 1.0,
     sniff: bool = False,
+    users: bool | None = None,
     commit_delay_ms: float = 0.0,
     stall_ms: float = 0.0,
     stall_every_s: float = 0.0,
 ) -> LoadResult:
     """Load mode against ``hubs`` coffre hub processes (``server="coffre"``) or the echo
-    server; ``sniff`` counts the messages the hubs send."""
+    server; ``sniff`` counts the messages the hubs send. ``users`` (by default with
+    several hubs): the venue's broker, TLS and a user per hub; else a plain broker."""
     env = dict(os.environ)
     if commit_delay_ms or stall_ms:
         env["COFFRE_SIMULATE_DISK"] = f"{commit_delay_ms},{stall_ms},{stall_every_s}"
-    venue = Venue(tables, hubs, server=server, env=env)
+    secure = hubs > 1 if users is None else users
+    venue = Venue(tables, hubs, server=server, env=env, users=secure)
     try:
         venue.start()
         return venue.run(seconds, rate, boot=f"b{os.getpid() % 10000}", sniff=sniff)
@@ -813,7 +870,9 @@ def _load_report(args: Any) -> int:
             f" on a simulated slow disk ({args.commit_delay:g} ms a commit, a {args.stall:g} ms "
             f"stall every {args.stall_every:g} s)"
         )
-    hubs = f" on {args.hubs} hub processes" if args.hubs > 1 else ""
+    hubs = ""
+    if args.hubs > 1:
+        hubs = f" on {args.hubs} hub processes (TLS, a broker user each)"
     print(
         f"{args.tables} tables x {STATIONS_PER_TABLE} stations{hubs} at {args.rate:g} input/s"
         f"{disk}; {machine()}"

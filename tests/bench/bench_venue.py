@@ -2,12 +2,13 @@
 
 Run: .venv/bin/python tests/bench/bench_venue.py [seconds] [hubs:tables ...] [--game]
 Default: 10 s of ``3:48`` (three hubs of 16 tables, 8 stations each, a knob turn a
-second per station). ``100`` tables over 4 to 6 hubs is what the README's sizing
-quotes: ``... 30 4:100 5:100 6:100``. Each run prints p50/p99 per hub, inputs answered
-twice, the messages the hubs send per input and the processes' CPU and memory, then the
-summary line of ``coffre bench --hubs H --tables N``. A knob turn costs the hub two
-messages (the screen, the ack); ``--game`` also counts a whole game played by bots, where
-taps change ``public`` and the hub status too.
+second per station, on a venue broker: TLS and a broker user per hub). Each run prints
+p50/p99 per hub, inputs answered twice, the messages the hubs send per input and the
+processes' CPU and memory, then the summary line of ``coffre bench --hubs H --tables
+N``. A knob turn costs the hub two messages (the screen, the ack); ``--game`` also counts
+a whole game played by bots, where taps change ``public`` and the hub status too. The
+README's sizing comes from ``... 30 3:48 --game`` and, at a game's pace, ``coffre bench
+--hubs 5 --tables 100 --rate 0.05 --duration 60 --no-echo``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""A venue in small: three ``coffre hub`` processes, each with its own tables, on one real
-mosquitto. Every input is answered exactly once (acks counted per input id), and killing
+"""A venue in small: three ``coffre hub`` processes, each with its own tables and its own
+broker user, on one real mosquitto (TLS and the ACL ``coffre broker-config`` writes for
+the venue). Every input is answered exactly once (acks counted per input id), and killing
 one hub leaves the other two answering all of theirs while its own tables go unanswered
 (no other hub picks them up). The latencies are printed, never asserted (tests/bench/
 bench_venue.py is the longer run)."""
@@ -21,7 +22,7 @@ RATE = 2.0  # knob turns a second per station: 96 inputs a second in all
 
 @pytest.fixture
 def venue(tmp_path: Path) -> Iterator[Venue]:
-    v = Venue(TABLES, HUBS, workdir=tmp_path)
+    v = Venue(TABLES, HUBS, workdir=tmp_path, users=True)
     try:
         v.start()
         yield v
