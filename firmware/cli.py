@@ -561,7 +561,10 @@ def _broker_config(args: Any) -> int:
         user = bc.hub_user(hub)
         print(
             f"  hub {hub} ({', '.join(tables)}): its hub.toml [broker] has "
-            f'username = "{user}", password_file = "/etc/coffre/hub.password"'
+            # A hub on another machine dials a name on the broker's certificate.
+            + (f'host = "{names[0]}", ' if names else "")
+            + (f"port = {port}, " if port not in (TLS_PORT, 1883) else "")
+            + f'username = "{user}", password_file = "/etc/coffre/hub.password"'
             + (', ca_file = "/etc/coffre/ca.crt"' if report.tls else "")
         )
         print(

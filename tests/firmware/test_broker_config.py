@@ -19,6 +19,7 @@ from firmware.hub.brokerconf import (
     station_user,
     write_broker_files,
 )
+from firmware.hub.config import load_hub
 from firmware.tools.brokers import Mosquitto, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,6 +129,26 @@ def test_broker_config_command_makes_tls_the_default(tmp_path: Path) -> None:
     names = ["coffre-hub.local", "10.0.0.2", "localhost", "127.0.0.1"]
     assert [str(n.value) for n in san] == names, "loopback is always there: the hub dials it"
     assert "ca.crt to /etc/coffre/ca.crt" in out and "chown coffre:coffre" in out
+
+
+def test_printed_hub_settings_make_a_hub_toml_that_dials_the_broker(tmp_path: Path) -> None:
+    """The [broker] lines printed for a hub, pasted into its hub.toml, name the broker's
+    certificate name, a port other than the default, the hub's user and the copied files."""
+    out = _broker_config(tmp_path / "b", "--hostname", "venue.example", "--port", "8884")
+    line = next(x for x in out.splitlines() if "[broker] has " in x)
+    settings = line.split("[broker] has ", 1)[1].replace(", ", "\n")
+    # What the host copies onto the hub (as printed), with /etc/coffre in a temp folder.
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "hub.password").write_text(_password(tmp_path / "b", "hub") + "\n")
+    (etc / "ca.crt").write_bytes((tmp_path / "b" / "ca.crt").read_bytes())
+    settings = settings.replace("/etc/coffre/", f"{etc}/")
+    hub_toml = tmp_path / "hub.toml"
+    hub_toml.write_text(f"[broker]\n{settings}\n[[table]]\nname = 'main'\nstations = ['p1']\n")
+    broker = load_hub(hub_toml).broker
+    assert (broker.host, broker.port, broker.username) == ("venue.example", 8884, "hub")
+    assert broker.password == _password(tmp_path / "b", "hub").strip()
+    assert broker.tls_ca == str(etc / "ca.crt")
 
 
 def test_broker_config_command_no_tls_opts_out(tmp_path: Path) -> None:
