@@ -430,6 +430,9 @@ def _hub(args: Any, stop: threading.Event) -> int:
         settings.broker.port,
         settings.store,
     )
+    # Every table refused (another hub runs it, the broker's ACL): nothing to run. Exit
+    # EX_CONFIG: two hubs given one table is a configuration to fix, not worth a restart.
+    hub.on_give_up = lambda _why: stop.set()
     hub.start()
     notify.ready()
     with notify.Watchdog(alive=hub.alive):
@@ -437,6 +440,8 @@ def _hub(args: Any, stop: threading.Event) -> int:
     notify.stopping()
     log.info("hub stopping")
     hub.stop()
+    if hub.gave_up is not None:
+        return _fail(hub.gave_up, EX_CONFIG)
     return 0
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from firmware.hub.claim import Verdict
 from firmware.hub.config import TableConfig
 from firmware.hub.hostmenu import HostMenu
 from firmware.hub.store import GameRecord
@@ -44,6 +45,12 @@ class TableActor:
     offline: set[str] = field(default_factory=set)
     #: The countdown second the screens were last drawn with.
     shown_left: int | None = None
+    #: probing: not known to be this hub's yet (nothing goes out); live: this hub runs
+    #: it; refused: another hub does, or the broker will not have this hub there.
+    state: Literal["probing", "live", "refused"] = "probing"
+    refused: Verdict | None = None
+    #: When the hub gives up waiting to see its own claim come back (see service._tick).
+    echo_due: float | None = None
 
     @property
     def language(self) -> str:
@@ -85,4 +92,6 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
             dues.append(now + (left - int(left)) + 0.001)  # the shown seconds change
         if a.host_pages > 1:
             dues.append(page_turn(a.host_page_at))
+        if a.echo_due is not None:
+            dues.append(a.echo_due)
     return max(0.0, min(dues) - now) if dues else None

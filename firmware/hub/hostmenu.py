@@ -4,6 +4,10 @@ Idle, the menu picks a game and a player count, then starts. During a game,
 ``next`` is the host's "next" (close the vote, open the next safe), ``back``
 undoes the last move and ``stop`` aborts; ``back`` and ``stop`` ask for a
 second press within a few seconds so a stray press costs nothing.
+
+A hub with several tables has one panel: the menu's last row, "Table", switches it to
+the next table (``ok``) or the previous one (``back``); during a game, ``prev`` does.
+The hub display's title then starts with the table's name.
 """
 
 from __future__ import annotations
@@ -78,12 +82,19 @@ def option_text(name: str, value: Any) -> str:
     return _("{option}: {value}", option=_(OPTION_NAMES.get(name, name)), value=shown)
 
 
+@dataclass(frozen=True)
+class SwitchTable:
+    """A press that moves the panel to another of the hub's tables (``step``: +1 or -1)."""
+
+    step: int
+
+
 @dataclass
 class HostMenu:
     """Menu state; ``press`` returns the command a button press makes, if any.
 
     Rows: the game, the number of players, the game's options, the table's language,
-    Start.
+    Start, and on a hub with several tables, the table the panel drives.
     """
 
     games: list[str]
@@ -104,6 +115,15 @@ class HostMenu:
     #: start, so the hub remembers its answer and never applies it twice.
     boot: str = field(default_factory=lambda: os.urandom(4).hex())
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    #: The hub's tables (in hub.toml's order) and this menu's.
+    tables: list[str] = field(default_factory=list)
+    table: str = ""
+
+    def __post_init__(self) -> None:
+        # A table of fewer stations than the default count starts within what it seats.
+        if self.games:
+            lo, hi = self._range()
+            self.players = max(lo, min(hi, self.players))
 
     def _command(self, cmd: str, **fields: Any) -> HostCommand:
         return HostCommand(cmd=cmd, id=f"panel{self.boot}:{next(self._seq)}", **fields)  # type: ignore[arg-type]
@@ -130,6 +150,15 @@ class HostMenu:
     def start_row(self) -> int:
         return self.language_row + 1
 
+    @property
+    def several(self) -> bool:
+        return len(self.tables) > 1
+
+    @property
+    def table_row(self) -> int:
+        """The "Table" row (last; only on a hub with several tables)."""
+        return self.start_row + 1
+
     def options(self) -> dict[str, Any]:
         """The options the host chose for the current game."""
         picks = self.chosen.get(self.game_id, {})
@@ -140,11 +169,11 @@ class HostMenu:
         lo, hi = self.limits.get(self.game_id, (1, self.max_players))
         return lo, min(hi, self.max_players)
 
-    def press(self, button: str, *, playing: bool, now: float) -> HostCommand | None:
+    def press(self, button: str, *, playing: bool, now: float) -> HostCommand | SwitchTable | None:
         """Handle one button press."""
         if playing:
             return self._in_game(button, now)
-        rows = self.start_row + 1
+        rows = self.table_row + 1 if self.several else self.start_row + 1
         if button == "prev":
             self.row = (self.row - 1) % rows
         elif button == "next":
@@ -165,13 +194,18 @@ class HostMenu:
                 name, values = self.option_rows[self.row - 2]
                 picks = self.chosen.setdefault(self.game_id, {})
                 picks[name] = (picks.get(name, 0) + step) % len(values)
+            elif self.row == self.table_row:
+                return SwitchTable(step)
             elif button == "ok":
                 return self._command(
                     "start", game=self.game_id, players=self.players, options=self.options()
                 )
         return None
 
-    def _in_game(self, button: str, now: float) -> HostCommand | None:
+    def _in_game(self, button: str, now: float) -> HostCommand | SwitchTable | None:
+        if button == "prev" and self.several:
+            self.armed = None
+            return SwitchTable(1)
         if button == "next":
             self.armed = None
             return self._command("next")
@@ -191,13 +225,19 @@ class HostMenu:
 
     def title(self) -> str:
         """The idle title, with a scroll marker when rows lie above or below the screen."""
-        return scroll_title(_("New game"), self._top(), VISIBLE_ROWS, len(self._rows()))
+        title = f"{self.table[:8]}: {_('New game')}" if self.several else _("New game")
+        return scroll_title(title, self._top(), VISIBLE_ROWS, len(self._rows()))
 
     def _rows(self) -> list[str]:
         rows = [game_name(self.game_id), _("Players: {n}", n=self.players)]
         rows += [option_text(name, value) for name, value in self.options().items()]
         rows.append(_("Language: {name}", name=_(VALUE_NAMES[self.language])))
         rows.append(_("Start"))
+        if self.several:
+            n = self.tables.index(self.table) + 1 if self.table in self.tables else 0
+            rows.append(
+                _("Table: {name} {n}/{count}", name=self.table, n=n, count=len(self.tables))
+            )
         return rows
 
     def _top(self) -> int:

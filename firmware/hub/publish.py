@@ -25,6 +25,7 @@ import msgspec
 
 from device.panel import Panel
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
+from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
 from firmware.link.lang import _, colour, refusal, speaking
@@ -101,6 +102,11 @@ class Publisher:
         self.clock = clock
         self.panel = panel
         self.panel_actor: TableActor | None = None
+        #: The hub's claim, in every hub status (see firmware.hub.claim).
+        self.claim: proto.Claim | None = None
+        #: How many tables the hub has: with more than one, the panel's title names the
+        #: table it drives.
+        self.tables = 1
         self.painter = Painter(panel) if panel is not None else None
         #: While holding: what to send once the batch is committed, in order.
         self.held: list[Held] | None = None
@@ -132,6 +138,8 @@ class Publisher:
     def _all(self, actor: TableActor, *, hub_ready: bool) -> None:
         t = actor.topics
         table = actor.table
+        if hub_ready:  # the claim first (see firmware.hub.claim), then what it owns
+            self.retained(actor, t.hub_status, self._public(actor)[1], force=True)
         rev = (actor.record.game_no * 1_000_000 + table.events) if table and actor.record else 0
         if table is not None:
             due = actor.timer_due
@@ -155,7 +163,8 @@ class Publisher:
                 )
         public, status = self._public(actor)
         self.retained(actor, t.public, public)
-        self.retained(actor, t.hub_status, status, force=hub_ready)
+        if not hub_ready:
+            self.retained(actor, t.hub_status, status)
         self.host(actor)
 
     def _public(self, actor: TableActor) -> tuple[bytes, bytes]:
@@ -164,7 +173,7 @@ class Publisher:
         table = actor.table
         if table is None:
             public: dict[str, Any] = {"game": None, "version": 0, "over": False}
-            status = proto.HubStatus(state="ready", language=actor.language)
+            status = proto.HubStatus(state="ready", claim=self.claim, language=actor.language)
             return proto.encode(public), proto.encode(status)
         key = (table, table.state, actor.shown_left, actor.language)
         cached = self._publics.get(actor.config.name)
@@ -184,6 +193,7 @@ class Publisher:
             version=table.state.version,
             game=table.game_id,
             phase=table.view(None).get("phase"),
+            claim=self.claim,
             language=actor.language,
         )
         payloads = proto.encode(table.public()), proto.encode(status)
@@ -191,6 +201,8 @@ class Publisher:
         return payloads
 
     def send(self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False) -> Any:
+        if actor.state != "live":
+            return None  # not this hub's table (yet): nothing goes out on it
         if self.held is not None:
             self.held.append(Held(actor, topic, payload, retain))
             return None
@@ -201,6 +213,8 @@ class Publisher:
         """Answer a station's input, or the host's command when ``station`` is None (held
         like the rest while holding)."""
         topic = actor.topics.host_ack if station is None else actor.topics.station(station, "ack")
+        if actor.state != "live":
+            return
         if self.held is not None:
             self.held.append(Held(actor, topic, ack, False))
         else:
@@ -224,6 +238,9 @@ class Publisher:
             self._host(actor)
 
     def _host(self, actor: TableActor) -> None:
+        if actor.refused is not None:
+            self._paint_panel(actor, *refused_screen(actor.refused, several=self.tables > 1))
+            return
         now = self.clock()
         table = actor.table
         if table is not None:
@@ -241,14 +258,22 @@ class Publisher:
             title = note  # the title, so no seat's line on the track is ever hidden
         if actor.offline:
             title = _("Offline: {stations}", stations=" ".join(sorted(actor.offline)))
+        # Which table the panel drives (the idle menu's title names it itself).
+        named = self.tables > 1 and (table is not None or note or actor.offline)
+        shown = _named(actor, title) if named else title
         actor.host_pages = max(1, math.ceil(len(lines) / BODY_LINES))
         if actor.host_pages > 1:  # no seat is ever dropped: the pages take turns
             page = int(now // PAGE_SECONDS) % actor.host_pages
             title = f"{title[: CHARS - 4]} {page + 1}/{actor.host_pages}"
+            shown = f"{shown[: CHARS - 4]} {page + 1}/{actor.host_pages}"
             lines = lines[page * BODY_LINES : (page + 1) * BODY_LINES]
         actor.host_page_at = now
         payload = proto.encode({"title": title, "lines": lines})
         self.retained(actor, actor.topics.host_screen, payload)
+        self._paint_panel(actor, shown, lines)
+
+    def _paint_panel(self, actor: TableActor, title: str, lines: list[str]) -> None:
+        """The hub display, if the panel drives this table."""
         if self.painter is not None and actor is self.panel_actor:
             if self.held is not None:
                 self._paint = (title, lines)  # drawn once the batch is committed
@@ -271,6 +296,26 @@ def final_ranking(table: Table) -> list[str]:
         cells.append("")
     rows = [f"{a:<11}{b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=True)]
     return rows
+
+
+def _named(actor: TableActor, title: str) -> str:
+    """The title with the table's name first, cut to the glass."""
+    text = f"{actor.config.name[:8]}: {title}"
+    return text if len(text) <= CHARS else text[: CHARS - 1] + "~"
+
+
+def refused_screen(verdict: Verdict, *, several: bool) -> tuple[str, list[str]]:
+    """The hub display of a table this hub does not run (see firmware.hub.claim)."""
+    title = _("Table {table} refused", table=verdict.table)
+    if verdict.owner is not None:
+        owner = verdict.owner
+        lines = [_("Hub {hub} runs it", hub=owner.hub), _("on {host}", host=owner.host)[:CHARS]]
+    else:
+        lines = [_("The broker refuses"), _("this hub here")]
+    lines.append(_("See the hub's log"))
+    if several:
+        lines.append(_("ok: next table"))
+    return title, lines
 
 
 def idle_screen(actor: TableActor, station: str) -> proto.Screen:

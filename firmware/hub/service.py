@@ -23,6 +23,7 @@ and timers are in :mod:`firmware.hub.actor`, what goes out in :mod:`firmware.hub
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import math
 import os
@@ -38,8 +39,16 @@ from device.panel import Panel
 from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake, page_turn
 from firmware.hub.bindings import binding_for, bound_games
 from firmware.hub.cardsets import card_set_names, own_card_set
+from firmware.hub.claim import (
+    ECHO_SECONDS,
+    HUB_KEEPALIVE,
+    ClaimProbe,
+    Verdict,
+    new_claim,
+    read_status,
+)
 from firmware.hub.config import TableConfig
-from firmware.hub.hostmenu import HostMenu
+from firmware.hub.hostmenu import HostMenu, SwitchTable
 from firmware.hub.publish import Held, Publisher
 from firmware.hub.store import GameRecord, Store, StoreError
 from firmware.hub.table import Seating, Table
@@ -55,6 +64,10 @@ log = logging.getLogger(__name__)
 PANEL_TOPIC = "!panel"
 CONNECTED_TOPIC = "!connected"
 LINK_TOPIC = "!link"
+#: The ownership probe decided a table (the payload: its name).
+CLAIM_TOPIC = "!claim"
+#: The broker refused one of a table's subscriptions (SUBACK 0x80).
+DENIED_TOPIC = "!denied"
 #: Stands in a batch for "fire the timers that are due".
 TIMERS = Message("!timers", b"")
 #: Most messages handled in one store transaction.
@@ -153,35 +166,57 @@ class Hub:
                 limits=limits,
                 card_sets=card_set_names(cfg),
                 language=cfg.language,
+                tables=[t.name for t in tables],
+                table=cfg.name,
             )
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
         self.store = Store(store_path, exclusive=True, commit_delay=commit_delay_from_env())
         # The hub's session is persistent, so its client id is fixed; it is also secret (a
         # random token kept in the store), so no other user can take the id over and kick
-        # the hub off the broker.
-        token = self.store.setting("client_token", os.urandom(8).hex())
+        # the hub off the broker. A copied store makes itself a new one (see Store.identity).
+        identity = self.store.identity()
+        if identity.copied_from is not None:
+            log.warning(
+                "hub: the store %s was %s: this hub takes a new broker identity (hub %s), "
+                "so it never shares one with the hub it was copied from",
+                store_path,
+                identity.moved(Path(store_path)),
+                identity.hub,
+            )
+        # A short keepalive: a hub that vanished has its will out within seconds, so a hub
+        # waiting for its tables (claim.py) does not wait long.
+        self.broker = dataclasses.replace(broker, keepalive=min(broker.keepalive, HUB_KEEPALIVE))
+        #: This process's claim on its tables (in every hub status it publishes, and its will).
+        self.claim = new_claim(identity.hub, self.broker.keepalive)
+        self.out.claim = self.claim
+        self.out.tables = len(self.actors)
+        self._verdicts: dict[str, Verdict] = {}
+        self._probe: ClaimProbe | None = None
+        #: Why the hub has no table left to run (then ``on_give_up`` is called with it).
+        self.gave_up: str | None = None
+        self.on_give_up: Callable[[str], None] | None = None
         # One connection per table, so each table's hub/status has its own will ("lost"),
         # all feeding one mailbox: the hub handles every table's messages in order.
         self.inbox: queue.Queue[Message | None] = queue.Queue()
         for actor in self.actors.values():
             t = actor.topics
+            name = actor.config.name
             actor.client = Client(
-                broker,
-                f"{client_id}-{actor.config.name}-{token}",
-                [t.all_station_inputs, t.all_station_status, t.host_command],
-                will=Will(t.hub_status, proto.encode(proto.HubStatus(state="lost"))),
+                self.broker,
+                f"{client_id}-{name}-{identity.token}",
+                [t.all_station_inputs, t.all_station_status, t.host_command, t.hub_status],
+                will=Will(t.hub_status, proto.encode(proto.HubStatus("lost", claim=self.claim))),
                 # A persistent session: inputs sent while the hub is down wait in the broker.
                 clean_session=False,
-                on_connected=lambda name=actor.config.name: self.inbox.put(  # type: ignore[misc]
-                    Message(CONNECTED_TOPIC, name.encode())
-                ),
+                on_connected=lambda name=name: self._post(CONNECTED_TOPIC, name),  # type: ignore[misc]
                 inbox=self.inbox,
-                on_state=lambda _state, name=actor.config.name: self.inbox.put(  # type: ignore[misc]
-                    Message(LINK_TOPIC, name.encode())
-                ),
+                on_state=lambda _state, name=name: self._post(LINK_TOPIC, name),  # type: ignore[misc]
                 manual_ack=True,  # acked to the broker after the commit, not on arrival
+                on_subscribed=lambda _mid, refused, name=name: (  # type: ignore[misc]
+                    self._post(DENIED_TOPIC, name) if refused else None
+                ),
             )
-        # The panel drives the first table (one panel per hub).
+        # One panel per hub: it drives one table at a time, the host switches (hostmenu).
         self.out.panel_actor = next(iter(self.actors.values()), None)
         if panel is not None:
             panel.on_button = lambda name: self.inbox.put(Message(PANEL_TOPIC, name.encode()))
@@ -202,28 +237,50 @@ class Hub:
         return client
 
     def clients(self) -> list[Client]:
-        return [a.client for a in self.actors.values() if a.client is not None]
+        """The connections of the tables this hub runs (claimed, not refused)."""
+        return [a.client for a in self.live() if a.client is not None]
+
+    def live(self) -> list[TableActor]:
+        return [a for a in self.actors.values() if a.state == "live"]
+
+    def _post(self, topic: str, table: str) -> None:
+        self.inbox.put(Message(topic, table.encode()))
 
     def start(self) -> None:
-        for client in self.clients():
-            client.start()
+        """Start the hub's thread; each table connects once the probe finds it free."""
         self._thread = threading.Thread(target=self.run, name="hub", daemon=True)
         self._thread.start()
+        self._probe = ClaimProbe(
+            self.broker,
+            list(self.actors),
+            self.claim,
+            self._decided,
+            on_state=lambda _state: self._post(LINK_TOPIC, ""),
+        )
+        self._probe.start()
+
+    def _decided(self, verdict: Verdict) -> None:
+        """From the probe's thread: hand the verdict to the hub's."""
+        self._verdicts[verdict.table] = verdict
+        self._post(CLAIM_TOPIC, verdict.table)
 
     def stop(self) -> None:
-        for actor in self.actors.values():
+        if self._probe is not None:
+            self._probe.stop()
+        for actor in self.live():
             if actor.client is None or not actor.client.connected.is_set():
                 continue  # no broker: nobody to say goodbye to (the will says "lost")
             # Straight to the client: the hub thread may be holding a batch's messages.
             info = actor.client.publish(
                 actor.topics.hub_status,
-                proto.encode(proto.HubStatus(state="disconnected")),
+                proto.encode(proto.HubStatus(state="disconnected", claim=self.claim)),
                 retain=True,
             )
             with contextlib.suppress(RuntimeError, ValueError):
                 info.wait_for_publish(2)
         for client in self.clients():
             client.stop()
+        self.inbox.put(None)  # also when no table was left to run
         if self._thread:
             self._thread.join(5)
         self.out.close()
@@ -236,7 +293,7 @@ class Hub:
     def run(self) -> None:
         """Process messages and timers until the client stops."""
         while True:
-            timeout = next_wake(self.actors.values(), self.clock())
+            timeout = next_wake(self.live(), self.clock())
             batch: list[Message] = []
             stop = False
             try:
@@ -348,7 +405,8 @@ class Hub:
 
     def _send_held(self, item: Held) -> None:
         client = item.actor.client
-        assert client is not None
+        if client is None or item.actor.state != "live":
+            return  # the table was refused in this batch: nothing more goes out on it
         client.publish(item.topic, item.encoded(), retain=item.retain)
 
     def _store_trouble(self, exc: BaseException) -> None:
@@ -390,29 +448,44 @@ class Hub:
         if msg is TIMERS:
             self._timers()
             return
-        if msg.topic == LINK_TOPIC:
-            self._link_changed(self.actors[msg.payload.decode()])
-            return
-        if msg.topic == CONNECTED_TOPIC:
-            actor = self.actors[msg.payload.decode()]
-            actor.published.clear()
-            self.out.all(actor, hub_ready=True)
-            return
         if msg.topic == PANEL_TOPIC:
-            # The panel drives the first table (one panel per hub).
-            actor = next(iter(self.actors.values()))
-            cmd = actor.menu.press(msg.payload.decode(), playing=actor.playing, now=self.clock())
-            if cmd is not None:
-                self._host_command(actor, cmd)
-            self.out.all(actor)  # the language may have changed: the idle stations too
+            self._panel(msg.payload.decode())
+            return
+        if msg.topic == CLAIM_TOPIC:
+            self._claimed(self._verdicts.pop(msg.payload.decode()))
+            return
+        if msg.topic == LINK_TOPIC and not msg.payload:  # the probe's link
+            if self.out.panel_actor is not None and self.out.panel_actor.state == "probing":
+                self._link_changed(self.out.panel_actor)
+            return
+        if msg.topic.startswith("!"):
+            actor = self.actors[msg.payload.decode()]
+            if msg.topic == CONNECTED_TOPIC and actor.state == "probing":
+                actor.state = "live"  # a client connects only once its table is claimed
+            if actor.state != "live":
+                return  # refused (its client's last words), or not claimed yet
+            if msg.topic == LINK_TOPIC:
+                self._link_changed(actor)
+            elif msg.topic == DENIED_TOPIC:
+                self._refuse(actor, Verdict(actor.config.name, denied=True))
+            elif msg.topic == CONNECTED_TOPIC:
+                actor.published.clear()
+                # Its claim must come back: a broker whose ACL drops what this hub writes
+                # shows it nothing (see _tick).
+                if actor.client is not None and actor.client.connected.is_set():
+                    actor.echo_due = self.clock() + ECHO_SECONDS
+                self.out.all(actor, hub_ready=True)
             return
         # One dictionary look-up per message, whatever the number of tables (the table is
         # the topic's second level: coffre/<table>/...).
         root, _, rest = msg.topic.partition("/")
         found = self.actors.get(rest.partition("/")[0]) if root == proto.ROOT else None
-        if found is None:
+        if found is None or found.state != "live":
             return
         actor = found
+        if msg.topic == actor.topics.hub_status:
+            self._hub_status(actor, msg.payload)
+            return
         parsed = actor.topics.parse_station_topic(msg.topic)
         is_input = parsed is not None and parsed[1] == "input"
         is_event = msg.topic == actor.topics.host_command or is_input
@@ -437,14 +510,105 @@ class Hub:
         elif leaf == "status":
             self._station_status(actor, station, msg.payload)
 
+    # --- ownership (see firmware.hub.claim) -------------------------------------------
+
+    def _claimed(self, verdict: Verdict) -> None:
+        """The probe decided a table: connect to it, or leave it alone."""
+        actor = self.actors[verdict.table]
+        if not verdict.free:
+            self._refuse(actor, verdict)
+            return
+        actor.state = "live"
+        assert actor.client is not None
+        actor.client.start()
+
+    def _hub_status(self, actor: TableActor, payload: bytes) -> None:
+        """The table's hub status as the broker has it: ours, or another hub's claim."""
+        if payload == actor.published.get(actor.topics.hub_status):
+            actor.echo_due = None  # our own: the broker lets this hub on the table
+            return
+        status = read_status(payload)
+        claim = status.claim if status is not None else None
+        if claim is not None and claim.hub == self.claim.hub:
+            if claim.run == self.claim.run:
+                actor.echo_due = None  # an earlier status of ours
+                return
+        elif status is not None and status.state == "ready" and claim is not None:
+            # Two hubs claimed the table at once: both decide the same way.
+            if not self.claim.beats(claim):
+                self._refuse(actor, Verdict(actor.config.name, owner=claim))
+                return
+            log.warning(
+                "hub: table %s: hub %s on %s claimed it too; this hub keeps it (its "
+                "identity is the lower) and sends the table's screens again",
+                actor.config.name,
+                claim.hub,
+                claim.host,
+            )
+            actor.published.clear()
+        # Another hub's goodbye, an old will of ours, a cleared status: ours stands.
+        self.out.all(actor, hub_ready=True)
+
+    def _refuse(self, actor: TableActor, verdict: Verdict) -> None:
+        """Leave a table: nothing more is published on it, said in the log and on the panel."""
+        if actor.state == "refused":
+            return
+        log.error("hub: %s", verdict.line())
+        if actor.state == "live" and actor.client is not None:
+            actor.client.leave()  # a clean DISCONNECT: no will overwrites the owner's claim
+        actor.state, actor.refused = "refused", verdict
+        actor.timer_due = actor.echo_due = None
+        panel = self.out.panel_actor
+        if panel is not None and panel is not actor:
+            self.out.note(panel, N_("Table {table} refused: see log"), {"table": verdict.table})
+            self.out.host(panel)
+        self.out.host(actor)
+        if all(a.state == "refused" for a in self.actors.values()):
+            lines = "; ".join(
+                a.refused.line() for a in self.actors.values() if a.refused is not None
+            )
+            self.gave_up = f"hub: no table left to run: {lines}"
+            if self.on_give_up is not None:
+                self.on_give_up(self.gave_up)
+
+    # --- the panel ---------------------------------------------------------------------
+
+    def _panel(self, button: str) -> None:
+        """A press on the panel: for the table it drives, or a switch to another table."""
+        actor = self.out.panel_actor
+        if actor is None:
+            return
+        if actor.state == "refused":  # nothing to drive there: any button moves on
+            self._switch(actor, -1 if button in ("back", "prev") else 1)
+            return
+        result = actor.menu.press(button, playing=actor.playing, now=self.clock())
+        if isinstance(result, SwitchTable):
+            self._switch(actor, result.step)
+            return
+        if result is not None:
+            self._host_command(actor, result)
+        self.out.all(actor)  # the language may have changed: the idle stations too
+
+    def _switch(self, actor: TableActor, step: int) -> None:
+        """The panel drives the next (or previous) of this hub's tables."""
+        names = list(self.actors)
+        shown = self.actors[names[(names.index(actor.config.name) + step) % len(names)]]
+        if not shown.playing:
+            shown.menu.row = shown.menu.table_row  # another ok moves on again
+        self.out.panel_actor = shown
+        self.out.host(shown)
+
     def _link_changed(self, actor: TableActor) -> None:
         """The hub's own connection changed: a problem goes on the host's display at once
         (the client logs it); a good connection redraws the host screen on connect."""
-        state = actor.client.state if actor.client is not None else LinkState("idle", "")
+        client = self._probe.client if self._probe and actor.state == "probing" else actor.client
+        state = client.state if client is not None else LinkState("idle", "")
+        if not state.ok:
+            actor.echo_due = None  # no broker, no echo: asked again at the next connection
         if state.ok or state.state in ("idle", "stopped"):
             return
         if self.out.painter is not None and actor is self.out.panel_actor:
-            host = actor.client.config.host if actor.client is not None else ""
+            host = self.broker.host
             lines = (
                 ["Connecting to", f"{host}..."]
                 if state.state == "connecting"
@@ -681,7 +845,10 @@ class Hub:
         """While a countdown runs, screens that show it are refreshed as seconds pass; a
         finished note or a long host screen's next page redraws the hub display."""
         now = self.clock()
-        for actor in self.actors.values():
+        for actor in self.live():
+            if actor.echo_due is not None and now >= actor.echo_due:
+                self._refuse(actor, Verdict(actor.config.name, denied=True))
+                continue
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
@@ -697,7 +864,7 @@ class Hub:
 
     def _timers(self) -> None:
         now = self.clock()
-        for actor in self.actors.values():
+        for actor in self.live():
             if actor.timer_due is None or actor.timer_due > now or actor.timer_body is None:
                 continue
             body = actor.timer_body

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -210,6 +212,30 @@ class Store:
             row = self._db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
         return str(row[0])
 
+    def identity(self) -> Identity:
+        """The hub's broker identity, kept here but bound to where this file lives.
+
+        The token (the secret part of the broker client id) and the hub id (the public
+        name in its claims) are made once; next to them the store records its home (this
+        machine, its path, its inode). A store that finds itself elsewhere was copied (a
+        cloned SD card, a copied file) or moved: it makes a new identity, so two hubs never
+        share one and the broker never kicks one off for the other.
+        """
+        here = _home(self.path, self._inode)
+        with self.transaction():
+            rows = dict(self._db.execute("SELECT key, value FROM settings").fetchall())
+            token, hub, home = rows.get("client_token"), rows.get("hub_id"), rows.get("home")
+            copied_from = None
+            if token is not None and home is not None and home != here:
+                copied_from = json.loads(home)
+                token = hub = None
+            token = token or os.urandom(8).hex()
+            hub = hub or os.urandom(4).hex()
+            # A store from before homes were kept keeps its token (and its broker session).
+            for key, value in (("client_token", token), ("hub_id", hub), ("home", here)):
+                self._db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (key, value))
+        return Identity(hub, token, copied_from)
+
     def answer(self, source_id: str) -> tuple[bool, str] | None:
         """The answer already given to an input or command id, if any."""
         with self._lock:
@@ -358,6 +384,45 @@ class Store:
                 (table_id, game_no),
             ).fetchall()
         return [json.loads(r[0]) for r in rows]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the hub is to the broker (see :meth:`Store.identity`)."""
+
+    hub: str
+    token: str
+    #: Where the store was made, when it found itself copied or moved (else None).
+    copied_from: dict[str, Any] | None = None
+
+    def moved(self, here: Path) -> str:
+        """What changed, in a few words, for the warning of a copied store."""
+        was = self.copied_from or {}
+        if was.get("machine") != machine_id():
+            return f"made on another machine (at {was.get('path')})"
+        if was.get("path") != str(here.resolve()):
+            return f"made at {was.get('path')}"
+        return "replaced by a copy"
+
+
+def machine_id() -> str:
+    """This machine, hashed (its machine-id and, on a Pi, the board's serial number): a
+    cloned SD card keeps the first, never the second."""
+    parts = []
+    for name in (
+        "/etc/machine-id",
+        "/var/lib/dbus/machine-id",
+        "/sys/firmware/devicetree/base/serial-number",
+    ):
+        with contextlib.suppress(OSError):
+            parts.append(Path(name).read_text(errors="replace").strip("\x00\n "))
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _home(path: Path, inode: int) -> str:
+    return json.dumps(
+        {"machine": machine_id(), "path": str(path.resolve()), "inode": inode}, sort_keys=True
+    )
 
 
 def _stream(source_id: str) -> tuple[str | None, int]:

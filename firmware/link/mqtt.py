@@ -146,6 +146,11 @@ class Client:
     on_state: Callable[[LinkState], None] | None = None
     #: Ack QoS 1 messages only when ``Message.done()`` is called (after a commit).
     manual_ack: bool = False
+    #: Called (from paho's thread) with each SUBACK: its SUBSCRIBE's message id, and the
+    #: topics the broker refused (0x80: not authorised), if any.
+    on_subscribed: Callable[[int, list[str]], None] | None = None
+    #: The QoS the subscriptions ask for.
+    qos: int = QOS
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
@@ -172,6 +177,8 @@ class Client:
         self._paho.on_disconnect = self._on_disconnect
         self._paho.on_connect_fail = self._on_connect_fail
         self._paho.on_message = self._on_message
+        self._paho.on_subscribe = self._on_subscribe
+        self._asked: dict[int, list[str]] = {}
         self._paho.on_socket_open = _no_delay
 
     def start(self) -> None:
@@ -199,8 +206,20 @@ class Client:
         """Queue a QoS 1 message (paho resends it after a reconnect)."""
         return self._paho.publish(topic, payload, qos=QOS, retain=retain)
 
-    def stop(self, *, clean: bool = True) -> None:
-        """Disconnect; ``clean=False`` drops the socket as a crash would (the LWT fires)."""
+    def subscribe(self, topics: list[str]) -> int:
+        """Subscribe to ``topics`` in one SUBSCRIBE; its message id (see ``on_subscribed``)."""
+        _rc, mid = self._paho.subscribe([(t, self.qos) for t in topics])
+        if mid is None:  # not connected: asked again on (re)connection
+            return -1
+        self._asked[mid] = list(topics)
+        return mid
+
+    def stop(self, *, clean: bool = True, last: bool = True) -> None:
+        """Disconnect; ``clean=False`` drops the socket as a crash would (the LWT fires).
+
+        A clean stop sends DISCONNECT, so the broker drops the will. ``last=False``: the
+        inbox is shared and others still feed it (no end-of-messages marker).
+        """
         self._report(LinkState("stopped", "Stopped", "stopped"))
         if clean:
             self._paho.disconnect()
@@ -209,14 +228,22 @@ class Client:
             if sock is not None:
                 sock.close()
         self._paho.loop_stop()
-        self.inbox.put(None)
+        if last:
+            self.inbox.put(None)
+
+    def leave(self) -> None:
+        """Unsubscribe (so a persistent session queues nothing more) and stop cleanly, with
+        no will; the shared inbox goes on."""
+        if self.connected.is_set():
+            self._paho.unsubscribe(list(self.subscriptions))
+        self.stop(last=False)
 
     def _on_connect(self, client: paho.Client, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         if reason.is_failure:
             self._report(classify_refusal(reason))
             return
-        for topic in self.subscriptions:
-            client.subscribe(topic, qos=QOS)
+        if self.subscriptions:
+            self.subscribe(list(self.subscriptions))
         self.connected.set()
         where = f"{self.config.host}:{self.config.port}"
         self._report(LinkState("connected", "Connected", f"connected to {where}"))
@@ -243,6 +270,12 @@ class Client:
         log.log(level, "%s: %s", self.client_id, state.detail or state.text)
         if self.on_state is not None:
             self.on_state(state)
+
+    def _on_subscribe(self, _c: paho.Client, _u: Any, mid: int, codes: Any, _p: Any) -> None:
+        topics = self._asked.pop(mid, [])
+        refused = [t for t, code in zip(topics, codes, strict=False) if code.is_failure]
+        if self.on_subscribed is not None:
+            self.on_subscribed(mid, refused)
 
     def _on_message(self, _c: paho.Client, _u: Any, msg: paho.MQTTMessage) -> None:
         ack = None

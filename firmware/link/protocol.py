@@ -160,13 +160,33 @@ class Ack(msgspec.Struct, frozen=True):
     message: str = ""
 
 
+class Claim(msgspec.Struct, frozen=True):
+    """Which hub process owns a table: carried by its hub status (and its will).
+
+    ``hub`` is the hub's broker identity (stable across restarts, new for a copied store),
+    ``run`` is new at every start, ``host`` the machine's name, for people; ``keepalive``
+    (seconds) says when the broker publishes the will of an owner that vanished. No secret.
+    """
+
+    hub: Annotated[str, msgspec.Meta(max_length=32)]
+    run: Annotated[str, msgspec.Meta(max_length=32)]
+    host: ShortText = ""
+    keepalive: Annotated[int, msgspec.Meta(ge=1, le=3600)] = 10
+
+    def beats(self, other: Claim) -> bool:
+        """Two live claims on one table: the lower identity keeps it (the same on both hubs)."""
+        return (self.hub, self.run) < (other.hub, other.run)
+
+
 class HubStatus(msgspec.Struct, frozen=True):
-    """The hub's retained status (LWT ``lost``)."""
+    """The hub's retained status (LWT ``lost``); ``claim`` names the owner (absent from an
+    older hub; stations and displays ignore it)."""
 
     state: Literal["ready", "lost", "disconnected"]
     version: int = 0
     game: str | None = None
     phase: str | None = None
+    claim: Claim | None = None
     #: What the table speaks (``fr``/``en``): the table display follows it.
     language: str | None = None
 
@@ -202,6 +222,11 @@ def decode_input(payload: bytes) -> Input:
 def decode_host_command(payload: bytes) -> HostCommand:
     """Parse a host command or raise ProtocolError with a readable message."""
     return _decode(payload, HostCommand)
+
+
+def decode_hub_status(payload: bytes) -> HubStatus:
+    """Parse a hub's status (another hub's claim) or raise ProtocolError."""
+    return _parse(payload, HubStatus)
 
 
 def decode_status(payload: bytes) -> StationStatus:

@@ -29,6 +29,15 @@ def test_choose_players_and_start() -> None:
     assert cmd.options == {"mode": "competitive", "mystery": "keys"}
 
 
+def test_a_table_of_three_stations_starts_a_three_player_game() -> None:
+    """The default count never exceeds the stations: ok on Start at a 3-seat table works."""
+    m = HostMenu(["secret-identity"], max_players=3, limits={"secret-identity": (3, 8)})
+    assert m.players == 3
+    m.row = m.start_row
+    cmd = m.press("ok", playing=False, now=0)
+    assert cmd is not None and (cmd.cmd, cmd.players) == ("start", 3)
+
+
 def test_player_count_wraps_within_the_game_limits() -> None:
     """The player count cycles within what the chosen game allows."""
     m = menu()

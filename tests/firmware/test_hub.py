@@ -41,7 +41,14 @@ def make_hub(
         sent.append((topic, json.loads(payload)))
 
     hub.client.publish = publish  # type: ignore[method-assign]
-    return hub, sent
+    return claimed(hub), sent
+
+
+def claimed(hub: Hub) -> Hub:
+    """As if the claim probe had found every table free (no broker here)."""
+    for actor in hub.actors.values():
+        actor.state = "live"
+    return hub
 
 
 def deliver(hub: Hub, topic: str, payload: Any) -> None:
@@ -198,6 +205,7 @@ def test_one_hub_runs_two_independent_tables(tmp_path: Path) -> None:
     """Two tables on one hub: each has its own game, inputs and store rows."""
     configs = [TableConfig("t", ["p1", "p2", "p3"]), TableConfig("u", ["p1", "p2", "p3"])]
     hub = Hub(BrokerConfig(port=1), configs, tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    claimed(hub)
     for client in hub.clients():
         client.publish = lambda *a, **k: None  # type: ignore[method-assign,assignment]
     assert {c.will.topic for c in hub.clients() if c.will} == {
@@ -250,7 +258,9 @@ def test_host_picks_a_card_set_from_the_table_directory(tmp_path: Path) -> None:
     sets = tmp_path / "sets"
     path = _own_card_set(sets)
     config = TableConfig("t", ["p1", "p2", "p3", "p4"], card_sets=sets)
-    hub = Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    hub = claimed(
+        Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    )
     hub.client.publish = lambda *a, **k: None  # type: ignore[method-assign]
     assert hub.actors["t"].menu.card_sets == ["generic", "mybox"]
     command = {"cmd": "start", "game": "identites-cryptees", "players": 4, "seed": 3}
@@ -263,7 +273,9 @@ def test_host_picks_a_card_set_from_the_table_directory(tmp_path: Path) -> None:
     before = table.state
     hub.store.close()
     path.unlink()
-    again = Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    again = claimed(
+        Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    )
     after = again.actors["t"].table
     assert after is not None and after.state == before
 
@@ -284,7 +296,9 @@ def test_a_broken_card_set_is_refused_on_the_hub_display(tmp_path: Path) -> None
     sets.mkdir()
     (sets / "broken.json").write_text("{", encoding="utf-8")
     config = TableConfig("t", ["p1", "p2", "p3", "p4"], card_sets=sets)
-    hub = Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    hub = claimed(
+        Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=Clock())
+    )
     hub.client.publish = lambda *a, **k: None  # type: ignore[method-assign]
     command = {"cmd": "start", "game": "identites-cryptees", "players": 4, "seed": 3}
     deliver(hub, T.host_command, {**command, "options": {"cards": "broken"}})

@@ -143,7 +143,8 @@ def seen_by(heard: list[tuple[str, Any]]) -> list[str]:
 
     A station's own secret (its key, shown while it is active), ack ids (its boot id) and
     the numbers of safes already opened (public history, and the screens' line saying how
-    the last turn went: "T3: was 5, not 2") may differ; nothing else may.
+    the last turn went: "T3: was 5, not 2") may differ, and so may the hub's claim on
+    hub/status (each deal had a hub of its own); nothing else may.
     """
     out: list[str] = []
     for topic, data in heard:
@@ -154,6 +155,8 @@ def seen_by(heard: list[tuple[str, Any]]) -> list[str]:
             data["lines"] = [re.sub(r"^(T\d+: ).*", r"\1#", ln) for ln in data.get("lines", [])]
         elif topic.endswith("/ack"):
             data.pop("id", None)
+        elif topic.endswith("/hub/status"):
+            data.pop("claim", None)
         elif topic.endswith("/public"):
             view = data.get("view") or {}
             for turn in view.get("history") or []:
