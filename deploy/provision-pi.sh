@@ -142,6 +142,7 @@ language = "fr"
 TOML
   [ -f /etc/coffre/display.toml ] || cat > /etc/coffre/display.toml <<TOML
 tables = ["$table"]
+language = "fr"
 
 [broker]
 host = "127.0.0.1"

@@ -150,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     display.add_argument(
         "--port", type=_count(1, 65535), default=None, help="HTTP port (overrides the file)"
     )
+    display.add_argument(
+        "--language",
+        choices=["en", "fr"],
+        default=None,
+        help="what the display speaks before a hub says its table's language (overrides the file)",
+    )
 
     hub = sub.add_parser("hub", help="run the hub (the referee)")
     hub.add_argument("--config", required=True, help="hub TOML file (see firmware/hub/config.py)")
@@ -498,7 +504,10 @@ def _display(args: Any, stop: threading.Event) -> int:
     from firmware.display.server import Display  # aiohttp: the "display" extra
 
     port = settings.port if args.port is None else args.port
-    display = Display(settings.broker, settings.tables, host=settings.host, port=port)
+    language = settings.language if args.language is None else args.language
+    display = Display(
+        settings.broker, settings.tables, host=settings.host, port=port, language=language
+    )
     try:
         display.start()
     except RuntimeError as err:

@@ -62,6 +62,34 @@ class DataError(ValueError):
     """A card-set file that breaks the schema or cannot set up a game."""
 
 
+#: The languages a card's words may be written in (a table speaks one of them).
+LANGUAGES: tuple[str, ...] = ("en", "fr")
+
+
+class Texts(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A card's name or text per language (``{"en": "Pistol", "fr": "Pistolet"}``)."""
+
+    en: str = ""
+    fr: str = ""
+
+
+#: A card's words: one string (a set written in one language: the same at every table)
+#: or the words per language. The engine never picks: the table speaks its language.
+Text = str | Texts
+
+
+def words(text: Text) -> str | dict[str, str]:
+    """A card's words as the views carry them: the string, or ``{language: words}``."""
+    if isinstance(text, str):
+        return text
+    return {code: getattr(text, code) for code in LANGUAGES if getattr(text, code)}
+
+
+def written(text: Text) -> bool:
+    """Whether ``text`` has words in at least one language."""
+    return bool(words(text))
+
+
 class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One step of a card ability (see SCHEMA.md for each ``do``)."""
 
@@ -77,13 +105,13 @@ class IdCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """An ID card: its pile, the colour it counts as, an optional "always"."""
 
     key: str
-    name: str
+    name: Text
     pile: Literal["human", "machine", "outlaw"]
     colour: Faction | None = None
     always: Faction | None = None
     boss: bool = False
     extension: Literal["legion"] | None = None
-    text: str = ""
+    text: Text = ""
     effects: tuple[Effect, ...] = ()
 
     @property
@@ -96,7 +124,7 @@ class LoyaltyCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A loyalty card: a colour and a weight (2 for the "x2" cards)."""
 
     key: str
-    name: str
+    name: Text
     colour: Faction
     weight: int = 1
     count: int = 1
@@ -117,9 +145,9 @@ class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A program card; ``loyalty`` set makes it a hidden-loyalty card."""
 
     key: str
-    name: str
+    name: Text
     timing: Literal["anytime", "turn", "permanent"]
-    text: str = ""
+    text: Text = ""
     count: int = 1
     red_dot: bool = False
     loyalty: Faction | None = None
@@ -139,7 +167,7 @@ class WeaponCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A weapon: how it aims, what a hit asks of its target, what follows."""
 
     key: str
-    name: str
+    name: Text
     min_players: int = MIN_PLAYERS
     aim: Literal["equip", "fire"] = "equip"
     targets: Literal[1, 2] = 1
@@ -148,7 +176,7 @@ class WeaponCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     heal: int = 0
     draw: bool = False
     unlock: Unlock = Unlock()
-    text: str = ""
+    text: Text = ""
 
 
 class Piles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -219,9 +247,7 @@ class Cards(msgspec.Struct, frozen=True):
 def card_sets() -> tuple[str, ...]:
     """Names of the card sets shipped as package data."""
     folder = resources.files("rules") / "data" / "identites-cryptees"
-    return tuple(
-        sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
-    )
+    return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json")))
 
 
 def package_set_json(name: str) -> dict[str, Any]:
@@ -281,6 +307,15 @@ def check(raw: CardSet) -> Cards:
     weapons = {w.key for w in raw.weapons}
     if len(weapons) != len(raw.weapons):
         raise DataError("weapon keys must be unique")
+    for kind, cards in (
+        ("ID", raw.ids),
+        ("loyalty card", raw.loyalty),
+        ("program", raw.programs),
+        ("weapon", raw.weapons),
+    ):
+        for card in cards:
+            if not written(card.name):
+                raise DataError(f"{kind} {card.key}: its name has no words in any language")
     for card in raw.ids:
         for eff in card.effects:
             _check_effect(eff, weapons, f"ID {card.key}")

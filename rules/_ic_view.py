@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules._ic_data import Cards
+from rules._ic_data import Cards, words
 from rules._ic_state import (
     ABILITY,
     DISCARD,
@@ -57,17 +57,23 @@ def id_json(cards: Cards, card: int) -> JSON:
     return {
         "card": card,
         "key": c.key,
-        "name": c.name,
+        "name": words(c.name),
         "colour": c.counts_as,
         "always": c.always,
-        "text": c.text,
+        "text": words(c.text),
     }
 
 
 def loyalty_json(cards: Cards, card: int) -> JSON:
     """A loyalty card as the views show it."""
     c = cards.loyalty[card]
-    return {"card": card, "key": c.key, "name": c.name, "colour": c.colour, "weight": c.weight}
+    return {
+        "card": card,
+        "key": c.key,
+        "name": words(c.name),
+        "colour": c.colour,
+        "weight": c.weight,
+    }
 
 
 def program_json(cards: Cards, card: int) -> JSON:
@@ -76,9 +82,9 @@ def program_json(cards: Cards, card: int) -> JSON:
     return {
         "card": card,
         "key": c.key,
-        "name": c.name,
+        "name": words(c.name),
         "timing": c.timing,
-        "text": c.text,
+        "text": words(c.text),
         "hidden_loyalty": c.loyalty,
     }
 
@@ -153,12 +159,12 @@ def _weapon(state: ICState, key: str) -> JSON:
     ws = next(w for w in state.weapons if w.key == key)
     return {
         "key": key,
-        "name": card.name,
+        "name": words(card.name),
         "holder": ws.holder,
         "targets": list(ws.targets),
         "locked": not ws.unlocked,
         "aim": card.aim,
-        "text": card.text,
+        "text": words(card.text),
     }
 
 

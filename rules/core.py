@@ -171,9 +171,7 @@ class BaseGame(Generic[S]):
     def check_players(self, players: int) -> None:
         """Refuse a player count outside the game's range."""
         if not self.min_players <= players <= self.max_players:
-            raise BadOptions(
-                f"{self.name} is for {self.min_players}-{self.max_players} players"
-            )
+            raise BadOptions(f"{self.name} is for {self.min_players}-{self.max_players} players")
 
 
 def check_options(options: Mapping[str, Any], known: Iterable[str]) -> None:
@@ -227,9 +225,7 @@ def replay(
 
 def shared_ranking(scores: Sequence[int], tiebreak: Sequence[int] | None = None) -> list[list[int]]:
     """Group seats by (score, tiebreak), best first; equal groups share a place."""
-    keys = [
-        (scores[s], tiebreak[s] if tiebreak is not None else 0) for s in range(len(scores))
-    ]
+    keys = [(scores[s], tiebreak[s] if tiebreak is not None else 0) for s in range(len(scores))]
     groups: dict[tuple[int, int], list[int]] = {}
     for seat, key in enumerate(keys):
         groups.setdefault(key, []).append(seat)

@@ -357,8 +357,7 @@ def _accuse(state: IdentiquestState, action: Accuse) -> tuple[IdentiquestState, 
     ]
     if right:
         crossed = tuple(
-            row if p == target else _put(row, colour, True)
-            for p, row in enumerate(state.crossed)
+            row if p == target else _put(row, colour, True) for p, row in enumerate(state.crossed)
         )
         unmasked = _put(state.unmasked, target, True)
         new = replace(state, crossed=crossed, unmasked=unmasked)
@@ -433,9 +432,7 @@ def _give(state: IdentiquestState, action: Give) -> tuple[IdentiquestState, list
 
 
 def _end_turn(state: IdentiquestState) -> tuple[IdentiquestState, list[Event]]:
-    if not state.over and all(
-        u or e for u, e in zip(state.unmasked, state.escaped, strict=True)
-    ):
+    if not state.over and all(u or e for u, e in zip(state.unmasked, state.escaped, strict=True)):
         state = replace(state, over=True, end="all-out")
     if state.over:
         scores = [_score(state, s) for s in range(state.players)]
@@ -473,8 +470,7 @@ def _public(state: IdentiquestState) -> JSON:
         ],
         "suspects": [["x" if c else "?" for c in row] for row in state.crossed],
         "unmasked": [
-            names[state.identity[p]] if state.unmasked[p] else None
-            for p in range(state.players)
+            names[state.identity[p]] if state.unmasked[p] else None for p in range(state.players)
         ],
         "escaped": list(state.escaped),
         "pending": (
@@ -487,9 +483,7 @@ def _public(state: IdentiquestState) -> JSON:
         "identities": [names[c] for c in state.identity] if state.over else None,
         "scores": [_score(state, s) for s in range(state.players)] if state.over else None,
         "ranking": (
-            shared_ranking([_score(state, s) for s in range(state.players)])
-            if state.over
-            else None
+            shared_ranking([_score(state, s) for s in range(state.players)]) if state.over else None
         ),
     }
 

@@ -30,6 +30,7 @@ from rules._ic_data import (
     load,
     package_set_json,
     read_card_set,
+    words,
 )
 from rules._ic_state import (
     ABILITY,
@@ -194,9 +195,7 @@ def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
                 raise BadOptions("This card set has no Legion loyalty card")
             picked.append(extra[0])
             want -= 1
-        pool = [
-            i for i, c in enumerate(cards.loyalty) if c.colour == pile and c.extension is None
-        ]
+        pool = [i for i, c in enumerate(cards.loyalty) if c.colour == pile and c.extension is None]
         mixed, rng = rng.shuffle(pool)
         picked += mixed[:want]
     loyalty, rng = rng.shuffle(picked)
@@ -435,9 +434,7 @@ def _check_choice(state: ICState, a: Program | Ability, effects: tuple[Effect, .
     elif rule == "eliminated":
         if a.target is None or not 0 <= a.target < state.players or state.seats[a.target].alive:
             raise IllegalAction("Pick an eliminated player")
-    elif a.target is None or not 0 <= a.target < state.players or not state.seats[
-        a.target
-    ].alive:
+    elif a.target is None or not 0 <= a.target < state.players or not state.seats[a.target].alive:
         raise IllegalAction("Pick a living player")
     _check_slots(state, a, _slot_rule(effects))
 
@@ -528,7 +525,8 @@ def _investigate(st: ICState, a: Investigate, ev: list[Event]) -> ICState:
 
 def _seen_event(st: ICState, seat: int, target: int, slot: str, seen: Seen) -> Event:
     cards = cards_of(st)
-    name = cards.ids[seen.card].name if seen.kind == "id" else cards.loyalty[seen.card].name
+    card = cards.ids[seen.card] if seen.kind == "id" else cards.loyalty[seen.card]
+    name = words(card.name)
     data = {"target": target, "card": slot, "sees": name, "id": seen.card}
     return Event("peek", data, to=(seat,))
 
@@ -603,7 +601,7 @@ def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
     else:
         st = _set_seat(state, a.seat, replace(s, programs=hand))
         st = replace(st, deck=(*st.deck, a.card))
-    data = {"seat": a.seat, "card": a.card, "key": card.key, "name": card.name}
+    data = {"seat": a.seat, "card": a.card, "key": card.key, "name": words(card.name)}
     data.update({"target": a.target, "slot": a.slot, "own_slot": a.own_slot})
     ev.append(Event("program", data))
     if state.phase == WINDOW:
@@ -675,9 +673,7 @@ def _effect(
     return _simple_effect(st, eff, seat, target, ev)
 
 
-def _simple_effect(
-    st: ICState, eff: Effect, seat: int, target: int, ev: list[Event]
-) -> ICState:
+def _simple_effect(st: ICState, eff: Effect, seat: int, target: int, ev: list[Event]) -> ICState:
     if eff.do == "unlock":
         ws = weapon_state(st, str(eff.weapon))
         if ws is None:
@@ -832,9 +828,7 @@ def _heal(st: ICState, seat: int, amount: int, ev: list[Event], source: str) -> 
 def _reveal_options(st: ICState, hit: Hit) -> list[str]:
     if hit.reveal == "id":
         return [] if st.seats[hit.target].id_up else ["id"]
-    return [
-        slot for slot in LOYALTY_SLOTS if not st.loyalty_up[slot_pos(st, hit.target, slot)]
-    ]
+    return [slot for slot in LOYALTY_SLOTS if not st.loyalty_up[slot_pos(st, hit.target, slot)]]
 
 
 def _reveal(st: ICState, seat: int, slot: str, ev: list[Event]) -> ICState:
@@ -1144,9 +1138,7 @@ def _slot_choices(
     if rule == "id":
         return [] if state.seats[target].id_up else [("id",)]
     if rule == "loyalty":
-        return [
-            (s,) for s in LOYALTY_SLOTS if not state.loyalty_up[slot_pos(state, target, s)]
-        ]
+        return [(s,) for s in LOYALTY_SLOTS if not state.loyalty_up[slot_pos(state, target, s)]]
     out = []
     for s in LOYALTY_SLOTS:
         for o in LOYALTY_SLOTS:

@@ -168,9 +168,7 @@ class Incognito(BaseGame[IncognitoState]):
             ]
         return []
 
-    def apply(
-        self, state: IncognitoState, action: Action
-    ) -> tuple[IncognitoState, list[Event]]:
+    def apply(self, state: IncognitoState, action: Action) -> tuple[IncognitoState, list[Event]]:
         """Validate then play one action; bumps ``version``."""
         if isinstance(action, Done):
             new, events = _done(state, action)
@@ -412,9 +410,7 @@ def _public(state: IncognitoState) -> JSON:
         "countdown": {"seconds": state.countdown, "running": _countdown_running(state)},
         "done": list(state.done),
         "list": list(state.words) if shown else [],
-        "voted": [
-            [d for d in range(n) if state.votes[v][d] != NO_VOTE] for v in range(n)
-        ],
+        "voted": [[d for d in range(n) if state.votes[v][d] != NO_VOTE] for v in range(n)],
         "scores": list(state.scores),
         "history": [list(points) for points in state.history],
         "reveal": _reveal_data(state) if revealed else None,

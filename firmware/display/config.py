@@ -2,6 +2,7 @@
 
 ```toml
 tables = ["main", "side"]        # the tables this display follows
+language = "fr"                   # spoken until a table's hub says its own language: fr | en
 [broker]                          # as in hub.toml / station.toml; user "spectator"
 host = "coffre-hub.local"
 username = "spectator"
@@ -21,6 +22,7 @@ from pathlib import Path
 import msgspec
 
 from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
+from firmware.link.lang import LANGUAGES, check_language
 from firmware.link.mqtt import BrokerConfig
 from firmware.link.protocol import check_name
 
@@ -32,11 +34,15 @@ class _Http(msgspec.Struct, forbid_unknown_fields=True):
 
 class _DisplayFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tables: list[str]
+    language: str = LANGUAGES[0]
     broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
     http: _Http = msgspec.field(default_factory=_Http)
 
 
-_HINTS = {"tables": "tables is a top-level key: write it above [broker]"}
+_HINTS = {
+    "tables": "tables is a top-level key: write it above [broker]",
+    "language": "language is a top-level key: write it above [broker]",
+}
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class DisplaySettings:
     tables: list[str]
     host: str = "0.0.0.0"
     port: int = 8080
+    language: str = LANGUAGES[0]
 
 
 def load_display(path: str | Path) -> DisplaySettings:
@@ -56,10 +63,15 @@ def load_display(path: str | Path) -> DisplaySettings:
     settings = decode(data, _DisplayFile, where, _HINTS)
     try:
         names = [check_name(t, "table") for t in settings.tables]
+        language = check_language(settings.language)
     except ValueError as err:
         raise ConfigError(f"{where}: {err}") from None
     if not 0 < settings.http.port < 65536:
         raise ConfigError(f"{where}: [http] port must be a port number")
     return DisplaySettings(
-        broker_config(settings.broker, where), names, settings.http.host, settings.http.port
+        broker_config(settings.broker, where),
+        names,
+        settings.http.host,
+        settings.http.port,
+        language,
     )

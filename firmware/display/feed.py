@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.link import protocol as proto
+from firmware.link.lang import LANGUAGES
 from firmware.link.mqtt import BrokerConfig, Client
 
 log = logging.getLogger(__name__)
@@ -31,10 +32,22 @@ class Snapshot:
     public: dict[str, Any] = field(default_factory=dict)
     status: dict[str, Any] = field(default_factory=dict)
     broker: bool = False  # the display's own link to the broker is up
+    #: The display's own language: what it speaks until the hub says the table's.
+    fallback: str = LANGUAGES[0]
+    #: The last language the hub said (kept while the hub is lost: its will says none).
+    heard: str | None = None
 
     @property
     def hub_online(self) -> bool:
         return self.broker and self.status.get("state") == "ready"
+
+    @property
+    def language(self) -> str:
+        """What the table speaks (the hub's status says it; the page follows it live)."""
+        for said in (self.status.get("language"), self.heard):
+            if said in LANGUAGES:
+                return str(said)
+        return self.fallback
 
 
 class Feed:
@@ -45,9 +58,10 @@ class Feed:
         broker: BrokerConfig,
         tables: Sequence[str],
         on_change: Callable[[Snapshot], None],
+        language: str = LANGUAGES[0],
     ) -> None:
         self.topics = {name: proto.Topics(name) for name in tables}
-        self.snapshots = {name: Snapshot(name) for name in tables}
+        self.snapshots = {name: Snapshot(name, fallback=language) for name in tables}
         self.on_change = on_change
         self._lock = threading.Lock()
         subs = [t for ts in self.topics.values() for t in (ts.public, ts.hub_status)]
@@ -106,5 +120,7 @@ class Feed:
                     snap.public = data
                 else:
                     snap.status = data
+                    if data.get("language") in LANGUAGES:
+                        snap.heard = data["language"]
                 snap.broker = True
             self.on_change(snap)

@@ -1,15 +1,46 @@
-"""Each game's board on the table display: headline, board and log, from ``public`` only."""
+"""Each game's board on the table display: headline, board and log, from ``public`` only.
+
+Every word is the table's language (:mod:`firmware.link.lang`; the page is rendered while
+speaking it): engine ids (phases, outcomes, card places) go through the label maps below,
+card names and texts written per language (Identités cryptées) through ``in_language``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from firmware.display.render import Names, esc, name_of, seat_table
+from firmware.display.render import Names, esc, seat_table
+from firmware.link.lang import N_, _, colour, in_language, label, plural
 
 Public = dict[str, Any]
 
 TRACK = 30
+
+#: Every game's phases, as the headline says them.
+PHASES = {
+    "prepare": N_("Prepare|phase"),
+    "vote": N_("Vote"),
+    "reveal": N_("Reveal|phase"),
+    "answer": N_("Answer"),
+    "over": N_("Over"),
+    "draw": N_("Draw"),
+    "play": N_("Play"),
+    "give": N_("Give gems"),
+    "hide": N_("Hide"),
+    "bug": N_("Bug"),
+    "dial": N_("Dial"),
+    "informant": N_("Informant"),
+    "search": N_("Search"),
+    "file": N_("File"),
+    "flight": N_("Flight"),
+    "turn": N_("Turn"),
+    "window": N_("Interrupt window"),
+    "respond": N_("Hit"),
+    "reaim": N_("Re-aim"),
+    "discard": N_("Discard"),
+    "ability": N_("ID ability"),
+}
 
 
 def headline(public: Public, names: Names) -> str:
@@ -18,12 +49,12 @@ def headline(public: Public, names: Names) -> str:
     if game == "identites-cryptees":
         view = view.get("table") or {}
     phase = str(view.get("phase") or "")
-    bits = [f"<b>{esc(phase.replace('_', ' '))}</b>"] if phase else []
+    bits = [f"<b>{esc(label(PHASES, phase))}</b>"] if phase else []
     if "round" in view and "rounds" in view:
-        bits.append(f"round {esc(view['round'])} of {esc(view['rounds'])}")
+        bits.append(esc(_("round {n} of {of}", n=view["round"], of=view["rounds"])))
     turn = _whose_turn(game, view)
     if turn is not None and not public.get("over"):
-        bits.append(f"{names.chip(turn)} to play")
+        bits.append(_("{seat} to play", seat=names.chip(turn)))
     return " · ".join(bits)
 
 
@@ -64,25 +95,37 @@ def secret_identity(public: Public, view: dict[str, Any], names: Names) -> str:
         [
             f'<b class="score">{esc(s.get("score", 0))}</b>',
             f"{esc(s.get('position', 0))}{'*' * int(s.get('markers') or 0)}",
-            f"{esc(s.get('pictos_placed', 0))} placed, {esc(s.get('pictos_left', 0))} left",
+            esc(
+                _(
+                    "{placed} placed, {left} left",
+                    placed=s.get("pictos_placed", 0),
+                    left=s.get("pictos_left", 0),
+                )
+            ),
             yes(s.get("mystery_locked")),
-            f"{esc(s.get('votes_in', 0))} in / {esc(s.get('votes_cast', 0))} cast",
+            esc(_("{n} in / {cast} cast", n=s.get("votes_in", 0), cast=s.get("votes_cast", 0))),
             yes(s.get("ready")),
         ]
         for s in seats
     ]
-    out = [seat_table(names, ["score", "track", "picto cards", "key in", "votes", "ready"], rows)]
+    header = [_("score"), _("track"), _("picto cards"), _("key in"), _("votes"), _("ready")]
+    out = [seat_table(names, header, rows)]
     team = view.get("team")
     if isinstance(team, dict):
         by = ""
         if view.get("answered"):
-            by = " · answer given by " + names.chip(view.get("answered_by"))
-        out.append(
-            f'<p class="big">Team: <b>{esc(team.get("score", 0))}</b> points'
-            f" ({esc(team.get('position', 0))}{'*' * int(team.get('markers') or 0)} on the track)"
-            f"{by}</p>"
+            by = " · " + _("answer given by {seat}", seat=names.chip(view.get("answered_by")))
+        score = int(team.get("score") or 0)
+        position = f"{esc(team.get('position', 0))}{'*' * int(team.get('markers') or 0)}"
+        points = plural(
+            "Team: {points} point ({position} on the track)",
+            "Team: {points} points ({position} on the track)",
+            score,
+            points=f"<b>{score}</b>",
+            position=position,
         )
-        out.append(track([("Team", "team", int(team.get("score") or 0))]))
+        out.append(f'<p class="big">{points}{by}</p>')
+        out.append(track([(_("Team"), "team", score)]))
     else:
         out.append(
             track(
@@ -110,6 +153,15 @@ def track(tokens: list[tuple[str, str, int]]) -> str:
     return f'<ol class="track">{"".join(cells)}</ol>'
 
 
+#: The co-op result, by the lowest score of its band (the engine's bands, in words).
+BANDS = {
+    0: N_("Locked out: the safes kept their secrets."),
+    3: N_("Warming up: a few safes cracked open."),
+    6: N_("Fine crew: most safes gave way."),
+    9: N_("Master safecrackers: nothing hides from you."),
+}
+
+
 def secret_identity_log(view: dict[str, Any], names: Names) -> list[str]:
     if view.get("mode") == "coop":
         lines = [turn_line(turn, names) for turn in view.get("history") or []]
@@ -117,32 +169,37 @@ def secret_identity_log(view: dict[str, Any], names: Names) -> list[str]:
         lines = [safe_line(safe, names) for safe in view.get("revealed") or []]
     result = view.get("result")
     if isinstance(result, dict) and result.get("text"):
-        lines.append(f"<b>{esc(result['text'])}</b>")
+        band = (result.get("band") or [None])[0]
+        text = _(BANDS[band]) if band in BANDS else str(result["text"])
+        lines.append(f"<b>{esc(text)}</b>")
     return lines
 
 
 def turn_line(turn: dict[str, Any], names: Names) -> str:
     """A co-op turn: whose safe, its key, the team's answer and whether it was right."""
-    verdict = "right, +1 for the team" if turn.get("right") else "wrong"
-    return (
-        f"Turn {esc(turn.get('turn', '?'))}: {names.chip(turn.get('active'))}'s safe opens: "
-        f"key {esc(turn.get('mystery', '?'))} — the team said {esc(turn.get('answer', '?'))}"
-        f" ({verdict})"
+    verdict = _("right, +1 for the team") if turn.get("right") else _("wrong")
+    return _(
+        "Turn {n}: {seat}'s safe opens: key {key} — the team said {answer} ({verdict})",
+        n=esc(turn.get("turn", "?")),
+        seat=names.chip(turn.get("active")),
+        key=esc(turn.get("mystery", "?")),
+        answer=esc(turn.get("answer", "?")),
+        verdict=verdict,
     )
 
 
 def safe_line(safe: dict[str, Any], names: Names) -> str:
     owner = safe.get("safe")
-    key = safe.get("mystery", safe.get("number", "?"))
+    key = esc(safe.get("mystery", safe.get("number", "?")))
     right = [int(s) for s in safe.get("right") or []]
     who = (
-        f"{names.list(right)} {'was' if len(right) == 1 else 'were'} right"
+        plural("{seats} was right", "{seats} were right", len(right), seats=names.list(right))
         if right
-        else "nobody was right"
+        else _("nobody was right")
     )
     if owner is None:
-        return f"The safe opens: key {esc(key)} — {who}"
-    return f"{names.chip(owner)}'s safe opens: key {esc(key)} — {who}"
+        return _("The safe opens: key {key} — {who}", key=key, who=who)
+    return _("{seat}'s safe opens: key {key} — {who}", seat=names.chip(owner), key=key, who=who)
 
 
 # --- Incognito ------------------------------------------------------------------------------
@@ -167,9 +224,11 @@ def incognito(public: Public, view: dict[str, Any], names: Names) -> str:
     words = "".join(
         f"<li><b>{n}</b> {esc(w)}</li>" for n, w in enumerate(view.get("list") or [], 1)
     )
-    out = [seat_table(names, ["score", "place", "drawing done", "voted on it"], rows)]
+    header = [_("score"), _("place"), _("drawing done"), _("voted on it")]
+    out = [seat_table(names, header, rows)]
     if words:  # the list is on the table from the vote on
-        out.append(f'<div class="words"><h2>The words</h2><ol class="wordlist">{words}</ol></div>')
+        heading = esc(_("The words"))
+        out.append(f'<div class="words"><h2>{heading}</h2><ol class="wordlist">{words}</ol></div>')
     return "".join(out)
 
 
@@ -179,19 +238,32 @@ def incognito_log(view: dict[str, Any], names: Names) -> list[str]:
     lines = []
     for d in reveal.get("drawings") or []:
         finders = [int(s) for s in d.get("finders") or []]
-        found = f"found by {names.list(finders)}" if finders else "nobody found it"
+        found = (
+            _("found by {seats}", seats=names.list(finders)) if finders else _("nobody found it")
+        )
         number = d.get("number")
         word = d.get("word") or (
             words[number - 1] if isinstance(number, int) and 0 < number <= len(words) else "?"
         )
         lines.append(
-            f"Round {esc(reveal.get('round', ''))}: {names.chip(d.get('drawer'))} drew "
-            f"<b>{esc(number)}. {esc(word)}</b> — {found}"
+            _(
+                "Round {n}: {seat} drew {word} — {found}",
+                n=esc(reveal.get("round", "")),
+                seat=names.chip(d.get("drawer")),
+                word=f"<b>{esc(number)}. {esc(word)}</b>",
+                found=found,
+            )
         )
     return lines
 
 
 # --- Identiquest ----------------------------------------------------------------------------
+
+#: How an Identiquest game ended (the engine's ``end``).
+IQ_ENDS = {
+    "deck": N_("the deck ran out"),
+    "all-out": N_("every thief was unmasked or escaped"),
+}
 
 
 def identiquest(public: Public, view: dict[str, Any], names: Names) -> str:
@@ -200,60 +272,77 @@ def identiquest(public: Public, view: dict[str, Any], names: Names) -> str:
     unmasked = view.get("unmasked") or []
     escaped = view.get("escaped") or []
     identities = view.get("identities") or []
-    head = "".join(
-        f'<th><span class="chip c-{esc(c)}"><i></i>{esc(name_of(c))}</span></th>' for c in colours
-    )
+    head = "".join(f"<th>{_gem(c)}</th>" for c in colours)
     rows = []
     for i in range(len(names)):
         marks = suspects[i] if i < len(suspects) else []
         mask = unmasked[i] if i < len(unmasked) else None
         truth = identities[i] if i < len(identities) else None
         cells = []
-        for j, colour in enumerate(colours):
+        for j, gem in enumerate(colours):
             mark = marks[j] if j < len(marks) else "?"
-            if colour in (mask, truth):
-                cells.append(
-                    f'<td class="unmasked c-{esc(colour)}">'
-                    f"{'UNMASKED' if colour == mask else 'it was'}</td>"
-                )
+            if gem in (mask, truth):
+                word = _("UNMASKED") if gem == mask else _("it was")
+                cells.append(f'<td class="unmasked c-{esc(gem)}">{esc(word)}</td>')
             elif mark == "x":
                 cells.append('<td class="crossed">✗</td>')
             else:
                 cells.append("<td>?</td>")
-        state = " <em>escaped</em>" if i < len(escaped) and escaped[i] else ""
+        fled = esc(_("escaped"))
+        state = f" <em>{fled}</em>" if i < len(escaped) and escaped[i] else ""
         rows.append(f'<tr><td class="who">{names.chip(i)}{state}</td>{"".join(cells)}</tr>')
-    board_html = f'<table class="suspects"><tr><th>suspect</th>{head}</tr>{"".join(rows)}</table>'
-    market = " ".join(_gem(c) for c in view.get("market") or [])
-    loot = "".join(
-        f"<li>{names.chip(i)} {esc(p.get('size', 0))} cards"
-        f"{', top ' + _gem(p['top']) if p.get('top') else ''}</li>"
-        for i, p in enumerate(view.get("loot") or [])
-    )
-    return (
-        board_html
-        + f'<p class="big">Market: {market or "empty"} · deck {esc(view.get("deck", 0))}</p>'
-        + f'<ul class="loot">{loot}</ul>'
-    )
+    suspect = esc(_("suspect"))
+    board_html = f'<table class="suspects"><tr><th>{suspect}</th>{head}</tr>{"".join(rows)}</table>'
+    market = " ".join(_gem(c) for c in view.get("market") or []) or esc(_("empty"))
+    loot = "".join(_loot(names, i, p) for i, p in enumerate(view.get("loot") or []))
+    deck = _("Market: {gems} · deck {n}", gems=market, n=esc(view.get("deck", 0)))
+    return board_html + f'<p class="big">{deck}</p><ul class="loot">{loot}</ul>'
 
 
-def _gem(colour: Any) -> str:
-    return f'<span class="chip c-{esc(colour)}"><i></i>{esc(name_of(str(colour)))}</span>'
+def _loot(names: Names, seat: int, pile: dict[str, Any]) -> str:
+    """A seat's loot pile: its size and the gem on top."""
+    size = esc(plural("{n} gem", "{n} gems", int(pile.get("size") or 0)))
+    top = ", " + _("top {gem}", gem=_gem(pile["top"])) if pile.get("top") else ""
+    return f"<li>{names.chip(seat)} {size}{top}</li>"
+
+
+def _gem(gem: Any) -> str:
+    return f'<span class="chip c-{esc(gem)}"><i></i>{esc(colour(str(gem)))}</span>'
 
 
 def identiquest_log(view: dict[str, Any], names: Names) -> list[str]:
     lines = []
-    for i, colour in enumerate(view.get("unmasked") or []):
-        if colour:
-            lines.append(f"{names.chip(i)} was unmasked: {_gem(colour)}")
+    for i, gem in enumerate(view.get("unmasked") or []):
+        if gem:
+            lines.append(_("{seat} was unmasked: {gem}", seat=names.chip(i), gem=_gem(gem)))
     pending = view.get("pending")
     if isinstance(pending, dict) and pending:
-        lines.append("Waiting: " + esc(", ".join(f"{k} {v}" for k, v in pending.items())))
+        lines.append(
+            plural(
+                "Waiting: {giver} gives {receiver} {n} gem",
+                "Waiting: {giver} gives {receiver} {n} gems",
+                int(pending.get("left") or 0),
+                giver=names.chip(_int(pending.get("giver"))),
+                receiver=names.chip(_int(pending.get("receiver"))),
+            )
+        )
     if view.get("end"):
-        lines.append(f"The game ended: {esc(view['end'])}")
+        lines.append(_("The game ended: {why}", why=esc(label(IQ_ENDS, str(view["end"])))))
     return lines
 
 
 # --- Ultra Secret ---------------------------------------------------------------------------
+
+#: The five filing places (the engine's ``places``), in words.
+US_PLACES = {
+    "G1": N_("lab safe"),
+    "G2": N_("bar"),
+    "G3": N_("park monument"),
+    "G4": N_("embassy files"),
+    "G5": N_("library"),
+}
+#: Words in the engine's notes (what a search turned up).
+US_WORDS = {"suitcase": N_("suitcase"), "briefcase": N_("briefcase")}
 
 
 def ultra_secret(public: Public, view: dict[str, Any], names: Names) -> str:
@@ -275,65 +364,96 @@ def ultra_secret(public: Public, view: dict[str, Any], names: Names) -> str:
     ]
     places = view.get("places") or {}
     opened = view.get("open") or []
-    out = [
-        seat_table(names, ["agent at", "informant", "bug", "mole cards", "declared", "acted"], rows)
-    ]
+    header = [_("agent at"), _("informant"), _("bug"), _("mole cards"), _("declared"), _("acted")]
+    out = [seat_table(names, header, rows)]
+    where = ", ".join(f"{p} {label(US_PLACES, p)}" if p in places else p for p in opened)
     out.append(
-        "<p class=big>Open: "
-        + esc(", ".join(f"{p} {places[p]}" if p in places else p for p in opened))
-        + f" · deck {esc(view.get('deck', 0))}, discard {esc(view.get('discard', 0))}</p>"
+        "<p class=big>"
+        + esc(
+            _(
+                "Open: {places} · deck {deck}, discard {discard}",
+                places=where,
+                deck=view.get("deck", 0),
+                discard=view.get("discard", 0),
+            )
+        )
+        + "</p>"
     )
     sums = view.get("sums") or {}
     if sums:
         declared = ", ".join(f"{names.chip(int(s))} {esc(v)}" for s, v in sums.items())
-        out.append(f"<p class=big>Declared (digit sums): {declared}</p>")
+        said = _("Declared (digit sums): {sums}", sums=declared)
+        out.append(f"<p class=big>{said}</p>")
     if view.get("fugitive") is not None:
-        out.append(f"<p class=big>The fugitive: {names.chip(view['fugitive'])}</p>")
+        fugitive = _("The fugitive: {seat}", seat=names.chip(view["fugitive"]))
+        out.append(f"<p class=big>{fugitive}</p>")
     if view.get("outcome"):
-        outcome = US_OUTCOMES.get(view["outcome"], str(view["outcome"]))
-        out.append(f"<p class=big>Outcome: <b>{esc(outcome)}</b></p>")
+        outcome = f"<b>{esc(label(US_OUTCOMES, str(view['outcome'])))}</b>"
+        ended = _("Outcome: {outcome}", outcome=outcome)
+        out.append(f"<p class=big>{ended}</p>")
     return "".join(out)
 
 
 #: The end of an Ultra Secret game, in words.
 US_OUTCOMES = {
-    "escaped": "the fugitive escaped with everything right and wins",
-    "escaped-wrong": "the fugitive escaped with a wrong filing: nobody wins",
-    "caught": "the fugitive was caught: the others win together",
+    "escaped": N_("the fugitive escaped with everything right and wins"),
+    "escaped-wrong": N_("the fugitive escaped with a wrong filing: nobody wins"),
+    "caught": N_("the fugitive was caught: the others win together"),
 }
 
 #: What an agent did on the board this turn (the engine's public notes), in words.
 US_ACTS = {
-    "searched": "searched the luggage at {square}: {detail}",
-    "opened": "opened lockers at {square}: {detail}",
-    "read": "read the fake formula at {square} ({detail} mole cards)",
-    "drew": "drew a mole card at {square}",
-    "deck-empty": "found the mole deck empty at {square}",
-    "crowded": "met other agents at {square}: nothing happens",
-    "sat-out": "dialled an impossible square ({detail}) and sits out",
-    "passed": "did nothing at {square}",
+    "searched": N_("{seat} searched the luggage at {square}: {detail}"),
+    "opened": N_("{seat} opened lockers at {square}: {detail}"),
+    "read": N_("{seat} read the fake formula at {square} ({detail} mole cards)"),
+    "drew": N_("{seat} drew a mole card at {square}"),
+    "deck-empty": N_("{seat} found the mole deck empty at {square}"),
+    "crowded": N_("{seat} met other agents at {square}: nothing happens"),
+    "sat-out": N_("{seat} dialled an impossible square ({detail}) and sits out"),
+    "passed": N_("{seat} did nothing at {square}"),
 }
 
 
 def us_note(note: dict[str, Any], names: Names) -> str:
     """One public note ("Red searched the luggage at H2: suitcase")."""
-    text = US_ACTS.get(str(note.get("act")), "{act} at {square}").format(
-        act=note.get("act"),
-        square=note.get("square") or "?",
-        detail=", ".join(str(d) for d in note.get("detail") or ()),
+    act = str(note.get("act"))
+    detail = ", ".join(label(US_WORDS, str(d)) for d in note.get("detail") or ())
+    template = _(US_ACTS[act]) if act in US_ACTS else "{seat} {act} {square}"
+    return template.format(
+        seat=names.chip(_int(note.get("seat"))),
+        act=esc(act),
+        square=esc(note.get("square") or "?"),
+        detail=esc(detail),
     )
-    return f"{names.chip(_int(note.get('seat')))} {esc(text)}"
 
 
 def ultra_secret_log(view: dict[str, Any], names: Names) -> list[str]:
     lines = [us_note(n, names) for n in view.get("notes") or [] if isinstance(n, dict)]
     for i, place in enumerate(view.get("revealed") or []):
         if place:
-            lines.append(f"{names.chip(i)}'s dial shows {esc(place)}")
+            lines.append(_("{seat}'s dial shows {place}", seat=names.chip(i), place=esc(place)))
     return lines
 
 
 # --- Identités cryptées ----------------------------------------------------------------------
+
+#: The sides of Identités cryptées (a victory's ``winning_side``).
+IC_SIDES = {
+    "human": N_("Humans"),
+    "machine": N_("Machines"),
+    "outlaw": N_("Outlaws"),
+    "legion": N_("the Legion"),
+    "fallen": N_("the Fallen"),
+    "nobody": N_("nobody"),
+}
+#: What the table waits for (``pending.kind``), after "Waiting for Red:".
+IC_WAITS = {
+    "respond": N_("reveal a card or lose HP"),
+    "reaim": N_("re-aim a weapon"),
+    "ability": N_("use an ID ability"),
+    "discard": N_("discard down to the hand limit"),
+    "window": N_("the interrupt window"),
+}
 
 
 def identites_cryptees(public: Public, view: dict[str, Any], names: Names) -> str:
@@ -345,13 +465,13 @@ def identites_cryptees(public: Public, view: dict[str, Any], names: Names) -> st
         weapon = held.get(i)
         aim = ""
         if weapon:
-            aim = esc(weapon.get("name")) + (
+            aim = esc(in_language(weapon.get("name"))) + (
                 " → " + names.list(weapon.get("targets") or []) if weapon.get("targets") else ""
             )
         loyalty = s.get("loyalty") or {}
         face_up = [_card(s.get("id"))] + [_card(loyalty.get(k)) for k in ("left", "right")]
         programs = ", ".join(
-            esc(p.get("name", p)) if isinstance(p, dict) else esc(p)
+            esc(in_language(p.get("name", p))) if isinstance(p, dict) else esc(p)
             for p in s.get("permanent") or []
         )
         rows.append(
@@ -363,56 +483,96 @@ def identites_cryptees(public: Public, view: dict[str, Any], names: Names) -> st
                 programs or "·",
             ]
         )
-    out = [
-        seat_table(
-            names,
-            ["HP", "weapon → targets", "face-up cards", "programs in hand", "played programs"],
-            rows,
-        )
+    header = [
+        _("HP"),
+        _("weapon → targets"),
+        _("face-up cards"),
+        _("programs in hand"),
+        _("played programs"),
     ]
+    out = [seat_table(names, header, rows)]
     free = [w for w in weapons if w.get("holder") is None]
     if free:
-        out.append(
-            "<p>Weapons on the table: "
-            + ", ".join(esc(w.get("name")) + (" (locked)" if w.get("locked") else "") for w in free)
-            + "</p>"
+        locked = " (" + esc(_("locked")) + ")"
+        shown = ", ".join(
+            esc(in_language(w.get("name"))) + (locked if w.get("locked") else "") for w in free
         )
+        lying = _("Weapons on the table: {weapons}", weapons=shown)
+        out.append(f"<p>{lying}</p>")
     declared = table.get("declared")
     if isinstance(declared, dict):
-        out.append(f"<p class=big>Declared: {_action(declared, names)}</p>")
+        said = _("Declared: {action}", action=_action(declared, weapons, names))
+        out.append(f"<p class=big>{said}</p>")
     return "".join(out)
 
 
 def _card(card: Any) -> str:
     if not isinstance(card, dict):
         return ""
-    return f'<span class="card-up">{esc(card.get("name", "?"))}</span>'
+    return f'<span class="card-up">{esc(in_language(card.get("name")) or "?")}</span>'
 
 
-def _action(action: dict[str, Any], names: Names) -> str:
-    who = names.chip(action.get("seat"))
-    rest = ", ".join(
-        f"{esc(k)} {names.list(v) if k == 'targets' else esc(v)}"
-        for k, v in action.items()
-        if k not in ("type", "seat")
+#: A declared action (the interrupt window's), in words.
+IC_ACTIONS = {
+    "investigate": N_("{seat} investigates {target}"),
+    "equip": N_("{seat} takes the {weapon}"),
+    "aim": N_("{seat} aims at {targets}"),
+    "fire": N_("{seat} fires"),
+    "heal": N_("{seat} heals with the {weapon}"),
+    "draw": N_("{seat} draws a program"),
+    "drop": N_("{seat} drops the {weapon}"),
+}
+
+
+def _action(action: dict[str, Any], weapons: list[dict[str, Any]], names: Names) -> str:
+    seat = _int(action.get("seat"))
+    key = action.get("weapon")
+    if key is None:  # fire, heal, drop: the weapon the actor holds
+        key = next((w.get("key") for w in weapons if w.get("holder") == seat), None)
+    weapon = next((w.get("name") for w in weapons if w.get("key") == key), key)
+    kind = str(action.get("type", "?"))
+    targets = [int(t) for t in action.get("targets") or []]
+    if action.get("target") is not None:
+        targets.append(int(action["target"]))
+    template = _(IC_ACTIONS[kind]) if kind in IC_ACTIONS else "{seat}: {kind}"
+    text = template.format(
+        seat=names.chip(seat),
+        kind=esc(kind),
+        target=names.list(targets),
+        targets=names.list(targets),
+        weapon=esc(in_language(weapon)),
     )
-    return f"{who} — {esc(action.get('type', '?'))}{' (' + rest + ')' if rest else ''}"
+    if targets and kind in ("equip", "fire", "heal"):
+        text += " → " + names.list(targets)
+    return text
 
 
 def identites_cryptees_log(view: dict[str, Any], names: Names) -> list[str]:
     table = view.get("table") or {}
     lines = []
     pending = table.get("pending") or {}
-    if pending.get("kind") not in (None, "over", "turn"):
-        lines.append(f"Waiting for {names.chip(pending.get('seat'))}: {esc(pending['kind'])}")
+    kind = pending.get("kind")
+    if kind not in (None, "over", "turn"):
+        lines.append(
+            _(
+                "Waiting for {seat}: {what}",
+                seat=names.chip(pending.get("seat")),
+                what=esc(label(IC_WAITS, str(kind))),
+            )
+        )
     window = table.get("window")
     if isinstance(window, dict):
-        lines.append("Interrupt window: waiting for " + names.list(window.get("waiting") or []))
+        waiting = names.list(window.get("waiting") or [])
+        lines.append(_("Interrupt window: waiting for {seats}", seats=waiting))
     if table.get("winners"):
         side = table.get("winning_side")
-        lines.append(
-            f"Victory: {names.list(table['winners'])}" + (f" ({esc(side)})" if side else "")
-        )
+        winners = names.list(table["winners"])
+        if side:
+            lines.append(
+                _("Victory: {seats} ({side})", seats=winners, side=esc(label(IC_SIDES, side)))
+            )
+        else:
+            lines.append(_("Victory: {seats}", seats=winners))
     return lines
 
 

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from firmware.display.feed import Feed, Snapshot
 from firmware.display.render import overview_fragment, page, table_fragment
+from firmware.link.lang import LANGUAGES, _, check_language, speaking
 from firmware.link.mqtt import BrokerConfig
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,12 @@ class Display:
         host: str = "0.0.0.0",
         port: int = 8080,
         record: bool = False,
+        language: str = LANGUAGES[0],
     ) -> None:
         self.tables = list(tables)
+        #: The display's own language: the overview's heading, and any table whose hub has
+        #: not said its language yet (each table's page follows its hub's ``language``).
+        self.language = check_language(language)
         self.host, self.port = host, port
         self.fragments: dict[str, str] = {}
         #: With ``record``: every fragment pushed, per stream key (for the no-leak tests).
@@ -51,10 +56,10 @@ class Display:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="display-web", daemon=True)
         self._runner: web.AppRunner | None = None
-        self.feed = Feed(broker, self.tables, self._changed)
+        self.feed = Feed(broker, self.tables, self._changed, self.language)
         for snap in self.feed.snapshots.values():
             self.fragments[snap.table] = table_fragment(snap)
-        self.fragments[OVERVIEW] = overview_fragment(list(self.feed.snapshots.values()))
+        self.fragments[OVERVIEW] = self._overview_fragment()
 
     # --- life ---------------------------------------------------------------------------
 
@@ -124,9 +129,12 @@ class Display:
     def _changed(self, snap: Snapshot) -> None:
         """Called in the feed's thread: render there, push from the web loop."""
         table = table_fragment(snap)
-        overview = overview_fragment(list(self.feed.snapshots.values()))
+        overview = self._overview_fragment()
         self._loop.call_soon_threadsafe(self._push, snap.table, table)
         self._loop.call_soon_threadsafe(self._push, OVERVIEW, overview)
+
+    def _overview_fragment(self) -> str:
+        return overview_fragment(list(self.feed.snapshots.values()), self.language)
 
     def _push(self, key: str, fragment: str) -> None:
         if self.fragments.get(key) == fragment:
@@ -140,12 +148,20 @@ class Display:
     # --- handlers ------------------------------------------------------------------------------
 
     async def _overview(self, _request: web.Request) -> web.Response:
-        body = page("coffre tables", self.fragments[OVERVIEW], stream="/events")
+        with speaking(self.language):
+            title = _("coffre tables")
+        body = page(title, self.fragments[OVERVIEW], stream="/events", language=self.language)
         return web.Response(text=body, content_type="text/html")
 
     async def _table(self, request: web.Request) -> web.Response:
         name = self._name(request)
-        body = page(f"coffre · {name}", self.fragments[name], stream=f"/table/{name}/events")
+        language = self.feed.snapshots[name].language
+        body = page(
+            f"coffre · {name}",
+            self.fragments[name],
+            stream=f"/table/{name}/events",
+            language=language,
+        )
         return web.Response(text=body, content_type="text/html")
 
     async def _events_overview(self, request: web.Request) -> web.StreamResponse:

@@ -112,7 +112,7 @@ class Publisher:
         self.held: list[Held] | None = None
         self._paint: tuple[str, list[str]] | None = None  # held for the painter
         #: Per table: (table, state, countdown second), its public and status payloads.
-        self._publics: dict[str, tuple[tuple[Any, Any, int | None], bytes, bytes]] = {}
+        self._publics: dict[str, tuple[tuple[Any, Any, int | None, str], bytes, bytes]] = {}
 
     def hold(self) -> None:
         """From now on, keep what would be sent (see :meth:`release`)."""
@@ -173,15 +173,20 @@ class Publisher:
         table = actor.table
         if table is None:
             public: dict[str, Any] = {"game": None, "version": 0, "over": False}
-            status = proto.HubStatus(state="ready", claim=self.claim)
+            status = proto.HubStatus(state="ready", claim=self.claim, language=actor.language)
             return proto.encode(public), proto.encode(status)
-        key = (table, table.state, actor.shown_left)
+        key = (table, table.state, actor.shown_left, actor.language)
         cached = self._publics.get(actor.config.name)
         if cached is not None:
-            (was_table, was_state, was_left), public_bytes, status_bytes = cached
+            (was_table, was_state, was_left, was_language), public_bytes, status_bytes = cached
             # Identity, not equality (a deep compare would cost what it saves; states are
             # frozen, so the same object is the same state).
-            if was_table is table and was_state is table.state and was_left == actor.shown_left:
+            if (
+                was_table is table
+                and was_state is table.state
+                and was_left == actor.shown_left
+                and was_language == actor.language
+            ):
                 return public_bytes, status_bytes
         status = proto.HubStatus(
             state="ready",
@@ -189,6 +194,7 @@ class Publisher:
             game=table.game_id,
             phase=table.view(None).get("phase"),
             claim=self.claim,
+            language=actor.language,
         )
         payloads = proto.encode(table.public()), proto.encode(status)
         self._publics[actor.config.name] = (key, *payloads)

@@ -156,3 +156,16 @@ def ranks(groups: list[list[int]]) -> dict[int, int]:
             out[seat] = place
         place += len(group)
     return out
+
+
+def in_language(text: object) -> str:
+    """A text written per language (a card set's ``{"en": ..., "fr": ...}``) in the language
+    spoken now; a language it lacks falls back to English, then to the first it has. A plain
+    string is the same in every language (a set written in one language only)."""
+    if isinstance(text, Mapping):
+        for code in (current(), LANGUAGES[0], *text):
+            value = text.get(code)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+    return "" if text is None else str(text)

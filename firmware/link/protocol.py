@@ -187,6 +187,8 @@ class HubStatus(msgspec.Struct, frozen=True):
     game: str | None = None
     phase: str | None = None
     claim: Claim | None = None
+    #: What the table speaks (``fr``/``en``): the table display follows it.
+    language: str | None = None
 
 
 # --- host -> hub --------------------------------------------------------------------

@@ -228,7 +228,13 @@ def start_display(sim: SimTable, port: int | None) -> Any:
     from firmware.display.server import Display
     from firmware.hub.brokerconf import SPECTATOR_USER
 
-    display = Display(sim.broker.config(SPECTATOR_USER), [TABLE], host="127.0.0.1", port=port)
+    display = Display(
+        sim.broker.config(SPECTATOR_USER),
+        [TABLE],
+        host="127.0.0.1",
+        port=port,
+        language=sim.language,
+    )
     display.start()
     sim.on_stop.append(display.stop)
     print(f"table display: {display.url}table/{TABLE}", flush=True)

@@ -144,10 +144,10 @@ def test_cards_stay_under_the_flap() -> None:
     assert idle.startswith("Your cards 1/")
     faction = t.view(2)["you"]["faction"]
     assert f"You are {faction}" in idle
-    assert t.view(2)["you"]["id"]["name"] in idle
+    assert t.view(2)["you"]["id"]["name"]["en"] in idle
     for seat in range(4):
         text = screen_text(t, seat)
-        assert you["id"]["name"] not in text and "You are" not in text
+        assert you["id"]["name"]["en"] not in text and "You are" not in text
     title, lines = t.binding.host_screen(t)
     assert "You are" not in " ".join((title, *lines))
 
@@ -304,3 +304,40 @@ def test_actor_plays_an_anytime_program_in_its_own_window() -> None:
     table_view = t.view(None)["table"]
     assert table_view["phase"] == "turn" and table_view["may_change"] is True
     assert t.view(0)["you"]["seen"][0]["owners"] == [[1, "left"]]
+
+
+@pytest.mark.parametrize("players", [4, 16])
+def test_a_french_table_shows_no_english_word(players: int) -> None:
+    """A whole game at a French table: no screen (public, under the flap, hub) has a word
+    that only English has, while the cards' French names are there."""
+    from tests.firmware.leaks import leaks
+    from tests.screens.harness import play
+
+    found: dict[str, str] = {}
+    seen = ""
+    for glasses in play("identites-cryptees", players, "fr", seed=3):
+        for shown in glasses:
+            text = " ".join((shown.title, *shown.lines))
+            seen += text
+            for word in leaks(text):
+                found.setdefault(word, f"{shown.where}: {text}")
+    assert not found, found
+    assert "Pistolet" in seen and "Puce rouge" in seen and "Tu es" in seen
+
+
+def test_a_card_without_the_tables_language_falls_back_to_english() -> None:
+    """A set whose cards lack French (an owner's half-done translation) still plays at a
+    French table: those cards show their English words, the others their French ones."""
+    from firmware.link.lang import speaking
+    from rules._ic_data import package_set_json
+
+    cards = package_set_json("generic")
+    for card in cards["weapons"]:
+        card["name"] = {"en": card["name"]["en"]}  # no French for the weapons
+    t = table(cards=cards)
+    with speaking("fr"):
+        top = labels(t, 0)
+    assert "Prendre Pistol >" in top and "Enquêter >" in top
+    with speaking("fr"):
+        text = "\n".join(title for title, _ in binding(t).pages(t, 0))
+    assert "Tes cartes" in text

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import random
+import re
 from typing import Any
+
+import pytest
 
 from firmware.display.feed import Snapshot
 from firmware.display.render import overview_fragment, table_fragment
@@ -12,6 +16,7 @@ from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
+from tests.firmware.leaks import leaks
 
 KEYS = load_keyset()
 COLOURS16 = [*COLOURS, *(f"{c}-2" for c in COLOURS)]
@@ -28,6 +33,9 @@ def public_after(game: str, players: int, steps: int, seed: int = 3) -> dict[str
         if table.over:
             break
         actions = [a for s in range(players) for a in table.engine.legal_actions(table.state, s)]
+        actions = actions or table.engine.legal_actions(table.state, None)  # the table's own
+        if not actions:
+            break
         table.state, _ = table.engine.apply(table.state, r.choice(actions))
         table.events += 1
     return json.loads(proto.encode(table.public()))
@@ -113,7 +121,7 @@ def test_co_op_turns_show_the_key_and_the_teams_answer() -> None:
     html = render(public)
     assert "key 3 — the team said 1 (wrong)" in html
     assert "key 7 — the team said 7 (right, +1 for the team)" in html
-    assert "Team: <b>1</b> points" in html
+    assert "Team: <b>1</b> point (" in html  # one point, said in the singular
 
 
 def test_ultra_secret_shows_acts_digit_sums_and_the_outcome_in_words() -> None:
@@ -132,3 +140,54 @@ def test_ultra_secret_shows_acts_digit_sums_and_the_outcome_in_words() -> None:
     assert "Declared (digit sums):" in html and "</span> 7" in html and "</span> 12" in html
     assert "escaped with a wrong filing: nobody wins" in html
     assert "escaped-wrong" not in html
+
+
+def page_text(html: str) -> str:
+    """What a reader sees of a fragment: its text without tags."""
+    return re.sub(r"<[^>]+>", " ", html_lib.unescape(html)) if "<" in html else html
+
+
+@pytest.mark.parametrize(
+    ("game", "players"),
+    [
+        ("secret-identity", 5),
+        ("incognito", 4),
+        ("identiquest", 4),
+        ("ultra-secret", 4),
+        ("identites-cryptees", 16),
+    ],
+)
+def test_a_french_tables_page_has_no_english_word(game: str, players: int) -> None:
+    """Through a whole random game, a French table's page (and the overview's card) says
+    nothing in English only; the hub's status says the language, the display follows."""
+    pages = []
+    for steps in (0, 5, 20, 60, 400):
+        public = public_after(game, players, steps)
+        snap = Snapshot("main", public, {"state": "ready", "language": "fr"}, broker=True)
+        pages.append(table_fragment(snap) + overview_fragment([snap], "fr"))
+    text = page_text(" ".join(pages))
+    assert not leaks(text), sorted(leaks(text))
+    assert all('lang="fr"' in p for p in pages)
+    english = page_text(render(public_after(game, players, 400)))
+    assert leaks(english), "the English page is English (the check can fail)"
+
+
+def test_the_language_comes_from_the_hub_else_from_the_display() -> None:
+    """The hub's status decides; a hub that said nothing yet (or something unknown) leaves
+    the display's own language."""
+    public = public_after("secret-identity", 4, 5)
+    said = Snapshot("main", public, {"state": "ready", "language": "fr"}, broker=True)
+    silent = Snapshot("main", public, {"state": "ready"}, broker=True, fallback="fr")
+    odd = Snapshot("main", public, {"state": "ready", "language": "xx"}, broker=True)
+    assert said.language == silent.language == "fr" and odd.language == "en"
+    assert "Vote" in table_fragment(said) or "Préparation" in table_fragment(said)
+    assert table_fragment(said) == table_fragment(silent)
+    waiting = Snapshot("main", {}, {}, broker=False, fallback="fr")
+    assert "On attend que l'hôte lance une partie." in page_text(table_fragment(waiting))
+    assert "Hub hors ligne" in table_fragment(waiting)
+
+
+def test_a_lost_hub_leaves_the_page_in_its_tables_language() -> None:
+    """The hub's will ("lost") says no language: the page keeps the last one it heard."""
+    lost = Snapshot("main", {}, {"state": "lost"}, broker=True, heard="fr")
+    assert lost.language == "fr" and "Hub hors ligne : perdu" in table_fragment(lost)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from firmware.link.lang import _, colour, speaking
 from firmware.tools.bots import bot_class
 from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.browser import (
@@ -38,20 +39,26 @@ def freeze_countdowns(sim: SimTable) -> None:
     sim.hub.clock = lambda: start + (time.monotonic() - start) / 1000
 
 
+@pytest.mark.parametrize("language", ["en", "fr"])
 @pytest.mark.parametrize("game", list(GAMES))
 def test_the_page_follows_a_whole_game_to_the_final_ranking(
-    make_table: TableFactory, game: str
+    make_table: TableFactory, game: str, language: str
 ) -> None:
-    """Live through the game; pictures at start and end; every seat and the winners named."""
+    """Live through the game; pictures at start and end; every seat and the winners named,
+    in the table's language."""
     players, seed, bot_seed, options = GAMES[game]
-    sim = make_table(players, seed=seed)
+    sim = make_table(players, seed=seed, language=language)
     if game == "incognito":
         freeze_countdowns(sim)
     display = start_display(sim)
+    with speaking(language):
+        waiting = _("Waiting for the host to start a game.")
+        over = _("Game over — winner: {seats}").split("{")[0].rstrip(" :")
+        nobody = _("Game over — winner: {seats}").format(seats=_("nobody"))
     with chromium() as browser:
         page = new_page(browser)
         page.goto(f"{display.url}table/{TABLE}")
-        page.get_by_text("Waiting for the host").wait_for()
+        page.get_by_text(waiting).wait_for()
         bot = bot_class(game)(
             sim, sim.watch, random.Random(bot_seed), say=lambda _: None, **options
         )
@@ -72,16 +79,39 @@ def test_the_page_follows_a_whole_game_to_the_final_ranking(
 
     # Followed live: the page showed many states in between, not just the last.
     assert len(seen) >= min(10, final["version"]), sorted(seen)
-    names = [s["colour"].capitalize() for s in final["seats"]]
+    colours = [s["colour"] for s in final["seats"]]
     if game == "ultra-secret":
-        names = [c.capitalize() for c in final["view"]["colours"][:players]]
+        colours = final["view"]["colours"][:players]
+    with speaking(language):
+        names = [colour(c) for c in colours]
     for name in names:
         assert name in ranking and name in text
     heading = ranking.splitlines()[0]
-    assert heading.startswith("Game over — winner")
+    assert heading.startswith(over)
     if len(final["ranking"]) == 1 and not any(final["scores"]):
-        assert heading == "Game over — winner: nobody"  # all together on no points
+        assert heading == nobody  # all together on no points
     else:
         assert all(names[s] in heading for s in final["ranking"][0]), heading
-    problems = golden_problems(f"{game}-start", start) + golden_problems(f"{game}-final", end)
+    name = game if language == "en" else f"{game}-{language}"
+    problems = golden_problems(f"{name}-start", start) + golden_problems(f"{name}-final", end)
     assert not problems, problems
+
+
+def test_the_page_follows_the_tables_language_live(make_table: TableFactory) -> None:
+    """The host flips the table's language on the panel: the open page (and its ``lang``)
+    follows at once, without a reload; a display with no hub yet speaks its own language."""
+    sim = make_table(3, language="fr")
+    display = start_display(sim, language="en")
+    with chromium() as browser:
+        page = new_page(browser)
+        page.goto(f"{display.url}table/{TABLE}")
+        page.get_by_text("On attend que l'hôte lance une partie.").wait_for()
+        assert page.locator("#live > section").get_attribute("lang") == "fr"
+        assert sim.hub is not None
+        for button in ("prev", "prev", "ok"):  # up from the start row to the language row
+            sim.panel.press(button)
+        page.get_by_text("Waiting for the host to start a game.").wait_for()
+        assert page.locator("#live > section").get_attribute("lang") == "en"
+        # The overview speaks the display's own language; each table's card its table's.
+        page.goto(display.url)
+        assert page.locator("h1").inner_text() == "coffre tables"

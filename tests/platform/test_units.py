@@ -123,9 +123,7 @@ def test_units_carry_the_hardening_and_the_gpio_stack(name: str) -> None:
         finally:
             unit.unlink()
         problems = [
-            line
-            for line in run.stderr.splitlines()
-            if str(unit) in line or "coffre-test" in line
+            line for line in run.stderr.splitlines() if str(unit) in line or "coffre-test" in line
         ]
         assert not problems, problems
 

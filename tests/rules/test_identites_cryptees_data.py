@@ -115,6 +115,53 @@ def test_unknown_keys_are_refused() -> None:
         msgspec.convert(data, type=CardSet)
 
 
+def all_cards(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [card for pile in ("ids", "loyalty", "programs", "weapons") for card in data[pile]]
+
+
+def test_generic_set_speaks_english_and_french_and_its_names_fit_the_glass() -> None:
+    """Every card of the generic set has a name (and its text, if any) in both languages,
+    different words in each, and a French name short enough for a station's line."""
+    from firmware.link.render import glass
+
+    for card in all_cards(raw()):
+        for field in ("name", "text"):
+            words = card.get(field)
+            if words is None:
+                continue
+            assert set(words) == {"en", "fr"} and all(words.values()), (card["key"], field)
+        assert len(glass(card["name"]["fr"])) <= 15, card["name"]
+    names = [c["name"] for c in all_cards(raw())]
+    assert sum(n["en"] != n["fr"] for n in names) > len(names) * 3 // 4  # really translated
+
+
+def test_a_set_in_one_language_loads_and_views_keep_its_words() -> None:
+    """Plain strings (an owner's set in one language) load; views carry them as written."""
+    from rules._ic_view import id_json
+
+    data = raw()
+    for card in all_cards(data):
+        card["name"] = card["name"]["fr"]
+        if "text" in card:
+            card["text"] = card["text"]["fr"]
+    cards = check(msgspec.convert(data, type=CardSet))
+    medic = next(i for i, c in enumerate(cards.ids) if c.key == "medic")
+    assert id_json(cards, medic)["name"] == "Infirmier"
+    assert id_json(load("generic"), medic)["name"] == {"en": "Medic", "fr": "Infirmier"}
+
+
+@pytest.mark.parametrize(
+    ("words", "error"),
+    [({"de": "Pistole"}, msgspec.ValidationError), ({}, DataError), ("", DataError)],
+)
+def test_card_words_in_an_unknown_language_or_none_are_refused(words: Any, error: Any) -> None:
+    """A language coffre does not speak, or a name with no words at all, is refused."""
+    data = raw()
+    data["weapons"][0]["name"] = words
+    with pytest.raises(error, match=r"`de`|no words"):
+        checked(data)
+
+
 def test_unknown_set_is_refused() -> None:
     """Loading a set that does not exist says so."""
     with pytest.raises(DataError, match="Unknown card set"):

@@ -34,9 +34,9 @@ import msgspec
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
-from firmware.link.lang import N_, _
+from firmware.link.lang import N_, _, in_language, label
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import CHARS, fit_list, wrap
+from firmware.link.render import CHARS, fit_list, glass, wrap
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -91,7 +91,10 @@ class IdentitesCrypteesBinding(KnobMenus):
         return mode == ("cards", self._decision(table))
 
     def group(self, table: Table, seat: int) -> str:
-        """The sub-menu open now ("" for the top menu), for this decision only."""
+        """The sub-menu open now, by its key ("" for the top menu), for this decision only.
+
+        A key, not the sub-menu's words: the record keeps it, and a table may change its
+        language mid-game."""
         if table.ui.get(f"groupctx:{seat}") != self._decision(table):
             return ""
         return str(table.ui.get(f"group:{seat}", ""))
@@ -126,72 +129,80 @@ class IdentitesCrypteesBinding(KnobMenus):
         legal = self.legal(table, seat)
         if not legal:
             return [cards]
-        groups: dict[str, list[tuple[str, Action]]] = {}
-        for action in legal:
-            group, label = self.label(table, seat, action)
-            if group.endswith(">") and len(group) > 19:  # the screen must show the ">"
-                group = group[:16].rstrip() + " >"
-            groups.setdefault(group, []).append((label, action))
+        groups = self.groups(table, seat, legal)
         current = self.group(table, seat)
         decision = self._decision(table)
         if current and current in groups:
             back = {"ui": {"seat": seat, "group": "", "groupctx": decision}}
-            subs = [Option(lb, {"rules": plain(a)}) for lb, a in groups[current]]
+            subs = [Option(lb, {"rules": plain(a)}) for lb, a in groups[current][1]]
             return [*subs, Option(_(BACK), back)]
         top: list[Option] = []
-        for group, items in groups.items():
+        for key, (group, items) in groups.items():
             if len(items) == 1 or not group.endswith(">"):
                 for lb, a in items:
                     top.append(Option(lb, {"rules": plain(a)}))
             else:
-                enter = {"ui": {"seat": seat, "group": group, "groupctx": decision}}
+                enter = {"ui": {"seat": seat, "group": key, "groupctx": decision}}
                 top.append(Option(group, enter))
         return [*top, cards]
+
+    def groups(
+        self, table: Table, seat: int, legal: list[Action]
+    ) -> dict[str, tuple[str, list[tuple[str, Action]]]]:
+        """The legal actions by sub-menu: key -> (its words, [(label, action)])."""
+        groups: dict[str, tuple[str, list[tuple[str, Action]]]] = {}
+        for action in legal:
+            key, group, label = self.label(table, seat, action)
+            if group.endswith(">") and len(group) > 19:  # the screen must show the ">"
+                group = group[:16].rstrip() + " >"
+            groups.setdefault(key, (group, []))[1].append((label, action))
+        return groups
 
     def _program_name(self, table: Table, seat: int, card: int) -> str:
         for prog in table.view(seat)["you"]["programs"]:
             if prog["card"] == card:
-                return str(prog["name"])
+                return in_language(prog["name"])
         return _("program {n}", n=card)
 
     def _weapon_name(self, table: Table, key: str) -> str:
         for w in table.view(None)["table"]["weapons"]:
             if w["key"] == key:
-                return str(w["name"])
+                return in_language(w["name"])
         return key
 
-    def label(self, table: Table, seat: int, action: Action) -> tuple[str, str]:
-        """(group, label) of an action; a group ending in ">" opens a sub-menu."""
+    def label(self, table: Table, seat: int, action: Action) -> tuple[str, str, str]:
+        """(group key, group, label) of an action; a group ending in ">" opens a sub-menu."""
         a = action_to_json(action)
         kind = a["type"]
         who = short(table, a.get("target"))
         if kind == "investigate":
             card = _card_slot(a["card"])
-            return _("Investigate >"), _("Look {seat} {card}", seat=who, card=card)
+            return kind, _("Investigate >"), _("Look {seat} {card}", seat=who, card=card)
         if kind == "equip":
             weapon = self._weapon_name(table, a["weapon"])
             group = _("Take {weapon} >", weapon=weapon)
+            key = f"equip:{a['weapon']}"
             targets = a["targets"]
             if not targets:
-                return group, _("Take {weapon}", weapon=weapon)
+                return key, group, _("Take {weapon}", weapon=weapon)
             aimed = "+".join(short(table, t) for t in targets)
-            return group, _("{weapon} at {targets}", weapon=weapon[:6], targets=aimed)
+            return key, group, _("{weapon} at {targets}", weapon=weapon[:6], targets=aimed)
         if kind in _SIMPLE:
             text = _(_SIMPLE[kind])
-            return text, text
+            return kind, text, text
         if kind == "aim":
             aimed = "+".join(short(table, t) for t in a["targets"])
-            return _("Aim >"), _("Aim at {targets}", targets=aimed)
+            return kind, _("Aim >"), _("Aim at {targets}", targets=aimed)
         if kind == "fire":
             if a.get("target") is not None:
-                return _("Fire >"), _("Fire at {seat}", seat=who)
-            return _("Fire!"), _("Fire!")
+                return kind, _("Fire >"), _("Fire at {seat}", seat=who)
+            return "fire!", _("Fire!"), _("Fire!")
         if kind == "reveal":
             text = _("Reveal {card}", card=_card_slot(a["card"], long=True))
-            return text, text
+            return f"reveal:{a['card']}", text, text
         if kind == "discard":
             name = self._program_name(table, seat, a["card"])
-            return _("Discard >"), _("Drop {card}", card=name)
+            return kind, _("Discard >"), _("Drop {card}", card=name)
         if kind in ("program", "ability"):
             parts = []
             if a.get("target") is not None:
@@ -202,11 +213,12 @@ class IdentitesCrypteesBinding(KnobMenus):
                 parts.append(_("my {card}", card=_card_slot(a["own_slot"])))
             detail = " ".join(parts)
             if kind == "ability":
-                return _("ID ability >"), _("Ability {detail}", detail=detail).strip()
+                return kind, _("ID ability >"), _("Ability {detail}", detail=detail).strip()
             name = self._program_name(table, seat, a["card"])
             group = _("Play {card} >", card=name)
-            return group, (f"{name[:10]} {detail}".strip() if detail else name)
-        return kind, kind
+            label = f"{name[:10]} {detail}".strip() if detail else name
+            return f"program:{a['card']}", group, label
+        return kind, kind, kind
 
     # --- host and timer --------------------------------------------------------------
 
@@ -304,7 +316,8 @@ class IdentitesCrypteesBinding(KnobMenus):
             return _("{who} aims at {targets}", who=actor, targets=aimed)
         if kind == "draw":
             return _("{who} draws", who=actor)
-        return f"{actor}: {_(_SIMPLE[kind]) if kind in _SIMPLE else kind}"
+        what = _(_SIMPLE[kind]) if kind in _SIMPLE else kind
+        return f"{actor}: {what}"
 
     def news_line(self, table: Table) -> str:
         """What just happened, from the last action's public events (the most telling)."""
@@ -323,7 +336,7 @@ class IdentitesCrypteesBinding(KnobMenus):
             return _("{who} -{n}HP, {hp} left", who=who, n=data["amount"], hp=data["hp"])
         if kind == "program":
             target = data.get("target")
-            card = str(data.get("name", ""))
+            card = in_language(data.get("name"))
             if target is None:
                 return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
             seat = short(table, target)
@@ -388,8 +401,9 @@ class IdentitesCrypteesBinding(KnobMenus):
             if not c:
                 return "-"
             # The side's letter first: a name too long for the glass loses its end, not it.
-            weight = "x2" if c.get("weight", 1) == 2 and "x2" not in c["name"] else ""
-            return f"({c['colour'][:1].upper()}{weight}) {c['name']}"
+            name = in_language(c["name"])
+            weight = "x2" if c.get("weight", 1) == 2 and "x2" not in name else ""
+            return f"({label(_SIDE_LETTERS, c['colour'])}{weight}) {name}"
 
         ident = you["id"]
         side = _FACTIONS.get(you["faction"])
@@ -405,10 +419,16 @@ class IdentitesCrypteesBinding(KnobMenus):
                 ],
             )
         ]
-        if ident and ident.get("text"):
-            pages.append((_("ID: {name}", name=ident["name"]), wrap(ident["text"], 4)))
+        if ident and in_language(ident.get("text")):
+            name = in_language(ident["name"])
+            pages.append((_("ID: {name}", name=name), wrap(in_language(ident["text"]), 4)))
         for prog in you["programs"]:
-            pages.append((f"{prog['name']} ({prog['timing'][:4]})", wrap(prog["text"], 4)))
+            name = in_language(prog["name"])
+            title = f"{name} ({label(_TIMINGS, prog['timing'])})"
+            # The title bar keeps 16 columns: a long name goes without its timing.
+            pages.append(
+                (title if len(glass(title)) <= 16 else name, wrap(in_language(prog["text"]), 4))
+            )
         seen = []
         for s in you["seen"]:
             if s["kind"] == "id":
@@ -440,7 +460,8 @@ class IdentitesCrypteesBinding(KnobMenus):
             ("> " if i == cur else "  ") + opt.label[:19]
             for i, opt in enumerate(menu[start : start + WINDOW], start=start)
         )
-        heading = self.group(table, seat).rstrip(" >") or _("Choose")
+        current = self.groups(table, seat, self.legal(table, seat)).get(self.group(table, seat))
+        heading = current[0].rstrip(" >") if current else _("Choose")
         room = 15 - len(clock)
         return Secret(title=f"{heading[:room]}{clock} {cur + 1}/{len(menu)}", lines=rows)
 
@@ -450,7 +471,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         cells = [f"{short(table, s['seat'])}{s['hp'] if s['alive'] else 'x'}" for s in pub["seats"]]
         rows = [" ".join(cells[i : i + 4]) for i in range(0, len(cells), 4)]
         held = [
-            f"{w['key'][:1].upper()}:{short(table, w['holder'])}>"
+            f"{self._weapon_name(table, w['key'])[:3]}:{short(table, w['holder'])}>"
             + "+".join(short(table, t) for t in w["targets"])
             for w in pub["weapons"]
             if w["holder"] is not None
@@ -486,6 +507,20 @@ _WINS = {
     "fallen": N_("The Fallen win"),
     "nobody": N_("Nobody wins"),
 }
+#: A card's side in one letter (or two), before its name under the flap: "(H) Medic".
+_SIDE_LETTERS = {
+    "human": N_("H|side"),
+    "machine": N_("M|side"),
+    "outlaw": N_("O|side"),
+    "legion": N_("L|side"),
+    "fallen": N_("F|side"),
+}
+#: When a program may be played, short, after its name: "Jammer (any)".
+_TIMINGS = {
+    "anytime": N_("any|timing"),
+    "turn": N_("turn|timing"),
+    "permanent": N_("perm|timing"),
+}
 _FACTIONS = {
     "human": N_("human"),
     "machine": N_("machine"),
@@ -502,7 +537,7 @@ def _seen_id(seat: str, card: str) -> str:
 def shrink(line: Callable[[str], str], value: str) -> str:
     """``line(value)`` with ``value`` (a card's name) cut until the line fits the glass."""
     text = line(value)
-    while len(text) > CHARS and len(value) > 3:
+    while len(glass(text)) > CHARS and len(value) > 3:  # as drawn: "œ" takes two
         value = value[:-1]
         text = line(value.rstrip() + ".")
     return text
