@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from firmware.hub.bindings.menus import KnobMenus
@@ -13,7 +15,7 @@ from rules.core import IllegalAction
 from tests.screens.harness import GAMES, Shown, play, tables
 
 #: Games whose knob menus are drawn by :func:`firmware.link.render.menu_rows`.
-MENU_GAMES = ["ultra-secret"]
+MENU_GAMES = ["ultra-secret", "identites-cryptees"]
 #: Games that end on a ranking of every seat.
 RANKED = {"secret-identity": {}, "incognito": {}, "identiquest": {}}
 
@@ -64,9 +66,9 @@ def cursor_label_misses(table: Table, seat: int) -> str:
     lines = list(secret.lines)
     start = next(i for i, line in enumerate(lines) if line.startswith("> "))
     block = [lines[start][2:]]
-    block += [
-        ln.removeprefix(MENU_INDENT) for ln in lines[start + 1 :] if ln.startswith(MENU_INDENT)
-    ]
+    # Its own continuation rows only: the next option's start a new block.
+    rest = itertools.takewhile(lambda ln: ln.startswith(MENU_INDENT), lines[start + 1 :])
+    block += [ln.removeprefix(MENU_INDENT) for ln in rest]
     shown = " ".join(block)
     return "" if shown == label else f"p{seat + 1}: {label!r} shown as {shown!r}"
 

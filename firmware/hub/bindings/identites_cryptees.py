@@ -36,7 +36,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import CHARS, fit_list, glass, wrap
+from firmware.link.render import CHARS, fit_list, glass, menu_rows, wrap
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -455,11 +455,8 @@ class IdentitesCrypteesBinding(KnobMenus):
             return Secret(title=f"{head} {page + 1}/{len(pages)}", lines=tuple(lines))
         menu = self.menu(table, seat)
         cur = self.cursor(table, seat)
-        start = min(max(0, cur - 1), max(0, len(menu) - WINDOW))
-        rows = tuple(
-            ("> " if i == cur else "  ") + opt.label[:19]
-            for i, opt in enumerate(menu[start : start + WINDOW], start=start)
-        )
+        # A long label wraps whole onto an indented row rather than being cut.
+        rows = tuple(menu_rows([opt.label for opt in menu], cur, WINDOW))
         current = self.groups(table, seat, self.legal(table, seat)).get(self.group(table, seat))
         heading = current[0].rstrip(" >") if current else _("Choose")
         room = 15 - len(clock)
