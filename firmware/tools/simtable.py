@@ -10,7 +10,9 @@ gestures (lay a tag, turn, press, lift the flap). :class:`PublicWatcher` follows
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import os
 import random
 import signal
 import subprocess
@@ -75,6 +77,9 @@ class SimTable:
     _started: float = field(init=False, default=0.0)
     #: Called first by :meth:`stop` (e.g. a table display watching this table).
     on_stop: list[Callable[[], None]] = field(init=False, default_factory=list)
+    #: Host command ids: new at every sim, so a store the sim reuses never mixes them up.
+    _boot: str = field(init=False, default_factory=lambda: os.urandom(4).hex())
+    _host_ids: itertools.count[int] = field(init=False, default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
         self.names = station_names(self.stations_count or self.players)
@@ -181,7 +186,9 @@ class SimTable:
             self.hub_process = None
 
     def host(self, command: dict[str, Any]) -> None:
-        """Send a host command over MQTT, as a host's laptop would."""
+        """Send a host command over MQTT, as a host's laptop would (``coffre host`` gives
+        each command an id, so a redelivery after a hub crash is answered, not re-applied)."""
+        command = {"id": f"sim{self._boot}:{next(self._host_ids)}", **command}
         self.watch.client.publish(self.watch.topics.host_command, proto.encode(command))
 
     def next(self) -> None:
