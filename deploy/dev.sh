@@ -57,6 +57,7 @@ case "$cmd" in
       exit 1
     fi
     "$venv/bin/ruff" check .
+    "$venv/bin/ruff" format --check .
     "$venv/bin/mypy" rules device firmware hardware  # strict on rules/ and device/ (pyproject)
     exec "$venv/bin/pytest" "$@"
     ;;

@@ -22,6 +22,7 @@ import socket
 import ssl
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,6 +156,10 @@ class Client:
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
         self.connected = threading.Event()
+        #: Set once the broker has answered the subscriptions asked at (re)connection: from
+        #: then on, whatever is published to them reaches this client.
+        self.subscribed = threading.Event()
+        self._connect_mid = -1
         self.state = LinkState("idle", "")
         self._paho = paho.Client(
             CallbackAPIVersion.VERSION2,
@@ -200,7 +205,12 @@ class Client:
         self._paho.loop_start()
 
     def wait_connected(self, timeout: float = 10.0) -> bool:
-        return self.connected.wait(timeout)
+        """Wait until connected *and* subscribed (a CONNACK alone is not enough: a message
+        published before the SUBACK would not reach this client)."""
+        deadline = time.monotonic() + timeout
+        if not self.connected.wait(timeout):
+            return False
+        return self.subscribed.wait(max(0.0, deadline - time.monotonic()))
 
     def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> paho.MQTTMessageInfo:
         """Queue a QoS 1 message (paho resends it after a reconnect)."""
@@ -242,8 +252,11 @@ class Client:
         if reason.is_failure:
             self._report(classify_refusal(reason))
             return
+        self.subscribed.clear()
         if self.subscriptions:
-            self.subscribe(list(self.subscriptions))
+            self._connect_mid = self.subscribe(list(self.subscriptions))
+        else:
+            self.subscribed.set()
         self.connected.set()
         where = f"{self.config.host}:{self.config.port}"
         self._report(LinkState("connected", "Connected", f"connected to {where}"))
@@ -274,6 +287,8 @@ class Client:
     def _on_subscribe(self, _c: paho.Client, _u: Any, mid: int, codes: Any, _p: Any) -> None:
         topics = self._asked.pop(mid, [])
         refused = [t for t, code in zip(topics, codes, strict=False) if code.is_failure]
+        if mid == self._connect_mid:
+            self.subscribed.set()
         if self.on_subscribed is not None:
             self.on_subscribed(mid, refused)
 
