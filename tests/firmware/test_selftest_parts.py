@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import io
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from device.base import ReaderError, StationDevices
+from device.base import ReaderError, ReaderEvent, StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
 from firmware.station import keylearn, selftest
 from hardware.keys import Key, load_keyset
@@ -70,12 +68,26 @@ def test_a_broken_reader_fails_alone_and_the_rest_is_tested(
     assert lines[-1] == "selftest: failed: reader"
 
 
+class CtrlCReader(MockReader):
+    """A reader whose user presses Ctrl-C once every tag laid on it has been read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ctrl_c = False
+
+    def poll(self) -> ReaderEvent | None:
+        event = super().poll()
+        if event is None and self.ctrl_c:
+            raise KeyboardInterrupt  # in the main thread, inside the learning loop
+        return event
+
+
 def test_keys_learn_saves_every_tap_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each tag is on disk at once; a second run on the same file asks for the next key."""
     target = tmp_path / "keys.toml"
-    reader = MockReader()
+    reader = CtrlCReader()
     monkeypatch.setattr(
         selftest,
         "open_parts",
@@ -83,32 +95,16 @@ def test_keys_learn_saves_every_tap_and_resumes(
     )
     args = _args(backend="mock", out=str(target), colours="red", votes=2, mysteries=1)
 
-    def tap(uid: str) -> None:
-        reader.present_tag(uid)
-        time.sleep(0.1)
-        reader.remove_tag()
-        time.sleep(0.1)
-
-    def first_session() -> None:
-        tap("04A1B2C3")
-        deadline = time.monotonic() + 5
-        while not target.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        # The interrupted session: Ctrl-C after one tag.
-        import _thread
-
-        _thread.interrupt_main()
-
-    hands = threading.Thread(target=first_session)
-    hands.start()
+    # The interrupted session: one tag, then Ctrl-C while it waits for the next.
+    reader.tap("04A1B2C3")
+    reader.ctrl_c = True
     assert keylearn.main(args) == 130
-    hands.join()
     assert load_keyset(target).lookup("04A1B2C3") == Key("vote", "red", 1)
 
-    hands = threading.Thread(target=lambda: [tap("04A2B2C3"), tap("04A3B2C3")])
-    hands.start()
+    reader.ctrl_c = False
+    reader.tap("04A2B2C3")
+    reader.tap("04A3B2C3")
     assert keylearn.main(args) == 0
-    hands.join()
     keys = load_keyset(target)
     assert keys.lookup("04A2B2C3") == Key("vote", "red", 2)
     assert keys.lookup("04A3B2C3") == Key("mystery", None, 1)
