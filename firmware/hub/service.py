@@ -747,22 +747,20 @@ class Hub:
 
     def _host_command(self, actor: TableActor, cmd: proto.HostCommand) -> None:
         # Host ids live apart from station ids (a station may be called "host").
-        source_id = f"{actor.config.name}!host/{cmd.id}" if cmd.id else None
+        source_id = f"{actor.config.name}!host/{cmd.id}"
 
         def answer(ok: bool, message: str) -> None:
-            """A command with an id is answered on host/ack (the command line waits)."""
-            if cmd.id:
-                self.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
+            """Every command is answered on host/ack (the command line waits)."""
+            self.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
 
-        prior = self.store.answer(source_id) if source_id else None
+        prior = self.store.answer(source_id)
         if prior is not None:
             answer(*prior)  # a resent command: the first answer again, nothing redone
             return
         try:
             if cmd.cmd == "start":
                 self._start(actor, cmd)
-                if source_id:
-                    self._remember(actor, source_id, True, "Game started")
+                self._remember(actor, source_id, True, "Game started")
                 self.out.note(actor, N_("Game started"))
                 answer(True, "Game started")
                 return
@@ -781,8 +779,7 @@ class Hub:
                 self.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
                 log.info("%s: game %d aborted by the host", actor.config.name, actor.record.game_no)
                 self._touched[actor.config.name] = actor
-                if source_id:
-                    self._remember(actor, source_id, True, "")
+                self._remember(actor, source_id, True, "")
                 actor.table = None
                 actor.record = None
                 actor.timer_due = None
@@ -790,13 +787,11 @@ class Hub:
             actor.message = ""
             answer(True, "")
         except IllegalAction as exc:
-            if source_id:
-                self._remember(actor, source_id, False, exc.message)
+            self._remember(actor, source_id, False, exc.message)
             self.out.note(actor, exc.msgid, exc.params)
             answer(False, exc.message)
         except RulesError as exc:
-            if source_id:
-                self._remember(actor, source_id, False, str(exc)[:63])
+            self._remember(actor, source_id, False, str(exc)[:63])
             self.out.note(actor, str(exc))
             answer(False, str(exc)[:63])
         except _STORE_ERRORS as exc:

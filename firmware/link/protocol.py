@@ -194,15 +194,20 @@ class HubStatus(msgspec.Struct, frozen=True):
 # --- host -> hub --------------------------------------------------------------------
 
 
-class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A host command: start a game, next, undo, abort."""
+class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """A host command: start a game, next, undo, abort.
+
+    ``id`` is required: the hub remembers the answer under it, so a command the broker
+    delivers again (the hub died before acking it) is answered again, not redone. Without
+    one, a redelivered "undo" would undo two moves.
+    """
 
     cmd: Literal["start", "next", "undo", "abort"]
+    id: ShortText
     game: Name | None = None
     players: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
-    id: ShortText | None = None
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")
@@ -221,7 +226,12 @@ def decode_input(payload: bytes) -> Input:
 
 def decode_host_command(payload: bytes) -> HostCommand:
     """Parse a host command or raise ProtocolError with a readable message."""
-    return _decode(payload, HostCommand)
+    try:
+        return _decode(payload, HostCommand)
+    except ProtocolError as exc:
+        if "missing required field `id`" in str(exc):
+            raise ProtocolError("Host command needs an id") from None
+        raise
 
 
 def decode_hub_status(payload: bytes) -> HubStatus:

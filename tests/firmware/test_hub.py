@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -59,16 +60,20 @@ def deliver(hub: Hub, topic: str, payload: Any) -> None:
     hub._dispatch(Message(topic, raw))
 
 
+_command_ids = itertools.count(1)
+
+
+def host(hub: Hub, command: dict[str, Any], topics: proto.Topics = T) -> None:
+    """A host command as the panel or ``coffre host`` sends it: with a fresh id."""
+    deliver(hub, topics.host_command, {"id": f"h:{next(_command_ids)}", **command})
+
+
 def acks(sent: list[tuple[str, Any]], station: str) -> list[Any]:
     return [p for t, p in sent if t == T.station(station, "ack")]
 
 
 def start(hub: Hub, **extra: Any) -> None:
-    deliver(
-        hub,
-        T.host_command,
-        {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, **extra},
-    )
+    host(hub, {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, **extra})
 
 
 def tap(hub: Hub, station: str, uid: str, n: int) -> None:
@@ -158,10 +163,25 @@ def test_bad_host_commands_show_on_the_hub_display(
 ) -> None:
     """A refused host command is explained on the hub display; no game starts."""
     hub, sent = make_hub(tmp_path)
-    deliver(hub, T.host_command, command)
+    host(hub, command)
     screens = [p for t, p in sent if t == T.host_screen]
     assert message in screens[-1]["title"]
     assert hub.store.current_game("t") is None
+
+
+def test_a_host_command_without_an_id_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    """Without an id a redelivered "undo" could not be told from a second one: refused."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    table = hub.actors["t"].table
+    assert table is not None
+    before = (table.state, len(hub.store.events("t", 1)))
+    for _ in range(2):  # as the broker would deliver it again after a crash
+        deliver(hub, T.host_command, {"cmd": "undo"})
+    assert (table.state, len(hub.store.events("t", 1))) == before
+    screens = [p for t, p in sent if t == T.host_screen]
+    assert "Host command needs an id" in screens[-1]["title"]
 
 
 def test_undo_then_abort(tmp_path: Path) -> None:
@@ -171,9 +191,9 @@ def test_undo_then_abort(tmp_path: Path) -> None:
     tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
     table = hub.actors["t"].table
     assert table is not None and table.view(0)["my_mystery"] == 3
-    deliver(hub, T.host_command, {"cmd": "undo"})
+    host(hub, {"cmd": "undo"})
     assert table.view(0)["my_mystery"] is None
-    deliver(hub, T.host_command, {"cmd": "abort"})
+    host(hub, {"cmd": "abort"})
     assert hub.actors["t"].table is None and hub.store.current_game("t") is None
     screen = [p for t, p in sent if t == T.station("p1", "screen")][-1]
     assert "Waiting for the host" in screen["lines"]
@@ -217,7 +237,7 @@ def test_one_hub_runs_two_independent_tables(tmp_path: Path) -> None:
     }
     u = proto.Topics("u")
     start(hub)
-    deliver(hub, u.host_command, {"cmd": "start", "game": "secret-identity", "players": 3})
+    host(hub, {"cmd": "start", "game": "secret-identity", "players": 3}, u)
     tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
     deliver(
         hub,
@@ -267,7 +287,7 @@ def test_host_picks_a_card_set_from_the_table_directory(tmp_path: Path) -> None:
     hub.client.publish = lambda *a, **k: None  # type: ignore[method-assign]
     assert hub.actors["t"].menu.card_sets == ["generic", "mybox"]
     command = {"cmd": "start", "game": "identites-cryptees", "players": 4, "seed": 3}
-    deliver(hub, T.host_command, {**command, "options": {"cards": "mybox", "first": 2}})
+    host(hub, {**command, "options": {"cards": "mybox", "first": 2}})
     table = hub.actors["t"].table
     assert table is not None and table.view(None)["table"]["cards"]["label"] == "Our box"
     assert table.view(None)["table"]["active"] == 2
@@ -287,7 +307,7 @@ def test_identiquest_record_keeps_its_deck(tmp_path: Path) -> None:
     """The deck a game was set up with is in its record (not re-read at a restart)."""
     hub, _ = make_hub(tmp_path)
     command = {"cmd": "start", "game": "identiquest", "players": 3, "seed": 3}
-    deliver(hub, T.host_command, {**command, "options": {"give": "top"}})
+    host(hub, {**command, "options": {"give": "top"}})
     record = hub.actors["t"].record
     assert record is not None and isinstance(record.options["deck"], dict)
     assert sum(record.options["deck"].values()) == 56
@@ -304,7 +324,7 @@ def test_a_broken_card_set_is_refused_on_the_hub_display(tmp_path: Path) -> None
     )
     hub.client.publish = lambda *a, **k: None  # type: ignore[method-assign]
     command = {"cmd": "start", "game": "identites-cryptees", "players": 4, "seed": 3}
-    deliver(hub, T.host_command, {**command, "options": {"cards": "broken"}})
+    host(hub, {**command, "options": {"cards": "broken"}})
     assert hub.actors["t"].table is None
     actor = hub.actors["t"]
     note = refusal(actor.message, actor.message_params)  # spoken when the display shows it
@@ -321,7 +341,7 @@ def test_the_knob_scrolls_the_final_ranking_once_the_game_is_over(tmp_path: Path
         (topic, json.loads(payload))
     )
     claimed(hub)
-    deliver(hub, T.host_command, {"cmd": "start", "game": "incognito", "players": 5, "seed": 5})
+    host(hub, {"cmd": "start", "game": "incognito", "players": 5, "seed": 5})
     actor = hub.actors["t"]
     table = actor.table
     assert table is not None

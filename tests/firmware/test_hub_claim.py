@@ -87,7 +87,9 @@ def test_a_race_lost_leaves_the_table_and_publishes_nothing_more(
     hub._dispatch(Message(T.hub_status, status_from("0")))  # "0" < any hex id but "0…"
     assert hub.actors["t"].state == "refused" and sent[-1] == ("left", None)
     count = len(sent)
-    hub._dispatch(Message(T.host_command, proto.encode({"cmd": "start", "players": 3})))
+    hub._dispatch(
+        Message(T.host_command, proto.encode({"cmd": "start", "players": 3, "id": "h:1"}))
+    )
     hub._dispatch(Message(T.station("p1", "input"), b'{"id":"a:1","kind":"press"}'))
     assert len(sent) == count
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]

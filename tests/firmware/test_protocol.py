@@ -65,10 +65,12 @@ def test_salvage_id_addresses_the_ack() -> None:
 
 
 def test_host_command_validation() -> None:
-    """Host commands are a closed set."""
-    assert proto.decode_host_command(b'{"cmd":"next"}').cmd == "next"
+    """Host commands are a closed set, and each carries the id it is answered under."""
+    assert proto.decode_host_command(b'{"cmd":"next","id":"h:1"}').cmd == "next"
     with pytest.raises(proto.ProtocolError):
-        proto.decode_host_command(b'{"cmd":"reboot"}')
+        proto.decode_host_command(b'{"cmd":"reboot","id":"h:1"}')
+    with pytest.raises(proto.ProtocolError, match=r"^Host command needs an id$"):
+        proto.decode_host_command(b'{"cmd":"next"}')
 
 
 def test_encoding_is_deterministic() -> None:

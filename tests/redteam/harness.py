@@ -50,6 +50,7 @@ class Rig:
         )
         self.sent: list[tuple[str, Any, bool]] = []
         self.seq = 0
+        self.commands = 0  # the host's command counter (a restarted hub's rig carries it)
         self.hub.client.publish = self._record  # type: ignore[method-assign]
         self.hub.actors[TABLE].state = "live"  # as if the claim probe had found it free
         # One claim for every rig: two rigs' traffic compares equal (it is no secret).
@@ -70,7 +71,9 @@ class Rig:
         self.hub._dispatch(Message(CONNECTED_TOPIC, TABLE.encode()))
 
     def host(self, cmd: str, **extra: Any) -> None:
-        self.deliver(T.host_command, {"cmd": cmd, **extra})
+        """A host command with an id no earlier command had (as the panel's count)."""
+        self.commands += 1
+        self.deliver(T.host_command, {"cmd": cmd, "id": f"h:{self.commands}", **extra})
 
     def start(self, players: int = 3, seed: int = 5, **extra: Any) -> None:
         self.host("start", game="secret-identity", players=players, seed=seed, **extra)

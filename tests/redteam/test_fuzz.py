@@ -82,8 +82,9 @@ def test_random_inputs_are_answered_readably_and_refusals_change_nothing(
             # The hub restarts: the resumed table is the same table, cursors included.
             was = fingerprint(rig)
             rig.close()
-            seq, rig = rig.seq, Rig(tmp_path, stations)
+            seq, commands, rig = rig.seq, rig.commands, Rig(tmp_path, stations)
             rig.seq = seq  # the stations keep their boot ids and counters
+            rig.commands = commands  # and the host its
             rig.connected()
             assert fingerprint(rig) == was
             restarts += 1

@@ -228,7 +228,7 @@ def test_a_stuck_hub_display_does_not_hold_up_the_answers(tmp_path: Path) -> Non
 
     def play() -> None:
         hub._dispatch(Message(CONNECTED_TOPIC, TABLE.encode()))
-        start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5}
+        start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, "id": "h:1"}
         hub._dispatch(Message(T.host_command, proto.encode(start)))
         for i, station in enumerate(("p1", "p2", "p3")):
             tap = {"id": f"sd:{i}", "kind": "tag", "uid": KEYS.uid_for("mystery", None, i + 1)}

@@ -393,7 +393,7 @@ def test_retained_host_command_does_not_wipe_the_game_on_restart(
 ) -> None:
     """The host's tool sends 'start' retained (mosquitto_pub -r): a hub restart still resumes."""
     sim = make_table(3)
-    command = {"cmd": "start", "game": "secret-identity", "players": 3}
+    command = {"cmd": "start", "game": "secret-identity", "players": 3, "id": "r:1"}
     sim.watch.client.publish(T.host_command, proto.encode(command), retain=True).wait_for_publish(2)
     sim.watch.wait(lambda p: p.get("game") == "secret-identity")
     assert sim.tap("p1", sim.keys.uid_for("mystery", None, 4)).ok  # type: ignore[union-attr]
