@@ -12,6 +12,7 @@ from typing import Any
 
 from firmware.display.render import Names, esc, seat_table
 from firmware.link.lang import N_, _, colour, in_language, label, plural
+from firmware.link.phases import ULTRA_SECRET_PHASES
 
 Public = dict[str, Any]
 
@@ -27,13 +28,7 @@ PHASES = {
     "draw": N_("Draw"),
     "play": N_("Play"),
     "give": N_("Give gems"),
-    "hide": N_("Hide"),
-    "bug": N_("Bug"),
-    "dial": N_("Dial"),
-    "informant": N_("Informant"),
-    "search": N_("Search"),
-    "file": N_("File"),
-    "flight": N_("Flight"),
+    **ULTRA_SECRET_PHASES,
     "turn": N_("Turn"),
     "window": N_("Interrupt window"),
     "respond": N_("Hit"),

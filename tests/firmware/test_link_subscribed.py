@@ -7,8 +7,6 @@ second makes that window wide enough to hit every time.
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,73 +17,23 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
 from firmware.tools.brokers import Mosquitto, free_port
 from firmware.tools.simtable import TABLE
+from tests.sniffer import PacketHop, Send
 
 SUBSCRIBE = 8
 HOLD = 0.5
 
 
-class SlowSubscribe:
-    """A TCP hop to the broker that delays each SUBSCRIBE the client sends by ``HOLD``."""
+class SlowSubscribe(PacketHop):
+    """A hop to the broker that holds each SUBSCRIBE a client sends back for ``HOLD``."""
 
-    def __init__(self, target: int) -> None:
-        self.target = target
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self.server.getsockname()[1]
-        self.held = 0
-        threading.Thread(target=self._accept, daemon=True).start()
+    def packet(self, kind: int, raw: bytes, send: Send) -> None:
+        if kind == SUBSCRIBE:
+            time.sleep(HOLD)
+        send(raw)
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.target))
-            threading.Thread(target=self._up, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._down, args=(upstream, client), daemon=True).start()
-
-    def _up(self, src: socket.socket, dst: socket.socket) -> None:
-        """Client to broker, a whole packet at a time."""
-        buffer = bytearray()
-        try:
-            while data := src.recv(4096):
-                buffer += data
-                while (end := _packet_end(buffer)) is not None:
-                    if buffer[0] >> 4 == SUBSCRIBE:
-                        self.held += 1
-                        time.sleep(HOLD)
-                    dst.sendall(buffer[:end])
-                    del buffer[:end]
-        except OSError:
-            pass
-        dst.close()
-
-    def _down(self, src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(4096):
-                dst.sendall(data)
-        except OSError:
-            pass
-        dst.close()
-
-    def close(self) -> None:
-        self.server.close()
-
-
-def _packet_end(data: bytearray) -> int | None:
-    """Where the first whole MQTT packet in ``data`` ends (None: not all of it is here)."""
-    length, shift, i = 0, 0, 1
-    while True:
-        if i >= len(data):
-            return None
-        byte = data[i]
-        length |= (byte & 0x7F) << shift
-        shift += 7
-        i += 1
-        if not byte & 0x80:
-            break
-    end = i + length
-    return end if end <= len(data) else None
+    @property
+    def held(self) -> int:
+        return sum(kind == SUBSCRIBE for kind, _flags, _body in self.packets())
 
 
 @pytest.fixture

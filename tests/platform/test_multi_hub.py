@@ -12,7 +12,6 @@ import json
 import os
 import queue
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from firmware.link.mqtt import BrokerConfig, Client, Message
 from firmware.tools.brokers import Mosquitto, free_port
 from hardware.keys import load_keyset
 from tests.platform.golden import frame_problems
+from tests.sniffer import PacketHop
 
 KEYS = load_keyset()
 STATIONS = ["p1", "p2", "p3"]
@@ -93,66 +93,8 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
     mosq.stop()
 
 
-class Wire:
+class Wire(PacketHop):
     """A TCP hop to the broker that keeps, per connection, what the client sent."""
-
-    def __init__(self, target: int) -> None:
-        self.target = target
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port: int = self.server.getsockname()[1]
-        self.sent: list[bytearray] = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.target))
-            record = bytearray()
-            with self.lock:
-                self.sent.append(record)
-            threading.Thread(
-                target=self._pipe, args=(client, upstream, record), daemon=True
-            ).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, None), daemon=True).start()
-
-    def _pipe(self, src: socket.socket, dst: socket.socket, record: bytearray | None) -> None:
-        while True:
-            try:
-                data = src.recv(4096)
-                if not data:
-                    dst.close()
-                    return
-                if record is not None:
-                    with self.lock:
-                        record += data
-                dst.sendall(data)
-            except OSError:
-                return
-
-    def packets(self) -> list[tuple[int, int, bytes]]:
-        """Every MQTT packet the client sent: (type, flags, body)."""
-        out = []
-        with self.lock:
-            streams = [bytes(s) for s in self.sent]
-        for data in streams:
-            i = 0
-            while i + 2 <= len(data):
-                kind, flags = data[i] >> 4, data[i] & 0x0F
-                length, shift, j = 0, 0, i + 1
-                while True:
-                    byte = data[j]
-                    length |= (byte & 0x7F) << shift
-                    shift += 7
-                    j += 1
-                    if not byte & 0x80:
-                        break
-                out.append((kind, flags, data[j : j + length]))
-                i = j + length
-        return out
 
     def published(self) -> list[str]:
         """The topics of every PUBLISH the client sent."""
@@ -174,9 +116,6 @@ class Wire:
                 id_len = int.from_bytes(body[id_at : id_at + 2], "big")
                 out.append((body[id_at + 2 : id_at + 2 + id_len].decode(), bool(connect_flags & 2)))
         return out
-
-    def close(self) -> None:
-        self.server.close()
 
 
 @dataclass

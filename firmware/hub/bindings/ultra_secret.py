@@ -35,6 +35,7 @@ from typing import Any
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, label, plural
+from firmware.link.phases import ULTRA_SECRET_PHASES
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import CHARS, fit, fit_list, glass, menu_rows
 from rules.core import Action, action_to_json
@@ -47,16 +48,7 @@ KIND_LABEL = {"identity": N_("ID card"), "toothbrush": N_("toothbrush"), "formul
 BAGS = ("suitcase", "briefcase")
 SECRET_PLACES = ("G1", "G2", "G3", "G4", "G5")
 PSEUDONYMS = ("P1", "P2", "P3", "P4", "P5", "P6")
-PHASE_LABEL = {
-    "hide": N_("Hide"),
-    "bug": N_("Bug"),
-    "dial": N_("Dial"),
-    "informant": N_("Informant"),
-    "search": N_("Search"),
-    "file": N_("File"),
-    "flight": N_("Flight"),
-    "over": N_("Over"),
-}
+PHASE_LABEL = ULTRA_SECRET_PHASES
 OUTCOME = {
     "caught": N_("Caught! Pursuers win"),
     "escaped": N_("Escaped: he wins"),
