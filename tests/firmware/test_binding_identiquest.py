@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
 from msgspec.structs import replace
 
-from firmware.hub.bindings.identiquest import IdentiquestBinding, Menu, gem_codes, make_binding
+from firmware.hub.bindings.identiquest import (
+    IdentiquestBinding,
+    Menu,
+    gem_codes,
+    make_binding,
+    seat_letters,
+    suspect_summary,
+)
 from firmware.hub.table import Seating, Table
-from firmware.link.lang import refusal
+from firmware.link.lang import refusal, speaking
 from firmware.link.protocol import Input, Screen
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
@@ -294,3 +302,36 @@ def test_random_knob_play_finishes_games_with_lines_on_the_glass(players: int, g
     assert {"steal", "accuse"} <= kinds and ("give" in kinds) == (give == "choose")
     final = table.binding.station_screen(table, 0)
     assert final.lines[0].startswith("You: #")
+
+
+@pytest.mark.parametrize(
+    ("language", "codes", "unmasked", "escaped"),
+    [
+        ("en", ["R", "Y", "G", "B", "K", "P"], "u", "e"),
+        ("fr", ["R", "J", "Ve", "B", "N", "Vi"], "d", "é"),
+    ],
+)
+def test_suspect_summary_speaks_the_table_language_and_fits(
+    language: str, codes: list[str], unmasked: str, escaped: str
+) -> None:
+    """Six seats: each by its colour's letter in the table's language (French Vert and
+    Violet share V, so both go by two letters); out seats by a mark; one glass line."""
+    table = make(6, seed=5)
+    for _ in range(6):  # a round: every seat has gems to accuse with
+        steal(table, 0, 1)
+    seat = turn(table)
+    target = (seat + 1) % 6
+    accuse(table, target, table.engine.view(table.state, target)["identity"])
+    runaway = next(s for s in range(6) if s not in (seat, target))
+    table.state = replace(table.state, escaped=tuple(s == runaway for s in range(6)))
+    table.events += 1
+    with speaking(language):
+        assert seat_letters(table) == codes
+        summary = suspect_summary(table, table.view(None), 21 - len("Sus "))
+        _title, host_lines = table.binding.host_screen(table)
+    cells = summary.split() if " " in summary else re.findall(r"[A-Z][a-z]?[0-9a-zé]", summary)
+    assert len(cells) == 6 and len(summary) <= 17, summary
+    assert cells[target] == codes[target] + unmasked
+    assert cells[runaway] == codes[runaway] + escaped
+    assert all(cells[s][len(codes[s]) :].isdigit() for s in range(6) if s not in (target, runaway))
+    assert host_lines[-1].replace(" ", "") == "?" + "".join(cells)

@@ -9,7 +9,8 @@
   their loot. That menu shows under the flap (a loot's content is private); the
   public part says to lift the flap.
 - The public part of every station shows the market, your loot's size and top and
-  a summary of the suspect rows ("?" left per player, u = unmasked, e = escaped);
+  a summary of the suspect rows (per seat its colour letter and the "?" left, or
+  u unmasked / e escaped; in French d / é);
   the hub display shows every loot too.
 - There are no tags in this game: a tap is refused.
 
@@ -27,7 +28,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit, scroll_marker, scroll_room, scrolled
+from firmware.link.render import fit, glass, scroll_marker, scroll_room, scrolled
 from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
@@ -36,17 +37,22 @@ WIDTH = 21
 #: Menu items shown at once under a header line.
 WINDOW = 3
 BACK = N_("Back")
-#: One letter per seat colour on the summary lines (black is K, as in CMYK).
+#: One letter per seat colour on the summary lines, in the table's language (English black
+#: is K, as in CMYK). Where two seats at a table share a letter (French Vert and Violet),
+#: both go by the first two letters of their colour's name instead ("Ve", "Vi").
 SEAT_LETTER = {
-    "red": "R",
-    "yellow": "Y",
-    "green": "G",
-    "blue": "B",
-    "black": "K",
-    "purple": "P",
-    "orange": "O",
-    "white": "W",
+    "red": N_("R|seat letter"),
+    "yellow": N_("Y|seat letter"),
+    "green": N_("G|seat letter"),
+    "blue": N_("B|seat letter"),
+    "black": N_("K|seat letter"),
+    "purple": N_("P|seat letter"),
+    "orange": N_("O|seat letter"),
+    "white": N_("W|seat letter"),
 }
+#: A seat's mark on the suspects summary once it is out of the guessing.
+UNMASKED_MARK = N_("u|unmasked")
+ESCAPED_MARK = N_("e|escaped")
 
 
 @dataclass(frozen=True)
@@ -214,7 +220,8 @@ class IdentiquestBinding:
         own = plural("Loot {n} gem", "Loot {n} gems", loot["size"])
         if loot["top"]:
             own = _("Loot {n}, top {gem}", n=loot["size"], gem=gem_name(loot["top"]))
-        suspects = _("Sus {summary}", summary=_suspect_summary(table, pub))
+        room = WIDTH - len(glass(_("Sus {summary}", summary="")))
+        suspects = _("Sus {summary}", summary=suspect_summary(table, pub, room))
         secret = self._secret(me)
         led = ACT_LED if menu is not None else IDLE_LED
         if pub["phase"] == "over":
@@ -323,11 +330,13 @@ class IdentiquestBinding:
         else:
             title = _("Turn: {seat}", seat=name(pub["turn"]))
         cells = []
+        letters = seat_letters(table)
         for s, loot in enumerate(pub["loot"]):
             top = gems[loot["top"]] if loot["top"] else "--"
-            cells.append(f"{_letter(table, s)}{loot['size']:>2}{top}")
+            cells.append(f"{letters[s]}{loot['size']:>2}{top}")
         rows = [" ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
-        return fit(title), [_market(pub), *rows, "?" + _suspect_summary(table, pub)][:4]
+        summary = "?" + suspect_summary(table, pub, WIDTH - 1)
+        return fit(title), [_market(pub), *rows, summary][:4]
 
 
 def gem_name(colour: str) -> str:
@@ -377,23 +386,41 @@ def _status(pub: dict[str, Any], seat: int) -> str:
     return f"{pub['suspects'][seat].count('?')}?"
 
 
-def _letter(table: Table, seat: int) -> str:
-    colour = table.seating.colours[seat]
-    return SEAT_LETTER.get(colour, colour[:1].upper())
+def seat_letters(table: Table) -> list[str]:
+    """Each seat's code on the summary lines: its colour's letter in the table's language,
+    or, where two seats share one, the first two letters of its colour's name."""
+    colours = table.seating.colours
+    letters = [
+        _(SEAT_LETTER[c]) if c in SEAT_LETTER else glass(lang.colour(c))[:1].upper()
+        for c in colours
+    ]
+    codes = list(letters)
+    for s, letter in enumerate(letters):
+        if letters.count(letter) > 1:
+            name = glass(lang.colour(colours[s]))
+            taken = set(codes) - {letter}
+            codes[s] = next(
+                code
+                for code in (name[:2], name[0] + name[-1], *(name[0] + str(i) for i in range(10)))
+                if code not in taken
+            )
+    return codes
 
 
-def _suspect_summary(table: Table, pub: dict[str, Any]) -> str:
-    """Per seat: its letter and the "?" left, or u (unmasked) / e (escaped)."""
+def suspect_summary(table: Table, pub: dict[str, Any], room: int) -> str:
+    """Per seat: its code and the "?" left, or a mark (unmasked / escaped); the cells
+    go without spaces between them where spaced they would not fit in ``room``."""
     cells = []
-    for s in range(table.players):
+    for s, letter in enumerate(seat_letters(table)):
         if pub["unmasked"][s] is not None:
-            mark = "u"
+            mark = _(UNMASKED_MARK)
         elif pub["escaped"][s]:
-            mark = "e"
+            mark = _(ESCAPED_MARK)
         else:
             mark = str(pub["suspects"][s].count("?"))
-        cells.append(f"{_letter(table, s)}{mark}")
-    return " ".join(cells)
+        cells.append(f"{letter}{mark}")
+    spaced = " ".join(cells)
+    return spaced if len(glass(spaced)) <= room else "".join(cells)
 
 
 def gem_codes(colours: list[str]) -> dict[str, str]:
