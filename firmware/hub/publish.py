@@ -28,7 +28,7 @@ from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
 from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
-from firmware.link.lang import _, colour, refusal, speaking
+from firmware.link.lang import _, refusal, short_colour, speaking
 from firmware.link.render import BODY_LINES, CHARS, render_lines
 
 log = logging.getLogger(__name__)
@@ -290,7 +290,7 @@ def final_ranking(table: Table) -> list[str]:
     for group in pub["ranking"] or []:
         for seat in group:
             name = own[seat] if own else table.seating.colours[seat]
-            cells.append(f"{place}.{colour(name)[:5]} {scores[seat]}")
+            cells.append(f"{place}.{short_colour(name)} {scores[seat]}")
         place += len(group)
     if len(cells) % 2:
         cells.append("")

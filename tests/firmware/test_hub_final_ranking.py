@@ -13,10 +13,12 @@ from firmware.hub.hostmenu import HostMenu
 from firmware.hub.publish import Publisher, final_ranking
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
+from firmware.link.lang import short_colour
 from hardware.keys import COLOURS, load_keyset
 from tests.rules.test_identites_cryptees_playout import bot as ic_bot
 
-NAMES16 = [*COLOURS, *(f"{c}2" for c in COLOURS)]
+#: As hub.toml names seats by default: the box's colours, then seat9, seat10…
+NAMES16 = [*COLOURS, *(f"seat{i + 1}" for i in range(len(COLOURS), 16))]
 
 
 def finished(game: str, players: int, seed: int = 1) -> Table:
@@ -79,9 +81,11 @@ def test_sixteen_seats_page_through_the_whole_ranking() -> None:
     assert first["title"] == "Game over 1/2" and second["title"] == "Game over 2/2"
     assert first["lines"] + second["lines"] == rows
     winner = table.engine.ranking(table.state)[0][0]
-    assert rows[0].startswith(f"1.{NAMES16[winner].capitalize()[:5]} ")
-    for name in NAMES16:
-        assert f".{name.capitalize()[:5]} " in " ".join(rows), name
+    assert rows[0].startswith(f"1.{short_colour(NAMES16[winner])} ")
+    shown = [short_colour(name) for name in NAMES16]  # as the hub track: Red, Yel, … S9
+    assert len(set(shown)) == 16, shown
+    for name in shown:
+        assert f".{name} " in " ".join(rows), name
 
 
 def test_a_paged_screen_wakes_the_hub_to_turn_the_page() -> None:
@@ -106,5 +110,5 @@ def test_six_seats_fit_one_page_winner_first_with_ties_sharing_a_place() -> None
     text = " ".join(screen["lines"])
     for group in table.engine.ranking(table.state):
         for seat in group:
-            assert f"{place}.{NAMES16[seat].capitalize()[:5]} {scores[seat]}" in text
+            assert f"{place}.{short_colour(NAMES16[seat])} {scores[seat]}" in text
         place += len(group)
