@@ -160,6 +160,14 @@ def build_parser() -> argparse.ArgumentParser:
     hub = sub.add_parser("hub", help="run the hub (the referee)")
     hub.add_argument("--config", required=True, help="hub TOML file (see firmware/hub/config.py)")
     hub.add_argument("--pins", default=None, help="panel pin map TOML (overrides [panel] pins)")
+    hub.add_argument(
+        "--take-over",
+        action="append",
+        default=[],
+        metavar="TABLE",
+        help="run TABLE even though another hub's claim is still on the broker: only when "
+        "that hub is gone for good (its claim outlived it); repeatable",
+    )
 
     station = sub.add_parser("station", help="run one station")
     station.add_argument(
@@ -419,7 +427,14 @@ def _hub(args: Any, stop: threading.Event) -> int:
                 args.config,
             )
     try:
-        hub = Hub(settings.broker, settings.tables, settings.store, keys=keys, panel=panel)
+        hub = Hub(
+            settings.broker,
+            settings.tables,
+            settings.store,
+            keys=keys,
+            panel=panel,
+            take_over=[t for arg in args.take_over for t in arg.split(",") if t],
+        )
     except HubRefused as exc:  # another hub on the store, a table the key set cannot seat
         return _fail(" ".join(str(exc).split()), 2)
     log.info(

@@ -49,8 +49,14 @@ class TableActor:
     #: it; refused: another hub does, or the broker will not have this hub there.
     state: Literal["probing", "live", "refused"] = "probing"
     refused: Verdict | None = None
+    #: The claim this hub took the table over from (``coffre hub --take-over``): its
+    #: retained copy, left behind by a hub that is gone, no longer counts.
+    taken_from: proto.Claim | None = None
     #: When the hub gives up waiting to see its own claim come back (see service._tick).
     echo_due: float | None = None
+    #: When to send the whole table again after another hub claimed it and left: what it
+    #: published before it saw this hub's claim may have landed after this hub's repaint.
+    repaint_due: float | None = None
 
     @property
     def language(self) -> str:
@@ -94,4 +100,6 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
             dues.append(page_turn(a.host_page_at))
         if a.echo_due is not None:
             dues.append(a.echo_due)
+        if a.repaint_due is not None:
+            dues.append(a.repaint_due)
     return max(0.0, min(dues) - now) if dues else None

@@ -14,6 +14,13 @@ through a connection of its own with a random id and a clean session:
 - a subscription the broker refuses (SUBACK 0x80: its ACL does not let this hub's user
   on that table): refused.
 
+A claim can outlive its hub: a broker restarted with its persistence while that hub was
+away keeps its retained ``ready`` and never sends its will. The host who knows that hub is
+gone for good starts this one with ``coffre hub --take-over TABLE``: the probe then hands
+the table over at once (logged, naming the old claim), and the running hub ignores the
+retained copy of that claim. Should the old hub be alive after all, its next status is a
+live one and the two settle it as any claim race.
+
 While a table runs, the hub watches its hub status too (see :mod:`firmware.hub.service`):
 two hubs that claimed one table at the same moment settle it with :meth:`Claim.beats`,
 the same answer on both sides, and a broker that never shows the hub its own claim (a
@@ -28,7 +35,7 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from firmware.link import protocol as proto
@@ -43,6 +50,9 @@ HUB_KEEPALIVE = 3
 WILL_SLACK = 2.0
 #: How long a running hub waits to see its own claim come back from the broker.
 ECHO_SECONDS = 10.0
+#: After another hub claimed a table this hub keeps, when it sends the table again (the
+#: other hub's last screens may land after the first repaint; it has left by then).
+REPAINT_SECONDS = 2.0
 
 _SYNCED = "!synced"
 
@@ -68,6 +78,8 @@ class Verdict:
     owner: proto.Claim | None = None
     #: The broker refused this hub's user on the table (its ACL).
     denied: bool = False
+    #: Free because the host asked to take it over from this (stale) claim.
+    taken_from: proto.Claim | None = None
 
     @property
     def free(self) -> bool:
@@ -82,9 +94,15 @@ class Verdict:
             )
         owner = self.owner
         who = f"hub {owner.hub} on {owner.host or '?'}" if owner else "another hub"
+        if owner is not None and self.taken_from is not None:
+            return (
+                f"table {self.table}: {who}, which this hub was told to take it over from "
+                "(--take-over), is alive after all and keeps it; this hub leaves it alone"
+            )
         return (
             f"table {self.table}: {who} runs it (its claim is live); this hub leaves it "
-            "alone (one hub per table: fix this hub's hub.toml, or stop the other hub)"
+            "alone (one hub per table: fix this hub's hub.toml, or stop the other hub; "
+            f"if that hub is gone for good: coffre hub --take-over {self.table})"
         )
 
 
@@ -103,8 +121,10 @@ class ClaimProbe:
         decided: Callable[[Verdict], None],
         clock: Callable[[], float] = time.monotonic,
         on_state: Callable[[LinkState], None] | None = None,
+        take_over: Collection[str] = (),
     ) -> None:
         self.tables = tables
+        self.take_over = set(take_over)
         self.me = me
         self.decided = decided
         self.clock = clock
@@ -158,6 +178,15 @@ class ClaimProbe:
                 self.decided(Verdict(table, denied=True))
             elif owner is None:
                 self.decided(Verdict(table))
+            elif table in self.take_over:
+                log.warning(
+                    "table %s: taking it over from hub %s on %s, as asked (--take-over): "
+                    "its claim is left from a run that is gone",
+                    table,
+                    owner.hub,
+                    owner.host,
+                )
+                self.decided(Verdict(table, taken_from=owner))
             else:
                 waiting[table] = (now + will_delay(owner), owner)
                 log.info(

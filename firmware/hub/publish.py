@@ -167,13 +167,21 @@ class Publisher:
             self.retained(actor, t.hub_status, status)
         self.host(actor)
 
+    def claim_on(self, actor: TableActor) -> proto.Claim | None:
+        """This hub's claim on the actor's table (naming the run it took it over from)."""
+        if self.claim is None or actor.taken_from is None:
+            return self.claim
+        return msgspec.structs.replace(self.claim, took=actor.taken_from.run)
+
     def _public(self, actor: TableActor) -> tuple[bytes, bytes]:
         """``public`` and the hub status, built again only when the game state (or the
         countdown's second) moved: a knob turn changes neither."""
         table = actor.table
         if table is None:
             public: dict[str, Any] = {"game": None, "version": 0, "over": False}
-            status = proto.HubStatus(state="ready", claim=self.claim, language=actor.language)
+            status = proto.HubStatus(
+                state="ready", claim=self.claim_on(actor), language=actor.language
+            )
             return proto.encode(public), proto.encode(status)
         key = (table, table.state, actor.shown_left, actor.language)
         cached = self._publics.get(actor.config.name)
@@ -193,7 +201,7 @@ class Publisher:
             version=table.state.version,
             game=table.game_id,
             phase=table.view(None).get("phase"),
-            claim=self.claim,
+            claim=self.claim_on(actor),
             language=actor.language,
         )
         payloads = proto.encode(table.public()), proto.encode(status)

@@ -31,7 +31,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from firmware.hub.cardsets import card_set_names, own_card_set
 from firmware.hub.claim import (
     ECHO_SECONDS,
     HUB_KEEPALIVE,
+    REPAINT_SECONDS,
     ClaimProbe,
     Verdict,
     new_claim,
@@ -128,7 +129,12 @@ class Hub:
         panel: Panel | None = None,
         client_id: str = "coffre-hub",
         clock: Callable[[], float] = time.monotonic,
+        take_over: Collection[str] = (),
     ) -> None:
+        unknown = sorted(set(take_over) - {t.name for t in tables})
+        if unknown:
+            raise HubRefused(f"hub: --take-over {unknown[0]}: this hub has no such table")
+        self.take_over = set(take_over)
         try:
             self._setup(broker, tables, store_path, keys, panel, client_id, clock)
         except (StoreError, ValueError, sqlite3.Error, OSError) as exc:
@@ -256,6 +262,7 @@ class Hub:
             self.claim,
             self._decided,
             on_state=lambda _state: self._post(LINK_TOPIC, ""),
+            take_over=self.take_over,
         )
         self._probe.start()
 
@@ -484,7 +491,7 @@ class Hub:
             return
         actor = found
         if msg.topic == actor.topics.hub_status:
-            self._hub_status(actor, msg.payload)
+            self._hub_status(actor, msg.payload, retained=msg.retain)
             return
         parsed = actor.topics.parse_station_topic(msg.topic)
         is_input = parsed is not None and parsed[1] == "input"
@@ -519,10 +526,11 @@ class Hub:
             self._refuse(actor, verdict)
             return
         actor.state = "live"
+        actor.taken_from = verdict.taken_from
         assert actor.client is not None
         actor.client.start()
 
-    def _hub_status(self, actor: TableActor, payload: bytes) -> None:
+    def _hub_status(self, actor: TableActor, payload: bytes, *, retained: bool = False) -> None:
         """The table's hub status as the broker has it: ours, or another hub's claim."""
         if payload == actor.published.get(actor.topics.hub_status):
             actor.echo_due = None  # our own: the broker lets this hub on the table
@@ -533,7 +541,25 @@ class Hub:
             if claim.run == self.claim.run:
                 actor.echo_due = None  # an earlier status of ours
                 return
+        elif _same_run(claim, actor.taken_from):
+            if not retained and status is not None and status.state == "ready":
+                # The hub this one was told to take the table over from is alive: it keeps it.
+                self._refuse(actor, Verdict(actor.config.name, owner=claim, taken_from=claim))
+                return
+            # Else the stale copy this hub took the table over from, or that hub's goodbye.
         elif status is not None and status.state == "ready" and claim is not None:
+            if claim.took and claim.took == self.claim.run:
+                log.warning(
+                    "hub: table %s: hub %s on %s was told to take it over from this hub, "
+                    "which is alive: this hub keeps it and sends the table's screens again",
+                    actor.config.name,
+                    claim.hub,
+                    claim.host,
+                )
+                actor.published.clear()
+                actor.repaint_due = self.clock() + REPAINT_SECONDS
+                self.out.all(actor, hub_ready=True)
+                return
             # Two hubs claimed the table at once: both decide the same way.
             if not self.claim.beats(claim):
                 self._refuse(actor, Verdict(actor.config.name, owner=claim))
@@ -546,6 +572,7 @@ class Hub:
                 claim.host,
             )
             actor.published.clear()
+            actor.repaint_due = self.clock() + REPAINT_SECONDS
         # Another hub's goodbye, an old will of ours, a cleared status: ours stands.
         self.out.all(actor, hub_ready=True)
 
@@ -557,7 +584,7 @@ class Hub:
         if actor.state == "live" and actor.client is not None:
             actor.client.leave()  # a clean DISCONNECT: no will overwrites the owner's claim
         actor.state, actor.refused = "refused", verdict
-        actor.timer_due = actor.echo_due = None
+        actor.timer_due = actor.echo_due = actor.repaint_due = None
         panel = self.out.panel_actor
         if panel is not None and panel is not actor:
             self.out.note(panel, N_("Table {table} refused: see log"), {"table": verdict.table})
@@ -843,6 +870,10 @@ class Hub:
             if actor.echo_due is not None and now >= actor.echo_due:
                 self._refuse(actor, Verdict(actor.config.name, denied=True))
                 continue
+            if actor.repaint_due is not None and now >= actor.repaint_due:
+                actor.repaint_due = None
+                actor.published.clear()
+                self.out.all(actor, hub_ready=True)
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
@@ -914,3 +945,16 @@ def commit_delay_from_env() -> Callable[[], float] | None:
         return commit_ms / 1000
 
     return delay
+
+
+def _same_run(claim: proto.Claim | None, other: proto.Claim | None) -> bool:
+    """Both claims are one hub's one run."""
+    return (
+        claim is not None
+        and other is not None
+        and (claim.hub, claim.run)
+        == (
+            other.hub,
+            other.run,
+        )
+    )

@@ -172,6 +172,9 @@ class Claim(msgspec.Struct, frozen=True):
     run: Annotated[str, msgspec.Meta(max_length=32)]
     host: ShortText = ""
     keepalive: Annotated[int, msgspec.Meta(ge=1, le=3600)] = 10
+    #: The run whose claim this hub was told to take the table over from (``coffre hub
+    #: --take-over``); that run, alive after all, keeps the table.
+    took: Annotated[str, msgspec.Meta(max_length=32)] = ""
 
     def beats(self, other: Claim) -> bool:
         """Two live claims on one table: the lower identity keeps it (the same on both hubs)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import shutil
@@ -10,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from firmware.hub.claim import REPAINT_SECONDS, ClaimProbe, Verdict
 from firmware.hub.config import TableConfig
 from firmware.hub.hostmenu import HostMenu, SwitchTable
-from firmware.hub.service import Hub
+from firmware.hub.service import Hub, HubRefused
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Message
@@ -137,3 +139,82 @@ def test_the_table_row_switches_tables_and_prev_does_in_a_game() -> None:
     single.press("prev", playing=False, now=0)
     assert single.row == single.start_row  # one table: no Table row
     assert single.press("prev", playing=True, now=0) is None
+
+
+def test_the_probe_takes_over_only_the_tables_it_is_told_to(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A claim still on the broker: refused after the will delay, unless the host said
+    --take-over for that table (then free at once, the old claim named in the log)."""
+    decided: list[Verdict] = []
+    ticks = itertools.count(0, 100)  # each look at the clock: 100 s later
+    me = proto.Claim(hub="f" * 16, run="me", host="here")
+    probe = ClaimProbe(
+        BrokerConfig(port=1),
+        ["t", "u"],
+        me,
+        decided.append,
+        clock=lambda: next(ticks),
+        take_over={"t"},
+    )
+    for table in ("t", "u"):
+        probe.client.inbox.put(Message(proto.Topics(table).hub_status, status_from("0"), True))
+    probe.client.inbox.put(Message("!synced", b""))
+    probe._run()
+    stale = proto.Claim(hub="0", run="r", host="elsewhere")
+    assert decided == [Verdict("t", taken_from=stale), Verdict("u", owner=stale)]
+    assert decided[0].free and not decided[1].free
+    taking = [r.message for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(taking) == 1 and "table t" in taking[0] and "hub 0 on elsewhere" in taking[0]
+    assert "--take-over u" in decided[1].line()
+
+
+def test_a_taken_over_table_ignores_the_stale_claim_but_not_its_hub_alive(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The retained copy of the claim taken over does not count; the same claim sent live
+    (its hub was alive after all) makes this hub leave, even where it would win a race."""
+    hub, sent = rig(tmp_path)
+    hub.actors["t"].taken_from = proto.Claim(hub="~", run="r", host="elsewhere")  # "~": the higher
+    del sent[:]
+    hub._dispatch(Message(T.hub_status, status_from("~"), True))  # retained: left behind
+    assert hub.actors["t"].state == "live"
+    assert sent[0][0] == T.hub_status and sent[0][1]["claim"]["run"] == hub.claim.run
+    assert sent[0][1]["claim"]["took"] == "r"  # the hub it took over from can tell
+    hub._dispatch(Message(T.hub_status, status_from("~")))  # live: that hub is alive
+    assert hub.actors["t"].state == "refused" and sent[-1] == ("left", None)
+    errors = [r.message for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "is alive after all and keeps it" in errors[0]
+
+
+def test_a_hub_alive_keeps_a_table_another_was_told_to_take_over(tmp_path: Path) -> None:
+    """A claim that took the table over from this very run (a mistaken --take-over): this
+    hub keeps the table even where the other would win a race, sends it all again at once
+    and once more a little later (the other hub's last screens may land in between)."""
+    hub, sent = rig(tmp_path)
+    now = [100.0]
+    hub.clock = lambda: now[0]
+    taker = proto.Claim(hub="0", run="t", host="there", took=hub.claim.run)  # "0": the lower
+    del sent[:]
+    hub._dispatch(Message(T.hub_status, proto.encode(proto.HubStatus("ready", claim=taker))))
+    assert hub.actors["t"].state == "live"
+    topics = [t for t, _p in sent]
+    assert topics[0] == T.hub_status and T.station("p1", "screen") in topics
+    del sent[:]
+    now[0] += 1.0
+    hub._tick()
+    assert sent == []  # not yet
+    now[0] += REPAINT_SECONDS
+    hub._tick()
+    topics = [t for t, _p in sent]
+    assert topics[0] == T.hub_status and T.station("p1", "screen") in topics
+
+
+def test_take_over_names_a_table_of_this_hub(tmp_path: Path) -> None:
+    with pytest.raises(HubRefused, match="--take-over u: this hub has no such table"):
+        Hub(
+            BrokerConfig(port=1),
+            [TableConfig("t", ["p1", "p2", "p3"])],
+            tmp_path / "h.db",
+            take_over=["u"],
+        )

@@ -28,6 +28,7 @@ from PIL import Image
 from device.mock import MockDisplay
 from device.panel import MockPanel
 from firmware.hub.brokerconf import hash_password
+from firmware.hub.claim import REPAINT_SECONDS
 from firmware.hub.config import TableConfig
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
@@ -127,6 +128,8 @@ class HubProcess:
     broker: BrokerConfig
     store: Path | None = None
     proc: subprocess.Popen[bytes] | None = None
+    #: More of ``coffre hub``'s options.
+    options: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -162,7 +165,10 @@ class HubProcess:
             self.write_config()
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "firmware.cli", "hub", "--config", str(self.config)],
+                [
+                    *(sys.executable, "-m", "firmware.cli", "hub"),
+                    *("--config", str(self.config), *self.options),
+                ],
                 stdout=out,
                 stderr=out,
             )
@@ -532,3 +538,56 @@ def test_the_panel_switches_between_the_hubs_tables(
     finally:
         hub.stop()
         first.stop()
+
+
+def test_a_claim_left_by_a_hub_gone_for_good_is_taken_over_only_when_asked(rig: Any) -> None:
+    """The broker kept a hub's retained "ready" but never sent its will (it restarted with
+    its persistence while that hub was away): a hub refuses the table and says how to take
+    it over; started with --take-over it runs the table, one answer per tap."""
+    watch = rig("table", "t1")
+    gone = proto.Claim(hub="0" * 16, run="gone", host="old-pi", keepalive=1)
+    stale = proto.encode(proto.HubStatus("ready", claim=gone))
+    watch.client.publish(proto.Topics("t1").hub_status, stale, retain=True).wait_for_publish(5)
+    watch.wait(lambda: watch.status("t1").get("claim", {}).get("run") == "gone")
+    refused = rig("hub", "new", ["t1"]).start()
+    assert refused.wait_exit(60) == EX_CONFIG
+    assert "if that hub is gone for good: coffre hub --take-over t1" in refused.text()
+    assert watch.status("t1")["claim"]["run"] == "gone"  # it published nothing
+    taker = rig("hub", "new", ["t1"], options=["--take-over", "t1"]).start()
+    claim = watch.wait(
+        lambda: (
+            watch.status("t1").get("claim", {}).get("run") not in (None, "gone")
+            and watch.status("t1")["claim"]
+        )
+    )
+    assert claim["hub"] != gone.hub
+    assert "taking it over from hub " + gone.hub + " on old-pi" in taker.text()
+    start_game(watch, "t1")
+    watch.play_round("t1")
+    assert taker.running()
+
+
+def test_a_mistaken_take_over_leaves_the_live_hub_its_game(rig: Any) -> None:
+    """--take-over given while the owner still runs: the owner keeps the table and its game
+    (whichever identity is the lower), the other hub leaves, and every tap still gets
+    exactly one answer; the stations end on the owner's screens."""
+    watch = rig("table", "t1")
+    owner = rig("hub", "owner", ["t1"]).start()
+    claim = watch.wait_owner("t1")
+    start_game(watch, "t1")
+    watch.play_round("t1")
+    before = shown(screens(watch, "t1"))
+    taker = rig("hub", "taker", ["t1"], options=["--take-over", "t1"]).start()
+    assert taker.wait_exit(60) == EX_CONFIG
+    assert "is alive after all and keeps it" in taker.text()
+    assert "was told to take it over from this hub" in owner.text()
+    time.sleep(REPAINT_SECONDS + 1.0)  # the owner's second repaint is out
+    assert watch.status("t1")["claim"]["run"] == claim["run"]
+    assert shown(screens(watch, "t1")) == before
+    watch.play_round("t1")
+    assert owner.running()
+
+
+def shown(raw: dict[str, bytes]) -> dict[str, Any]:
+    """What each station shows (its screen, less the revision a repaint counts up)."""
+    return {s: {k: v for k, v in json.loads(b).items() if k != "rev"} for s, b in raw.items()}
