@@ -549,27 +549,19 @@ class Hub:
             # Else the stale copy this hub took the table over from, or that hub's goodbye.
         elif status is not None and status.state == "ready" and claim is not None:
             if claim.took and claim.took == self.claim.run:
-                log.warning(
-                    "hub: table %s: hub %s on %s was told to take it over from this hub, "
-                    "which is alive: this hub keeps it and sends the table's screens again",
-                    actor.config.name,
-                    claim.hub,
-                    claim.host,
-                )
-                actor.published.clear()
-                actor.repaint_due = self.clock() + REPAINT_SECONDS
-                self.out.all(actor, hub_ready=True)
-                return
-            # Two hubs claimed the table at once: both decide the same way.
-            if not self.claim.beats(claim):
+                why = "was told to take it over from this hub, which is alive"
+            elif self.claim.beats(claim):  # two hubs claimed it at once: both decide alike
+                why = "claimed it too (this hub's identity is the lower)"
+            else:
                 self._refuse(actor, Verdict(actor.config.name, owner=claim))
                 return
             log.warning(
-                "hub: table %s: hub %s on %s claimed it too; this hub keeps it (its "
-                "identity is the lower) and sends the table's screens again",
+                "hub: table %s: hub %s on %s %s; this hub keeps it and sends the table's "
+                "screens again",
                 actor.config.name,
                 claim.hub,
                 claim.host,
+                why,
             )
             actor.published.clear()
             actor.repaint_due = self.clock() + REPAINT_SECONDS
