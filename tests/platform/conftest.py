@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from firmware.hub.store import Store
+from firmware.link.lang import short_colour
 from firmware.tools.bots.secret_identity import Director
 from firmware.tools.brokers import find_mosquitto
 from firmware.tools.simtable import TABLE, SimTable
@@ -78,13 +79,18 @@ def engine_snapshot(sim: SimTable) -> tuple[int, int, str]:
     return pub["version"], len(events), json.dumps(pub)
 
 
-def assert_hub_shows_ranking(host: dict[str, Any], final: dict[str, Any], names: list[str]) -> None:
-    """The hub display at game over: the winner first, every seat with its place and score."""
+def assert_hub_shows_ranking(
+    host: dict[str, Any], final: dict[str, Any], colours: list[str]
+) -> None:
+    """The hub display at game over: the winner first, every seat with its place and score
+    (seats by their colours' three-letter forms, as on the score track)."""
+    names = [short_colour(c) for c in colours]
+    assert len(set(names)) == len(names), names
     assert host["title"] == "Game over"
-    assert host["lines"][0].startswith(f"1.{names[final['ranking'][0][0]][:5]} ")
+    assert host["lines"][0].startswith(f"1.{names[final['ranking'][0][0]]} ")
     text = " ".join(host["lines"])
     place = 1
     for group in final["ranking"]:
         for seat in group:
-            assert f"{place}.{names[seat][:5]} {final['scores'][seat]}" in text, (seat, text)
+            assert f"{place}.{names[seat]} {final['scores'][seat]}" in text, (seat, text)
         place += len(group)

@@ -38,8 +38,7 @@ def test_five_player_game_scores_and_screens(make_table: TableFactory) -> None:
 
     # The hub display shows the final ranking, winner first (not the track mod 30).
     host = sim.watch.host
-    names = [sim.table_config.seating().name(seat) for seat in range(5)]
-    assert_hub_shows_ranking(host, final, names)
+    assert_hub_shows_ranking(host, final, sim.table_config.seating().colours[:5])
     panel_frames = getattr(sim.panel.display, "frames", [])
     assert panel_frames[-1].tobytes() == render_lines(host["title"], host["lines"]).tobytes()
 

@@ -47,7 +47,7 @@ def test_four_player_game_scores_and_screens(make_table: TableFactory) -> None:
     check_against_piles(players, final)
     assert players.counts["steal"] > 10 and players.counts.get("accuse", 0) > 0
     host = sim.watch.host
-    assert_hub_shows_ranking(host, final, [sim.table_config.seating().name(s) for s in range(4)])
+    assert_hub_shows_ranking(host, final, sim.table_config.seating().colours[:4])
     problems = [
         p for n in sim.names for p in frame_problems(f"identiquest-4p/{n}", recorded_frames(sim, n))
     ]

@@ -51,7 +51,7 @@ def test_four_player_game_through_knobs_and_flaps(make_table: TableFactory) -> N
     assert players.counts["turn"] >= 4 and players.counts["press"] >= players.counts["turn"]
 
     host = wait_host_title(sim, "Game over")  # after the "Game started" note (5 s)
-    assert_hub_shows_ranking(host, final, [sim.table_config.seating().name(s) for s in range(4)])
+    assert_hub_shows_ranking(host, final, sim.table_config.seating().colours[:4])
     panel_frames = getattr(sim.panel.display, "frames", [])
     assert panel_frames[-1].tobytes() == render_lines(host["title"], host["lines"]).tobytes()
 

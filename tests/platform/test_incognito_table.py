@@ -72,7 +72,7 @@ def test_four_player_game_scores_and_screens(make_table: TableFactory) -> None:
         words = [glass(d["word"]) for d in data["reveal"]["drawings"]]
         assert [data["word"][s] for s in range(4)] == words, rnd
     host = sim.watch.host
-    assert_hub_shows_ranking(host, final, [sim.table_config.seating().name(s) for s in range(4)])
+    assert_hub_shows_ranking(host, final, sim.table_config.seating().colours[:4])
     problems = [
         p for n in sim.names for p in frame_problems(f"incognito-4p/{n}", recorded_frames(sim, n))
     ]

@@ -63,7 +63,7 @@ def test_three_player_game_through_knobs_and_flaps(make_table: TableFactory) -> 
     assert players.counts["bug"] >= 3 * 4 and players.counts["flight"] >= 3
 
     host = wait_host_title(sim, "Game over")  # after the "Game started" note (5 s)
-    assert_hub_shows_ranking(host, final, [c.capitalize() for c in final["view"]["colours"]])
+    assert_hub_shows_ranking(host, final, final["view"]["colours"])
     panel_frames = getattr(sim.panel.display, "frames", [])
     assert panel_frames[-1].tobytes() == render_lines(host["title"], host["lines"]).tobytes()
 
