@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from firmware.hub.bindings import binding_for
-from firmware.hub.bindings.identites_cryptees import BACK, CARDS, IdentitesCrypteesBinding
+from firmware.hub.bindings.identites_cryptees import (
+    BACK,
+    CARDS,
+    IdentitesCrypteesBinding,
+    card_pages,
+    titled,
+)
 from firmware.hub.table import Seating, Table
 from firmware.link.protocol import Input
 from firmware.link.render import render
@@ -341,3 +347,23 @@ def test_a_card_without_the_tables_language_falls_back_to_english() -> None:
     with speaking("fr"):
         text = "\n".join(title for title, _ in binding(t).pages(t, 0))
     assert "Tes cartes" in text
+
+
+def test_a_title_takes_the_first_heading_that_fits_and_never_cuts_silently() -> None:
+    """The sub-menu's words, else the card alone, else the verb; a cut shows its "~"."""
+    suffix = " 5s 2/3"  # the window's clock and the cursor count: 14 columns are left
+    assert titled(["Take Laser", "Laser", "Take"], suffix) == "Take Laser 5s 2/3"
+    assert titled(["Play Change of Heart", "Change of Heart", "Play"], suffix) == "Play 5s 2/3"
+    assert titled(["Play Sleeper Code", "Sleeper Code", "Play"], suffix) == "Sleeper Code 5s 2/3"
+    cut = titled(["An extraordinarily long name"], suffix)
+    assert cut == "An extraordin~ 5s 2/3" and len(cut) == 21
+
+
+def test_a_card_under_the_flap_is_shown_whole_over_as_many_pages_as_it_needs() -> None:
+    name = "Sleeper Code (blue) (perm)"
+    text = "Hidden loyalty: counts as a blue card. Never revealed, even when you are hit."
+    pages = card_pages("Program", name, text)
+    assert len(pages) == 2 and all(title == "Program" for title, _lines in pages)
+    rows = [row for _title, lines in pages for row in lines]
+    assert all(len(lines) <= 4 for _t, lines in pages) and all(len(r) <= 21 for r in rows)
+    assert " ".join(rows) == f"{name} {text}"  # every word, in order, none cut

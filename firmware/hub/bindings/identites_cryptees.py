@@ -6,7 +6,10 @@ needed for this game: the hub deals and keeps every card (the key set's tags are
 refused with a readable message).
 
 - Your ID, loyalty cards, faction, programs and what you have investigated stay
-  under your flap; with nothing to choose the knob turns those pages.
+  under your flap; with nothing to choose the knob turns those pages. A card's page
+  has a short title ("Program 3/6") and its name and text whole below, over two pages
+  when they need it: nothing on the glass is cut (a sub-menu's title falls back to
+  the card's name, then to the verb, where its words do not fit).
 - HP, weapons and their targets, face-up cards and the last victory check are
   public: on every station (your own part) and on the hub display.
 - On your turn the menu lists what you may do: investigate, take a weapon, draw,
@@ -27,6 +30,7 @@ refused with a readable message).
 from __future__ import annotations
 
 import functools
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +40,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import CHARS, fit_list, glass, menu_rows, wrap
+from firmware.link.render import BODY_LINES, CHARS, fit, fit_list, glass, menu_rows, wrap
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -153,8 +157,6 @@ class IdentitesCrypteesBinding(KnobMenus):
         groups: dict[str, tuple[str, list[tuple[str, Action]]]] = {}
         for action in legal:
             key, group, label = self.label(table, seat, action)
-            if group.endswith(">") and len(group) > 19:  # the screen must show the ">"
-                group = group[:16].rstrip() + " >"
             groups.setdefault(key, (group, []))[1].append((label, action))
         return groups
 
@@ -421,14 +423,10 @@ class IdentitesCrypteesBinding(KnobMenus):
         ]
         if ident and in_language(ident.get("text")):
             name = in_language(ident["name"])
-            pages.append((_("ID: {name}", name=name), wrap(in_language(ident["text"]), 4)))
+            pages += card_pages(_("ID card|page"), name, in_language(ident["text"]))
         for prog in you["programs"]:
-            name = in_language(prog["name"])
-            title = f"{name} ({label(_TIMINGS, prog['timing'])})"
-            # The title bar keeps 16 columns: a long name goes without its timing.
-            pages.append(
-                (title if len(glass(title)) <= 16 else name, wrap(in_language(prog["text"]), 4))
-            )
+            name = f"{in_language(prog['name'])} ({label(_TIMINGS, prog['timing'])})"
+            pages += card_pages(_("Program|page"), name, in_language(prog["text"]))
         seen = []
         for s in you["seen"]:
             if s["kind"] == "id":
@@ -451,16 +449,24 @@ class IdentitesCrypteesBinding(KnobMenus):
             pages = self.pages(table, seat)
             page = self.page(table, seat)
             title, lines = pages[page]
-            head = title[: 16 - len(clock)] + clock
-            return Secret(title=f"{head} {page + 1}/{len(pages)}", lines=tuple(lines))
+            return Secret(
+                title=titled([title], f"{clock} {page + 1}/{len(pages)}"), lines=tuple(lines)
+            )
         menu = self.menu(table, seat)
         cur = self.cursor(table, seat)
         # A long label wraps whole onto an indented row rather than being cut.
         rows = tuple(menu_rows([opt.label for opt in menu], cur, WINDOW))
-        current = self.groups(table, seat, self.legal(table, seat)).get(self.group(table, seat))
-        heading = current[0].rstrip(" >") if current else _("Choose")
-        room = 15 - len(clock)
-        return Secret(title=f"{heading[:room]}{clock} {cur + 1}/{len(menu)}", lines=rows)
+        group = self.group(table, seat)
+        current = self.groups(table, seat, self.legal(table, seat)).get(group)
+        # The sub-menu's words; where they do not fit, the card alone, then the verb alone.
+        headings = [current[0].rstrip(" >")] if current else [_("Choose")]
+        if current and group and group.startswith(("program:", "equip:")):
+            kind, _sep, which = group.partition(":")
+            if kind == "program":
+                headings += [self._program_name(table, seat, int(which)), _("Play|verb")]
+            else:
+                headings += [self._weapon_name(table, which), _("Take|verb")]
+        return Secret(title=titled(headings, f"{clock} {cur + 1}/{len(menu)}"), lines=rows)
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
@@ -512,7 +518,27 @@ _SIDE_LETTERS = {
     "legion": N_("L|side"),
     "fallen": N_("F|side"),
 }
+
+
 #: When a program may be played, short, after its name: "Jammer (any)".
+def titled(headings: list[str], suffix: str) -> str:
+    """The first of ``headings`` that fits the title bar before ``suffix`` (the window's
+    clock, the page or cursor count); if none does, the last one cut with "~" (a cut the
+    fit tests see, never a silent one)."""
+    room = CHARS - len(suffix)
+    for heading in headings:
+        if len(glass(heading)) <= room:
+            return f"{glass(heading)}{suffix}"
+    return f"{fit(headings[-1], room)}{suffix}"
+
+
+def card_pages(title: str, name: str, text: str) -> list[tuple[str, list[str]]]:
+    """A card under the flap: a short title, then its name and its text whole, on as many
+    pages as they need (the knob turns them)."""
+    rows = textwrap.wrap(glass(name), CHARS) + textwrap.wrap(glass(text), CHARS)
+    return [(title, rows[i : i + BODY_LINES]) for i in range(0, len(rows) or 1, BODY_LINES)]
+
+
 _TIMINGS = {
     "anytime": N_("any|timing"),
     "turn": N_("turn|timing"),
