@@ -188,7 +188,7 @@ class IdentitesCrypteesBinding(KnobMenus):
             if not targets:
                 return key, group, _("Take {weapon}", weapon=weapon)
             aimed = "+".join(short(table, t) for t in targets)
-            return key, group, _("{weapon} at {targets}", weapon=weapon[:6], targets=aimed)
+            return key, group, _("{weapon} at {targets}", weapon=weapon, targets=aimed)
         if kind in _SIMPLE:
             text = _(_SIMPLE[kind])
             return kind, text, text
@@ -218,7 +218,7 @@ class IdentitesCrypteesBinding(KnobMenus):
                 return kind, _("ID ability >"), _("Ability {detail}", detail=detail).strip()
             name = self._program_name(table, seat, a["card"])
             group = _("Play {card} >", card=name)
-            label = f"{name[:10]} {detail}".strip() if detail else name
+            label = f"{name} {detail}".strip() if detail else name
             return f"program:{a['card']}", group, label
         return kind, kind, kind
 
