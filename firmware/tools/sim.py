@@ -210,11 +210,14 @@ def _print_ranking(game: str, final: dict[str, Any]) -> None:
             extra = ""
             seat_view = (final.get("view") or {}).get("seats") or []
             if seat < len(seat_view) and "pictos_left" in seat_view[seat]:
-                extra = f"  ({seat_view[seat]['pictos_left']} picto cards left)"
-            # A game with its own colours (Ultra Secret's agents) names seats by them.
-            own = (final.get("view") or {}).get("colours")
+                left = seat_view[seat]["pictos_left"]
+                extra = f"  ({left} picto card{'' if left == 1 else 's'} left)"
+            # Ultra Secret's agents have colours of their own and go by them (Identiquest's
+            # "colours" are its gems, not its seats).
+            own = (final.get("view") or {}).get("colours") if game == "ultra-secret" else None
             name = own[seat] if isinstance(own, list) and seat < len(own) else seats[seat]["colour"]
-            print(f"  {place}. {name:<7} {scores[seat]:>3} points{extra}")
+            unit = "point" if scores[seat] == 1 else "points"
+            print(f"  {place}. {name:<7} {scores[seat]:>3} {unit}{extra}")
     view = final.get("view") or {}
     for key in ("outcome", "winners", "result"):
         if view.get(key) not in (None, [], {}):

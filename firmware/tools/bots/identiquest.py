@@ -241,7 +241,8 @@ class Bot:
 
     def _say_end(self, view: dict[str, Any]) -> None:
         for seat, colour in enumerate(view["identities"] or []):
-            self.say(f"{self._name(seat)} was {colour}: {view['scores'][seat]} gems")
+            n = view["scores"][seat]
+            self.say(f"{self._name(seat)} was {colour}: {n} gem{'' if n == 1 else 's'}")
 
 
 def _newer(version: int) -> Callable[[dict[str, Any]], bool]:
