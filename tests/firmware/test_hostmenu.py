@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from firmware.hub.hostmenu import CONFIRM_SECONDS, HostMenu
+import pytest
+
+from firmware.hub.bindings import bound_games
+from firmware.hub.hostmenu import CONFIRM_SECONDS, GAME_OPTIONS, HostMenu, option_text
 from firmware.link.lang import speaking
+from firmware.link.render import CHARS, glass
 
 
 def menu() -> HostMenu:
@@ -114,7 +118,7 @@ def test_menu_names_games_and_options_not_ids() -> None:
     with speaking("fr"):
         assert m.lines(0)[0] == "> Incognito"
         assert "  Mots : français" in m.lines(0)
-        assert "  Compte à rebours : 5 s" in m.lines(0)
+        assert "  Chrono : 5 s" in m.lines(0)
     m.game = 0
     with speaking("en"):
         assert m.lines(0)[0] == "> Secret Identity"
@@ -178,3 +182,23 @@ def test_first_player_follows_the_player_count() -> None:
     m.players = 4
     assert m.options()["first"] in range(4)
     assert "legion_loyalty" not in m.options()
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_every_row_of_every_game_fits_the_hub_display_whole(language: str) -> None:
+    """Each game, each value of each option, the cursor on it: one whole line of the glass
+    (the hub display would cut a longer one: "Compte à rebours :~" did)."""
+    menu = HostMenu(
+        sorted(bound_games()), max_players=16, language=language, tables=["t1", "t2"], table="t1"
+    )
+    rows: set[str] = set()
+    with speaking(language):
+        for game in range(len(menu.games)):
+            menu.game = game
+            rows.update(menu._rows())
+            for name, values in GAME_OPTIONS.get(menu.game_id, []):
+                rows.update(option_text(name, value) for value in values)
+        title = menu.title()
+    too_long = sorted(r for r in rows if len(glass("> " + r)) > CHARS)
+    assert not too_long, too_long
+    assert len(rows) > 20 and len(glass(title)) <= CHARS, title
