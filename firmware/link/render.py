@@ -96,6 +96,17 @@ def window(items: list[str], top: int, shown: int) -> tuple[list[str], int]:
     return items[top : top + shown], top
 
 
+def titled(headings: list[str], suffix: str) -> str:
+    """A title bar: the first of ``headings`` that fits before ``suffix`` (a clock, a page
+    or cursor count); if none does, the last one cut with "~" (a cut the fit tests see,
+    never a silent one)."""
+    room = CHARS - len(suffix)
+    for heading in headings:
+        if len(glass(heading)) <= room:
+            return f"{glass(heading)}{suffix}"
+    return f"{fit(headings[-1], room)}{suffix}"
+
+
 def scrolled(title: str, head: list[str], rows: list[str], top: int) -> tuple[str, list[str]]:
     """A screen whose ``rows`` (a ranking, a result list) scroll under fixed ``head`` lines:
     the title, with the marker ("1-3/8 ▼") when the rows do not all fit, and the lines."""

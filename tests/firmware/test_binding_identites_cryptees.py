@@ -13,11 +13,10 @@ from firmware.hub.bindings.identites_cryptees import (
     CARDS,
     IdentitesCrypteesBinding,
     card_pages,
-    titled,
 )
 from firmware.hub.table import Seating, Table
 from firmware.link.protocol import Input
-from firmware.link.render import render
+from firmware.link.render import render, titled
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
 

@@ -40,7 +40,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import BODY_LINES, CHARS, fit, fit_list, glass, menu_rows, wrap
+from firmware.link.render import BODY_LINES, CHARS, fit_list, glass, menu_rows, titled, wrap
 from rules.core import Action, action_to_json
 
 ACT_LED = (255, 160, 0)
@@ -119,21 +119,28 @@ class IdentitesCrypteesBinding(KnobMenus):
         return f"{self._decision(table)}/{self.group(table, seat)}"
 
     def cursor(self, table: Table, seat: int) -> int:
-        menu = self.menu(table, seat)
+        return self._cursor_in(table, seat, len(self.menu(table, seat)))
+
+    def _cursor_in(self, table: Table, seat: int, size: int) -> int:
+        """The cursor in a menu of ``size`` options (the one shown now)."""
         if table.ui.get(f"ctx:{seat}") == self.context(table, seat):
-            return int(table.ui.get(f"cursor:{seat}", 0)) % len(menu)
+            return int(table.ui.get(f"cursor:{seat}", 0)) % size
         return 0
 
     # --- menus -------------------------------------------------------------------
 
     def menu(self, table: Table, seat: int) -> list[Option]:
         """The options a press may choose now (never empty)."""
+        return self._menu_of(table, seat, self.groups(table, seat, self.legal(table, seat)))
+
+    def _menu_of(
+        self, table: Table, seat: int, groups: dict[str, tuple[str, list[tuple[str, Action]]]]
+    ) -> list[Option]:
+        """The menu of the legal actions ``groups`` (see :meth:`groups`)."""
         opened = {"seat": seat, "mode": "cards", "page": 0, "modectx": self._decision(table)}
         cards = Option(_(CARDS), {"ui": opened})
-        legal = self.legal(table, seat)
-        if not legal:
+        if not groups:
             return [cards]
-        groups = self.groups(table, seat, legal)
         current = self.group(table, seat)
         decision = self._decision(table)
         if current and current in groups:
@@ -452,12 +459,13 @@ class IdentitesCrypteesBinding(KnobMenus):
             return Secret(
                 title=titled([title], f"{clock} {page + 1}/{len(pages)}"), lines=tuple(lines)
             )
-        menu = self.menu(table, seat)
-        cur = self.cursor(table, seat)
+        groups = self.groups(table, seat, self.legal(table, seat))  # once per screen
+        menu = self._menu_of(table, seat, groups)
+        cur = self._cursor_in(table, seat, len(menu))
         # A long label wraps whole onto an indented row rather than being cut.
         rows = tuple(menu_rows([opt.label for opt in menu], cur, WINDOW))
         group = self.group(table, seat)
-        current = self.groups(table, seat, self.legal(table, seat)).get(group)
+        current = groups.get(group)
         # The sub-menu's words; where they do not fit, the card alone, then the verb alone.
         headings = [current[0].rstrip(" >")] if current else [_("Choose")]
         if current and group and group.startswith(("program:", "equip:")):
@@ -520,18 +528,6 @@ _SIDE_LETTERS = {
 }
 
 
-#: When a program may be played, short, after its name: "Jammer (any)".
-def titled(headings: list[str], suffix: str) -> str:
-    """The first of ``headings`` that fits the title bar before ``suffix`` (the window's
-    clock, the page or cursor count); if none does, the last one cut with "~" (a cut the
-    fit tests see, never a silent one)."""
-    room = CHARS - len(suffix)
-    for heading in headings:
-        if len(glass(heading)) <= room:
-            return f"{glass(heading)}{suffix}"
-    return f"{fit(headings[-1], room)}{suffix}"
-
-
 def card_pages(title: str, name: str, text: str) -> list[tuple[str, list[str]]]:
     """A card under the flap: a short title, then its name and its text whole, on as many
     pages as they need (the knob turns them)."""
@@ -539,6 +535,7 @@ def card_pages(title: str, name: str, text: str) -> list[tuple[str, list[str]]]:
     return [(title, rows[i : i + BODY_LINES]) for i in range(0, len(rows) or 1, BODY_LINES)]
 
 
+#: When a program may be played, short, after its name: "Jammer (any)".
 _TIMINGS = {
     "anytime": N_("any|timing"),
     "turn": N_("turn|timing"),
