@@ -541,14 +541,14 @@ class Hub:
             if claim.run == self.claim.run:
                 actor.echo_due = None  # an earlier status of ours
                 return
-        elif _same_run(claim, actor.taken_from):
+        elif claim is not None and claim.same_run(actor.taken_from):
             if not retained and status is not None and status.state == "ready":
                 # The hub this one was told to take the table over from is alive: it keeps it.
                 self._refuse(actor, Verdict(actor.config.name, owner=claim, taken_from=claim))
                 return
             # Else the stale copy this hub took the table over from, or that hub's goodbye.
         elif status is not None and status.state == "ready" and claim is not None:
-            if claim.took and claim.took == self.claim.run:
+            if claim.took == self.claim.run:
                 why = "was told to take it over from this hub, which is alive"
             elif self.claim.beats(claim):  # two hubs claimed it at once: both decide alike
                 why = "claimed it too (this hub's identity is the lower)"
@@ -937,16 +937,3 @@ def commit_delay_from_env() -> Callable[[], float] | None:
         return commit_ms / 1000
 
     return delay
-
-
-def _same_run(claim: proto.Claim | None, other: proto.Claim | None) -> bool:
-    """Both claims are one hub's one run."""
-    return (
-        claim is not None
-        and other is not None
-        and (claim.hub, claim.run)
-        == (
-            other.hub,
-            other.run,
-        )
-    )

@@ -176,6 +176,10 @@ class Claim(msgspec.Struct, frozen=True):
     #: --take-over``); that run, alive after all, keeps the table.
     took: Annotated[str, msgspec.Meta(max_length=32)] = ""
 
+    def same_run(self, other: Claim | None) -> bool:
+        """``other`` is this very run of this hub."""
+        return other is not None and (self.hub, self.run) == (other.hub, other.run)
+
     def beats(self, other: Claim) -> bool:
         """Two live claims on one table: the lower identity keeps it (the same on both hubs)."""
         return (self.hub, self.run) < (other.hub, other.run)
