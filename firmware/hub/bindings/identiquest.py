@@ -23,12 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from firmware.hub.bindings import ranking
 from firmware.hub.bindings.menus import KnobMenus
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit, glass, scroll_marker, scroll_room, scrolled
+from firmware.link.render import fit, glass, scroll_marker
 from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
@@ -129,8 +130,7 @@ class IdentiquestBinding:
         menu = self.menu(table, seat)
         if menu is None and inp.kind == "knob" and table.view(None)["phase"] == "over":
             rows = len(_ranking_rows(table, table.view(None)))  # the knob scrolls the ranking
-            top = max(0, min(scroll_room(1, rows), self.top(table, seat) + (inp.step or 0)))
-            return {"ui": {"seat": seat, "top": top}}
+            return ranking.scroll(table, seat, rows, inp.step)
         if menu is None:
             msgid, params = self._wait_message(table)
             raise IllegalAction(msgid, **params)
@@ -182,15 +182,9 @@ class IdentiquestBinding:
         }
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
-        if "top" in ui:  # the final ranking's first row shown
-            table.ui[f"top:{ui['seat']}"] = int(ui["top"])
+        if ranking.apply(table, ui):  # the final ranking's first row shown
             return
         table.ui[f"menu:{ui['seat']}"] = {k: v for k, v in ui.items() if k != "seat"}
-
-    @staticmethod
-    def top(table: Table, seat: int) -> int:
-        """The first row of the final ranking the seat's glass shows."""
-        return int(table.ui.get(f"top:{seat}", 0))
 
     def _wait_message(self, table: Table) -> tuple[str, dict[str, Any]]:
         """The refusal for a seat whose turn it is not (the hub speaks the seat's colour)."""
@@ -310,7 +304,7 @@ class IdentiquestBinding:
         score = pub["scores"][seat]
         me = plural("You: #{rank}, {n} gem", "You: #{rank}, {n} gems", score, rank=ranks[seat])
         title = f"{table.seating.name(seat)} {_('Over')}"
-        return scrolled(title, [me], _ranking_rows(table, pub), self.top(table, seat))
+        return ranking.screen(title, me, _ranking_rows(table, pub), table, seat)
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)

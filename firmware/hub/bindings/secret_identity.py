@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from firmware.hub.bindings import ranking
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, label, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit_list, scroll_room, scrolled
+from firmware.link.render import fit_list
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 
@@ -40,9 +41,7 @@ class SecretIdentityBinding:
         pub = table.view(None)
         coop = pub["mode"] == "coop"
         if inp.kind == "knob" and pub["phase"] == "over":  # the knob scrolls the ranking
-            rows = len(self._ranking_rows(table, pub))
-            top = max(0, min(scroll_room(1, rows), self.top(table, seat) + (inp.step or 0)))
-            return {"ui": {"seat": seat, "top": top}}
+            return ranking.scroll(table, seat, len(self._ranking_rows(table, pub)), inp.step)
         if inp.kind == "knob":
             lo, hi = self._picto_range(table, seat)
             if hi == 0:
@@ -95,18 +94,12 @@ class SecretIdentityBinding:
         return (int(active) + 1) % table.players
 
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
-        if "top" in ui:  # the final ranking's first row shown
-            table.ui[f"top:{ui['seat']}"] = int(ui["top"])
+        if ranking.apply(table, ui):  # the final ranking's first row shown
             return
         # One cursor per round (turn, in co-op): each round starts again at 1 picto.
         prefix = f"cursor:{ui['round']}:"
         kept = {k: v for k, v in table.ui.items() if k.startswith(prefix)}  # drop old rounds
         table.ui = kept | {f"{prefix}{ui['seat']}": int(ui["cursor"])}
-
-    @staticmethod
-    def top(table: Table, seat: int) -> int:
-        """The first row of the final ranking the seat's glass shows."""
-        return int(table.ui.get(f"top:{seat}", 0))
 
     def cursor(self, table: Table, seat: int) -> int:
         lo, hi = self._picto_range(table, seat)
@@ -266,7 +259,7 @@ class SecretIdentityBinding:
             n=pub["seats"][seat]["score"],
         )
         title = f"{table.seating.name(seat)} {_phase('over')}"
-        return scrolled(title, [me], self._ranking_rows(table, pub), self.top(table, seat))
+        return ranking.screen(title, me, self._ranking_rows(table, pub), table, seat)
 
     @staticmethod
     def _ranking_rows(table: Table, pub: dict[str, Any]) -> list[str]:
