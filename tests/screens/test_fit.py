@@ -17,7 +17,7 @@ from tests.screens.harness import GAMES, Shown, play, tables
 #: Games whose knob menus are drawn by :func:`firmware.link.render.menu_rows`.
 MENU_GAMES = ["ultra-secret", "identites-cryptees"]
 #: Games that end on a ranking of every seat.
-RANKED = {"secret-identity": {}, "incognito": {}, "identiquest": {}}
+RANKED = ["secret-identity", "incognito", "identiquest"]
 
 
 def misfits(shown: Shown) -> list[str]:
@@ -112,7 +112,7 @@ def test_the_final_ranking_reaches_every_seat(game: str, language: str) -> None:
     """At the most players, turning the knob on any station once the game is over brings
     every seat's line of the ranking into view, and the title says where the list is."""
     players = GAMES[game][1]
-    *_, table = tables(game, players, seed=4, options=RANKED[game])
+    *_, table = tables(game, players, seed=4)
     assert table.over
     with speaking(language):
         names = [table.seating.name(s) for s in range(players)]
