@@ -1,36 +1,76 @@
 """Pure rules engines for the games coffre referees.
 
-``get_game(id)`` returns the engine of one game; each game lives in its own
-module which exposes a ``GAME`` object following :class:`rules.core.Game`.
+The registry: :data:`GAMES` names each game's engine module, one line a game. Each engine
+module holds ``INFO`` (its declaration, :class:`rules.declare.GameInfo`) and ``GAME`` (its
+engine, :class:`rules.core.Game`). Every other piece of a game (its table binding, its
+bots, its table-display board, its docs page, its goldens) is found from the declaration's
+``stem`` beside it, and ``tests/test_games_complete.py`` fails, naming the piece, when one
+is missing. ``docs/adding-a-game.md`` walks through adding one.
 """
 
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from typing import Any
 
 from rules.core import BadOptions, Game, IllegalAction, RulesError
+from rules.declare import GameInfo
 
-__all__ = ["GAME_IDS", "BadOptions", "Game", "IllegalAction", "RulesError", "get_game"]
+__all__ = [
+    "GAMES",
+    "GAME_IDS",
+    "BadOptions",
+    "Game",
+    "GameInfo",
+    "IllegalAction",
+    "RulesError",
+    "all_info",
+    "get_game",
+    "get_info",
+    "stem",
+]
 
-#: Game id -> module holding its engine. Modules import lazily so a missing or
-#: broken game never stops the others from loading.
-_MODULES: dict[str, str] = {
-    "secret-identity": "rules.secret_identity",
-    "incognito": "rules.incognito",
-    "identiquest": "rules.identiquest",
-    "ultra-secret": "rules.ultra_secret",
-    "identites-cryptees": "rules.identites_cryptees",
-}
+#: Every game, by id: the hub, the host menu, the tools and the tests all read this one
+#: list. A game's engine and declaration live in ``rules/<stem>.py`` (the id with ``_``
+#: for ``-``), and so does every other piece of it, under its own folder.
+GAMES: tuple[str, ...] = (
+    "secret-identity",
+    "incognito",
+    "identiquest",
+    "ultra-secret",
+    "identites-cryptees",
+)
 
-GAME_IDS: tuple[str, ...] = tuple(_MODULES)
+GAME_IDS = GAMES
+
+
+def stem(game_id: str) -> str:
+    """The file-name stem of a game's pieces (``secret-identity`` -> ``secret_identity``)."""
+    return game_id.replace("-", "_")
+
+
+def _module(game_id: str) -> Any:
+    if game_id not in GAMES:
+        raise BadOptions(f"Unknown game: {game_id}")
+    return importlib.import_module(f"rules.{stem(game_id)}")
+
+
+@cache
+def get_info(game_id: str) -> GameInfo:
+    """The declaration of ``game_id``; raises ``BadOptions`` for an unknown game."""
+    info: GameInfo = _module(game_id).INFO
+    if info.id != game_id:
+        raise RuntimeError(f"rules/{stem(game_id)}.py declares {info.id}, not {game_id}")
+    return info
+
+
+def all_info() -> list[GameInfo]:
+    """Every registered game's declaration, in the registry's order."""
+    return [get_info(game_id) for game_id in GAMES]
 
 
 def get_game(game_id: str) -> Game[Any]:
     """The engine for ``game_id``; raises ``BadOptions`` for an unknown game."""
-    try:
-        module_name = _MODULES[game_id]
-    except KeyError:
-        raise BadOptions(f"Unknown game: {game_id}") from None
-    game: Game[Any] = importlib.import_module(module_name).GAME
+    game: Game[Any] = _module(game_id).GAME
     return game

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
+
+if TYPE_CHECKING:
+    from rules.declare import GameInfo
 
 JSON = dict[str, Any]
 T = TypeVar("T")
@@ -121,10 +124,20 @@ class GameState(msgspec.Struct, frozen=True):
 class Game(Protocol, Generic[S]):
     """The interface of a game engine (one module per game exposes ``GAME``)."""
 
-    id: str
-    name: str
-    min_players: int
-    max_players: int
+    info: GameInfo
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def min_players(self) -> int: ...
+
+    @property
+    def max_players(self) -> int: ...
+
     state_type: type[S]
     action_type: Any  # a Union of Action subclasses, for decoding
 
@@ -148,16 +161,30 @@ class Game(Protocol, Generic[S]):
 class BaseGame(Generic[S]):
     """Convenience base: JSON helpers shared by every engine.
 
-    Subclasses define ``id``, ``name``, the player range, ``state_type``,
-    ``action_type`` and the game methods.
+    Subclasses set ``info`` (the game's declaration, :class:`rules.declare.GameInfo`),
+    ``state_type``, ``action_type`` and the game methods; id, name and player range come
+    from ``info``.
     """
 
-    id: ClassVar[str]
-    name: ClassVar[str]
-    min_players: ClassVar[int]
-    max_players: ClassVar[int]
+    info: ClassVar[GameInfo]
     state_type: type[S]
     action_type: Any
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def min_players(self) -> int:
+        return self.info.min_players
+
+    @property
+    def max_players(self) -> int:
+        return self.info.max_players
 
     def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The options with every data file they name read in (a deck, a card set).
@@ -170,8 +197,7 @@ class BaseGame(Generic[S]):
 
     def check_players(self, players: int) -> None:
         """Refuse a player count outside the game's range."""
-        if not self.min_players <= players <= self.max_players:
-            raise BadOptions(f"{self.name} is for {self.min_players}-{self.max_players} players")
+        self.info.check_players(players)
 
 
 def check_options(options: Mapping[str, Any], known: Iterable[str]) -> None:

@@ -29,9 +29,9 @@ from rules.core import (
     GameState,
     IllegalAction,
     Rng,
-    check_options,
     shared_ranking,
 )
+from rules.declare import N_, GameInfo, Option, Phase
 
 MARKET = 5
 STEAL = 2
@@ -131,13 +131,36 @@ class Give(Action, tag="give", frozen=True):
 IdentiquestAction = Steal | Accuse | Give
 
 
+INFO = GameInfo(
+    id="identiquest",
+    name=N_("Identiquest"),
+    min_players=3,
+    max_players=6,
+    tie_break=N_("ties stay ties"),
+    phases={
+        PLAY: Phase(N_("Play"), N_("Play")),
+        GIVE: Phase(N_("Give gems"), N_("Give gems")),
+        OVER: Phase(N_("Over"), N_("Over")),
+    },
+    options=(
+        Option("deck", "cards", "default", N_("Deck"), panel=False),
+        Option(
+            "give",
+            "choice",
+            "top",
+            N_("Gift"),
+            choices=GIVE_MODES,
+            values={"top": N_("top gem"), "choose": N_("chosen")},
+            menu=GIVE_MODES,
+        ),
+    ),
+)
+
+
 class Identiquest(BaseGame[IdentiquestState]):
     """The Identiquest engine."""
 
-    id = "identiquest"
-    name = "Identiquest"
-    min_players = 3
-    max_players = 6
+    info = INFO
     state_type = IdentiquestState
     action_type = IdentiquestAction
 
@@ -146,11 +169,8 @@ class Identiquest(BaseGame[IdentiquestState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> IdentiquestState:
         """Shuffle the deck, lay out 5 gems, deal identities, pick the first player."""
         self.check_players(players)
-        check_options(options, {"deck", "give"})
-        give = options.get("give", "top")
-        if give not in GIVE_MODES:
-            raise BadOptions("give must be top or choose")
-        deck_option = options.get("deck", "default")
+        parsed = INFO.parse(options, players)
+        give, deck_option = parsed["give"], parsed["deck"]
         if isinstance(deck_option, str):
             colours, counts = load_deck(deck_option)
         elif isinstance(deck_option, Mapping):

@@ -14,7 +14,7 @@ card data and its schema in ``rules/data/identites-cryptees/``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -89,11 +89,10 @@ from rules.core import (
     IllegalAction,
     Rng,
     action_to_json,
-    check_options,
     shared_ranking,
 )
+from rules.declare import N_, GameInfo, Option, Phase
 
-_OPTIONS = frozenset({"first", "interrupt_window", "cards", "legion_loyalty"})
 #: Phases in which something waits for one player's answer; only anytime programs
 #: may be played then, and they resolve before it.
 _WAITING = (RESPOND, REAIM, ABILITY, DISCARD)
@@ -101,13 +100,49 @@ _LEGION_FROM = 6
 LOYALTY_SLOTS = ("left", "right")
 
 
+INFO = GameInfo(
+    id="identites-cryptees",
+    name=N_("Identités cryptées"),
+    min_players=4,
+    max_players=16,
+    tie_break=N_("the winning side wins together"),
+    phases={
+        "turn": Phase(N_("Turn"), N_("Turn")),
+        "window": Phase(N_("Interrupt window"), N_("Interrupt window")),
+        "respond": Phase(N_("Hit"), N_("Hit")),
+        "reaim": Phase(N_("Re-aim"), N_("Re-aim")),
+        "discard": Phase(N_("Discard"), N_("Discard")),
+        "ability": Phase(N_("ID ability"), N_("ID ability")),
+        "over": Phase(N_("Over"), N_("Over")),
+    },
+    options=(
+        Option(
+            "interrupt_window",
+            "seconds",
+            5,
+            N_("Window"),
+            menu=(5, 10, 0),
+        ),
+        # Chosen by the host (rules/docs/identites-cryptees.md, "Setup").
+        Option("first", "seat", 0, N_("First player")),
+        Option("cards", "cards", "generic", N_("Cards")),
+        Option(
+            "legion_loyalty",
+            "flag",
+            False,
+            N_("Legion loyalty"),
+            menu=(False, True),
+            from_players=_LEGION_FROM,
+            too_few="The Legion loyalty card is for 6+ players",
+        ),
+    ),
+)
+
+
 class IdentitesCryptees(BaseGame[ICState]):
     """The engine; see the module docstring."""
 
-    id: ClassVar[str] = "identites-cryptees"
-    name: ClassVar[str] = "Identités cryptées 2.0"
-    min_players: ClassVar[int] = 4
-    max_players: ClassVar[int] = 16
+    info = INFO
 
     def __init__(self) -> None:
         self.state_type = ICState
@@ -158,19 +193,10 @@ class IdentitesCryptees(BaseGame[ICState]):
 
 
 def _setup(players: int, options: Mapping[str, Any], seed: int) -> ICState:
-    check_options(options, _OPTIONS)
-    first = options.get("first", 0)
-    if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < players:
-        raise BadOptions(f"first must be a seat from 0 to {players - 1}")
-    window = options.get("interrupt_window", 5)
-    if isinstance(window, bool) or not isinstance(window, int | float) or window < 0:
-        raise BadOptions("interrupt_window must be seconds >= 0")
-    legion = options.get("legion_loyalty", False)
-    if not isinstance(legion, bool):
-        raise BadOptions("legion_loyalty must be true or false")
-    if legion and players < _LEGION_FROM:
-        raise BadOptions("The Legion loyalty card is for 6+ players")
-    cards, card_set = _cards_option(options.get("cards", "generic"))
+    parsed = INFO.parse(options, players)
+    first, window = parsed["first"], parsed["interrupt_window"]
+    legion = parsed["legion_loyalty"]
+    cards, card_set = _cards_option(parsed["cards"])
     row = cards.rows[players]
     rng = Rng(seed)
 

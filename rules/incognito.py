@@ -22,15 +22,14 @@ from msgspec.structs import replace
 from rules.core import (
     JSON,
     Action,
-    BadOptions,
     BaseGame,
     Event,
     GameState,
     IllegalAction,
     Rng,
-    check_options,
     shared_ranking,
 )
+from rules.declare import N_, GameInfo, Option, Phase
 
 ROUNDS = 3
 LIST_SIZE = 6
@@ -109,13 +108,46 @@ class Next(Action, tag="next", frozen=True):
 IncognitoAction = Done | Vote | Timeout | Next
 
 
+INFO = GameInfo(
+    id="incognito",
+    name=N_("Incognito"),
+    min_players=3,
+    max_players=6,
+    tie_break=N_("ties stay ties"),
+    phases={
+        DRAW: Phase(N_("Draw"), N_("Draw")),
+        VOTE: Phase(N_("Vote"), N_("Vote")),
+        REVEAL: Phase(N_("Reveal|phase"), N_("Results")),
+        OVER: Phase(N_("Over"), N_("Over")),
+    },
+    options=(
+        Option(
+            "lang",
+            "choice",
+            "fr",
+            N_("Words"),
+            choices=LANGS,
+            values={"fr": N_("French"), "en": N_("English")},
+            menu=LANGS,
+        ),
+        Option(
+            "countdown",
+            "seconds",
+            DEFAULT_COUNTDOWN,
+            N_("Countdown"),
+            lo=1,
+            hi=MAX_COUNTDOWN,
+            whole=True,
+            menu=(5, 10, 20),
+        ),
+    ),
+)
+
+
 class Incognito(BaseGame[IncognitoState]):
     """The Incognito engine."""
 
-    id = "incognito"
-    name = "Incognito"
-    min_players = 3
-    max_players = 6
+    info = INFO
     state_type = IncognitoState
     action_type = IncognitoAction
 
@@ -124,17 +156,8 @@ class Incognito(BaseGame[IncognitoState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> IncognitoState:
         """A new game, first round dealt."""
         self.check_players(players)
-        check_options(options, {"lang", "countdown"})
-        lang = options.get("lang", "fr")
-        if lang not in LANGS:
-            raise BadOptions("lang must be fr or en")
-        countdown = options.get("countdown", DEFAULT_COUNTDOWN)
-        if (
-            isinstance(countdown, bool)
-            or not isinstance(countdown, int)
-            or not 1 <= countdown <= MAX_COUNTDOWN
-        ):
-            raise BadOptions(f"countdown must be 1-{MAX_COUNTDOWN} seconds")
+        parsed = INFO.parse(options, players)
+        lang, countdown = parsed["lang"], parsed["countdown"]
         state = IncognitoState(
             players=players,
             seed=seed,

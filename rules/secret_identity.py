@@ -11,7 +11,7 @@ The JSON notation, options and view keys are in ``rules/docs/secret-identity.md`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
 from msgspec.structs import replace
@@ -19,15 +19,14 @@ from msgspec.structs import replace
 from rules.core import (
     JSON,
     Action,
-    BadOptions,
     BaseGame,
     Event,
     GameState,
     IllegalAction,
     Rng,
-    check_options,
     shared_ranking,
 )
+from rules.declare import N_, Band, GameInfo, Option, Phase
 
 _KEYS = 8  # mystery and vote keys are numbered 1.._KEYS (8 character slots)
 _ROUNDS = 4
@@ -48,13 +47,59 @@ REVEAL = "reveal"
 ANSWER = "answer"
 OVER = "over"
 
-#: Co-op result bands: (lowest, highest right answers, our own wording).
-BANDS: tuple[tuple[int, int, str], ...] = (
-    (0, 2, "Locked out: the safes kept their secrets."),
-    (3, 5, "Warming up: a few safes cracked open."),
-    (6, 8, "Fine crew: most safes gave way."),
-    (9, 10, "Master safecrackers: nothing hides from you."),
+INFO = GameInfo(
+    id="secret-identity",
+    name=N_("Secret Identity"),
+    min_players=3,
+    max_players=8,
+    tie_break=N_("ties broken by most picto cards left"),
+    phases={
+        PREPARE: Phase(N_("Prepare|phase"), N_("Prepare")),
+        VOTE: Phase(N_("Vote"), N_("Vote")),
+        REVEAL: Phase(N_("Reveal|phase"), N_("Reveal")),
+        ANSWER: Phase(N_("Answer"), N_("Answer")),
+        OVER: Phase(N_("Over"), N_("Over")),
+    },
+    options=(
+        Option(
+            "mode",
+            "choice",
+            COMPETITIVE,
+            N_("Mode"),
+            choices=(COMPETITIVE, COOP),
+            values={COMPETITIVE: N_("competitive"), COOP: N_("co-op")},
+            menu=(COMPETITIVE, COOP),
+        ),
+        Option(
+            "mystery",
+            "choice",
+            KEYS,
+            N_("Numbers"),
+            choices=(KEYS, DEALT),
+            values={KEYS: N_("keys"), DEALT: N_("dealt")},
+            menu=(KEYS, DEALT),
+        ),
+    ),
+    #: Co-op result bands: right answers, in our own words (rules/docs/secret-identity.md).
+    bands=(
+        Band(
+            0,
+            2,
+            N_("Locked out: the safes kept their secrets."),
+            N_("Locked out: the safes kept their secrets"),
+        ),
+        Band(
+            3,
+            5,
+            N_("Warming up: a few safes cracked open."),
+            N_("Warming up: a few safes cracked"),
+        ),
+        Band(6, 8, N_("Fine crew: most safes gave way."), N_("Fine crew: most safes gave way")),
+        Band(9, 10, N_("Master safecrackers: nothing hides from you."), N_("Master safecrackers!")),
+    ),
 )
+#: Co-op result bands: (lowest, highest right answers, the wording).
+BANDS: tuple[tuple[int, int, str], ...] = tuple((b.lo, b.hi, b.text) for b in INFO.bands)
 
 
 # --- actions ---------------------------------------------------------------
@@ -162,10 +207,7 @@ State = SecretIdentityState
 class SecretIdentity(BaseGame[SecretIdentityState]):
     """The Secret Identity engine (competitive and co-op)."""
 
-    id: ClassVar[str] = "secret-identity"
-    name: ClassVar[str] = "Secret Identity"
-    min_players: ClassVar[int] = 3
-    max_players: ClassVar[int] = 8
+    info = INFO
 
     def __init__(self) -> None:
         self.state_type = SecretIdentityState
@@ -184,13 +226,8 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> State:
         """A new game in its first round (or turn), keys dealt if ``mystery: dealt``."""
         self.check_players(players)
-        check_options(options, {"mode", "mystery"})
-        mode = options.get("mode", COMPETITIVE)
-        if mode not in (COMPETITIVE, COOP):
-            raise BadOptions("mode must be competitive or coop")
-        mystery_mode = options.get("mystery", KEYS)
-        if mystery_mode not in (KEYS, DEALT):
-            raise BadOptions("mystery must be keys or dealt")
+        parsed = INFO.parse(options, players)
+        mode, mystery_mode = parsed["mode"], parsed["mystery"]
         hand = _COOP_HAND[players] if mode == COOP else _HAND
         state = State(
             players=players,

@@ -57,14 +57,13 @@ from rules._ultra_secret_board import (
 from rules.core import (
     JSON,
     Action,
-    BadOptions,
     BaseGame,
     Event,
     IllegalAction,
     Rng,
-    check_options,
     shared_ranking,
 )
+from rules.declare import N_, GameInfo, Option, Phase
 
 __all__ = ["GAME", "UltraSecret", "UltraState"]
 
@@ -810,13 +809,41 @@ def _seat_view(state: UltraState, seat: int) -> JSON:
 # ---------------------------------------------------------------- the game
 
 
+INFO = GameInfo(
+    id="ultra-secret",
+    name=N_("Ultra Secret"),
+    min_players=3,
+    max_players=6,
+    tie_break=N_("one side wins together"),
+    phases={
+        "hide": Phase(N_("Hide"), N_("Hide")),
+        "bug": Phase(N_("Bug"), N_("Bug")),
+        "dial": Phase(N_("Dial"), N_("Dial")),
+        "informant": Phase(N_("Informant"), N_("Informant")),
+        "search": Phase(N_("Search"), N_("Search")),
+        "file": Phase(N_("File"), N_("File")),
+        "flight": Phase(N_("Flight"), N_("Flight")),
+        "over": Phase(N_("Over"), N_("Over")),
+    },
+    options=(
+        Option(
+            "dial",
+            "choice",
+            "strict",
+            N_("Dial"),
+            choices=DIAL_MODES,
+            values={"strict": N_("strict"), "free": N_("free")},
+            menu=DIAL_MODES,
+        ),
+        Option("declare", "choice", "known", N_("Declare"), choices=DECLARE_MODES, panel=False),
+    ),
+)
+
+
 class UltraSecret(BaseGame[UltraState]):
     """The Ultra Secret engine."""
 
-    id = "ultra-secret"
-    name = "Ultra Secret"
-    min_players = 3
-    max_players = 6
+    info = INFO
 
     def __init__(self) -> None:
         self.state_type = UltraState
@@ -825,13 +852,8 @@ class UltraSecret(BaseGame[UltraState]):
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> UltraState:
         """Deal identities, toothbrushes and formulas; hide the true formula; shuffle moles."""
         self.check_players(players)
-        check_options(options, {"dial", "declare"})
-        dial = options.get("dial", "strict")
-        declare = options.get("declare", "known")
-        if dial not in DIAL_MODES:
-            raise BadOptions("dial is strict or free")
-        if declare not in DECLARE_MODES:
-            raise BadOptions("declare is known or any")
+        parsed = INFO.parse(options, players)
+        dial, declare = parsed["dial"], parsed["declare"]
         rng = Rng(seed)
         identities, rng = rng.shuffle(PSEUDONYMS)
         formulas, rng = rng.shuffle(FORMULAS)
