@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("sim", help="a simulated table plays a whole game")
     sim.add_argument(
-        "--game", default="secret-identity", choices=GAME_IDS, metavar="GAME", help=GAME_HELP
+        "--game", choices=GAME_IDS, metavar="GAME", help=GAME_HELP + " (default: the first)"
     )
     sim.add_argument(
         "--players", type=_count(1, 16), default=5, help="seats at the table (the game's range)"

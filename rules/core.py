@@ -157,6 +157,12 @@ class Game(Protocol, Generic[S]):
 
     def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]: ...
 
+    def context(self, public: JSON) -> JSON: ...
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 class BaseGame(Generic[S]):
     """Convenience base: JSON helpers shared by every engine.
@@ -198,6 +204,19 @@ class BaseGame(Generic[S]):
     def check_players(self, players: int) -> None:
         """Refuse a player count outside the game's range."""
         self.info.check_players(players)
+
+    def context(self, public: JSON) -> JSON:
+        """What every game's ``public`` says under the same keys, read from the public view
+        (so it can never carry a secret): ``phase``, ``round`` and ``rounds`` (or None),
+        ``to_play`` (the seat the table waits for, or None) and ``colours`` (the game's
+        own seat colours, or None: the stations' colours)."""
+        return {
+            "phase": public.get("phase"),
+            "round": _whole(public.get("round")),
+            "rounds": _whole(public.get("rounds")),
+            "to_play": _whole(public.get("to_play")),
+            "colours": None,
+        }
 
 
 def check_options(options: Mapping[str, Any], known: Iterable[str]) -> None:

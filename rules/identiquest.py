@@ -202,6 +202,11 @@ class Identiquest(BaseGame[IdentiquestState]):
             turn=first,
         )
 
+    def context(self, public: JSON) -> JSON:
+        """The shared keys; while playing, the seat whose turn it is is the one awaited."""
+        turn = public.get("turn") if public.get("phase") == PLAY else None
+        return {**super().context(public), "to_play": turn}
+
     def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The options with a deck name replaced by its colour -> count table."""
         pinned = dict(options)

@@ -124,13 +124,13 @@ INFO = GameInfo(
             menu=(5, 10, 0),
         ),
         # Chosen by the host (rules/docs/identites-cryptees.md, "Setup").
-        Option("first", "seat", 0, N_("First player")),
+        Option("first", "seat", 0, N_("Starts")),
         Option("cards", "cards", "generic", N_("Cards")),
         Option(
             "legion_loyalty",
             "flag",
             False,
-            N_("Legion loyalty"),
+            N_("Legion"),
             menu=(False, True),
             from_players=_LEGION_FROM,
             too_few="The Legion loyalty card is for 6+ players",
@@ -152,6 +152,11 @@ class IdentitesCryptees(BaseGame[ICState]):
         """Deal IDs, loyalty and one program each; lay out the weapons."""
         self.check_players(players)
         return _setup(players, options, seed)
+
+    def context(self, public: JSON) -> JSON:
+        """The shared keys, from the public table part; the active player is awaited."""
+        table = public.get("table") or {}
+        return {**super().context(table), "to_play": table.get("active")}
 
     def pin_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The options with the card set read in (see :func:`pin_options`)."""

@@ -436,6 +436,10 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
             return [list(range(state.players))]
         return shared_ranking(state.scores, state.hand)
 
+    def context(self, public: JSON) -> JSON:
+        """The shared keys; co-op: the active player is the one the table waits for."""
+        return {**super().context(public), "to_play": public.get("active")}
+
     def result(self, state: State) -> JSON | None:
         """Co-op, game over: the band of right answers and its wording."""
         if state.mode != COOP or state.phase != OVER:

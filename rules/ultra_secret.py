@@ -849,6 +849,10 @@ class UltraSecret(BaseGame[UltraState]):
         self.state_type = UltraState
         self.action_type = UltraAction
 
+    def context(self, public: JSON) -> JSON:
+        """The shared keys; the agents' colours are the game's own, not the stations'."""
+        return {**super().context(public), "colours": public.get("colours")}
+
     def setup(self, players: int, options: Mapping[str, Any], seed: int) -> UltraState:
         """Deal identities, toothbrushes and formulas; hide the true formula; shuffle moles."""
         self.check_players(players)

@@ -4,82 +4,24 @@ The same snapshot always gives the same bytes (no clock, no randomness), so a re
 page shows at once what a live one shows, and the no-leak tests can compare pages.
 Every text is in the table's language (the ``language`` of its ``hub/status``, else the
 display's own), through :mod:`firmware.link.lang`.
-Shared pieces (header, seats, countdown, log, ranking) are here; each game's board is
-in :mod:`firmware.display.games`.
+The page and the overview are here, the shared pieces (seats, countdown, ranking) in
+:mod:`firmware.display.parts`, each game's board in :mod:`firmware.display.boards`.
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
+from firmware.display.boards import board, headline, log_lines, phase_text
 from firmware.display.feed import Snapshot
-from firmware.link.lang import N_, _, colour, label, plural, speaking
+from firmware.display.parts import Names, countdown, esc, ranking
+from firmware.link.lang import N_, _, label, speaking
 
-#: The games by name (the host menu's words; the display may not import the hub).
-GAME_NAMES = {
-    "secret-identity": N_("Secret Identity"),
-    "incognito": N_("Incognito"),
-    "identiquest": N_("Identiquest"),
-    "ultra-secret": N_("Ultra Secret"),
-    "identites-cryptees": N_("Identités cryptées"),
-}
-
-#: How each game breaks ties, as the final ranking says it.
-TIE_BREAKS = {
-    "secret-identity": N_("ties broken by most picto cards left"),
-    "incognito": N_("ties stay ties"),
-    "identiquest": N_("ties stay ties"),
-    "ultra-secret": N_("one side wins together"),
-    "identites-cryptees": N_("the winning side wins together"),
-}
 #: The hub's states other than ready, on the offline banner.
 HUB_STATES = {
     "lost": N_("lost"),
     "disconnected": N_("disconnected"),
 }
-
-
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def seat_colour(name: str) -> str:
-    """A seat's colour in words ("red" -> "Rouge"; a second box's "red-2" -> "Rouge 2")."""
-    base, _dash, rest = name.partition("-")
-    return f"{colour(base)} {rest}" if rest else colour(name)
-
-
-class Names:
-    """Seat -> a player's name and colour chip, as the table calls them."""
-
-    def __init__(self, public: dict[str, Any]) -> None:
-        seats = public.get("seats") or []
-        view = public.get("view") or {}
-        own = view.get("colours") if public.get("game") == "ultra-secret" else None
-        self.colours = [s.get("colour", f"seat {i + 1}") for i, s in enumerate(seats)]
-        if isinstance(own, list) and len(own) >= len(self.colours):
-            self.colours = [str(c) for c in own[: len(self.colours)]]
-
-    def __len__(self) -> int:
-        return len(self.colours)
-
-    def text(self, seat: int | None) -> str:
-        if seat is None or not 0 <= seat < len(self.colours):
-            return "—" if seat is None else _("Seat {n}", n=seat + 1)
-        return seat_colour(self.colours[seat])
-
-    def chip(self, seat: int | None) -> str:
-        """A name with its colour swatch (colour is never the only cue: the name is there)."""
-        if seat is None or not 0 <= seat < len(self.colours):
-            return esc(self.text(seat))
-        colour = esc(self.colours[seat])
-        return f'<span class="chip c-{colour}"><i></i>{esc(self.text(seat))}</span>'
-
-    def list(self, seats: Iterable[int]) -> str:
-        chips = [self.chip(s) for s in seats]
-        return ", ".join(chips) if chips else esc(_("nobody"))
 
 
 # --- the page ------------------------------------------------------------------------------
@@ -92,8 +34,6 @@ def table_fragment(snap: Snapshot) -> str:
 
 
 def _table_fragment(snap: Snapshot) -> str:
-    from firmware.display.games import board, headline, log_lines
-
     public = snap.public
     game = public.get("game")
     parts = [
@@ -107,7 +47,7 @@ def _table_fragment(snap: Snapshot) -> str:
         return "".join(parts) + "</section>"
     names = Names(public)
     where = esc(_("table {name}", name=snap.table))
-    title = f"{esc(label(GAME_NAMES, game))} <small>{where}</small>"
+    title = f"{esc(game_name(public))} <small>{where}</small>"
     parts.append(f'<header><h1>{title}</h1><p class="state">{headline(public, names)}</p>')
     parts.append(countdown(public))
     parts.append("</header>")
@@ -135,64 +75,6 @@ def _banner(snap: Snapshot) -> str:
         return ""
     banner = esc(_("Hub offline: {why}", why=why))
     return f'<p class="offline" role="alert">{banner}</p>'
-
-
-def countdown(public: dict[str, Any]) -> str:
-    """A running countdown: the hub republishes each second, the page ticks in between."""
-    left = public.get("timer")
-    if not isinstance(left, int | float) or left <= 0:
-        return ""
-    return f'<p class="countdown" data-left="{int(left)}">⏱ <b>{int(left)}</b> s</p>'
-
-
-def ranking(public: dict[str, Any], names: Names) -> str:
-    """The final ranking: places, ties together, scores and how ties were broken."""
-    groups: Sequence[Sequence[int]] = public.get("ranking") or []
-    scores = public.get("scores") or []
-    rows = []
-    place = 1
-    for group in groups:
-        for seat in group:
-            score = scores[seat] if seat < len(scores) else ""
-            tie = " <em>" + esc(_("tie")) + "</em>" if len(group) > 1 else ""
-            win = ' class="winner"' if place == 1 else ""
-            rows.append(
-                f"<tr{win}><td>{place}.</td><td>{names.chip(seat)}{tie}</td>"
-                f"<td class=num>{esc(score)}</td></tr>"
-            )
-        place += len(group)
-    won = bool(groups) and not nobody_won(groups, scores)
-    winners = names.list(groups[0]) if won else esc(_("nobody"))
-    game = str(public.get("game"))
-    rule = _(TIE_BREAKS[game]) if game in TIE_BREAKS else ""
-    if (public.get("view") or {}).get("mode") == "coop":
-        rule = _("co-op: the team scores together")
-    count = len(groups[0]) if won else 1
-    heading = plural(
-        "Game over — winner: {seats}", "Game over — winners: {seats}", count, seats=winners
-    )
-    return (
-        f'<div class="ranking"><h2>{heading}</h2>'
-        f"<table>{''.join(rows)}</table><p class=note>{esc(rule)}</p></div>"
-    )
-
-
-def nobody_won(groups: Sequence[Sequence[int]], scores: Sequence[Any]) -> bool:
-    """Everyone together on no points (e.g. Ultra Secret's fugitive got away): no winner."""
-    return len(groups) == 1 and not any(scores)
-
-
-def seat_table(names: Names, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A table with one row per seat (cells are HTML already)."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    seat = esc(_("seat"))
-    body = "".join(
-        f'<tr><td class="who">{names.chip(i)}</td>'
-        + "".join(f"<td>{c}</td>" for c in row)
-        + "</tr>"
-        for i, row in enumerate(rows)
-    )
-    return f'<table class="seats"><tr><th>{seat}</th>{head}</tr>{body}</table>'
 
 
 # --- whole documents ---------------------------------------------------------------------------
@@ -224,8 +106,6 @@ def overview_fragment(snaps: Sequence[Snapshot], language: str = "en") -> str:
 
 
 def _overview_card(snap: Snapshot) -> str:
-    from firmware.display.games import PHASES
-
     public = snap.public
     game = public.get("game")
     names = Names(public)
@@ -237,9 +117,7 @@ def _overview_card(snap: Snapshot) -> str:
         first = (public.get("ranking") or [[]])[0]
         state = _("game over — {seats} won", seats=names.list(first))
     else:
-        view = public.get("view") or {}
-        phase = view.get("phase") or (view.get("table") or {}).get("phase") or ""
-        state = esc(label(PHASES, str(phase)))
+        state = esc(phase_text(public))
     scores = public.get("scores") or []
     seats = " ".join(
         f"{names.chip(i)} <b>{esc(scores[i])}</b>"
@@ -247,10 +125,17 @@ def _overview_card(snap: Snapshot) -> str:
         else names.chip(i)
         for i in range(len(names))
     )
-    name = label(GAME_NAMES, game) if game else _("no game")
+    name = game_name(public) if game else _("no game")
     return (
         f'<a class="card" href="/table/{esc(snap.table)}" lang="{snap.language}" '
         f'data-version="{esc(public.get("version", 0))}">'
         f"<h2>{esc(snap.table)} · {esc(name)}</h2>"
         f"<p>{state}</p><p class=seats-line>{seats}</p></a>"
     )
+
+
+def game_name(public: dict[str, object]) -> str:
+    """The game's name in the table's language (the hub sends its message id)."""
+    labels = public.get("labels")
+    name = labels.get("game") if isinstance(labels, dict) else None
+    return _(str(name)) if name else str(public.get("game"))

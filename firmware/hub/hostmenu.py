@@ -17,69 +17,38 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from firmware.link.lang import LANGUAGES, N_, _, label
+from firmware.link.lang import LANGUAGES, N_, _
 from firmware.link.protocol import HostCommand
 from firmware.link.render import scroll_title
+from rules import get_info
+from rules.declare import Option
 
 CONFIRM_SECONDS = 4.0
 #: The screen shows this many menu rows at a time (it scrolls with the cursor).
 VISIBLE_ROWS = 4
 
-#: Options a host may set on the panel, per game: (option, values; the first is the default).
-GAME_OPTIONS: dict[str, list[tuple[str, list[Any]]]] = {
-    "secret-identity": [("mode", ["competitive", "coop"]), ("mystery", ["keys", "dealt"])],
-    "incognito": [("lang", ["fr", "en"]), ("countdown", [5, 10, 20])],
-    "identiquest": [("give", ["top", "choose"])],
-    "ultra-secret": [("dial", ["strict", "free"])],
-    "identites-cryptees": [("interrupt_window", [5, 10, 0])],
-}
-#: Identités cryptées: the Legion extension is for this many players or more.
-LEGION_FROM = 6
-
-
-#: What the host reads for each game and option (ids stay in the code and the store).
-GAME_NAMES = {
-    "secret-identity": N_("Secret Identity"),
-    "incognito": N_("Incognito"),
-    "identiquest": N_("Identiquest"),
-    "ultra-secret": N_("Ultra Secret"),
-    "identites-cryptees": N_("Identités cryptées"),
-}
-OPTION_NAMES = {
-    "mode": N_("Mode"),
-    "mystery": N_("Numbers"),
-    "lang": N_("Words"),
-    "countdown": N_("Countdown"),
-    "give": N_("Gift"),
-    "dial": N_("Dial"),
-    "interrupt_window": N_("Window"),
-}
-VALUE_NAMES = {
-    "competitive": N_("competitive"),
-    "coop": N_("co-op"),
-    "keys": N_("keys"),
-    "dealt": N_("dealt"),
-    "fr": N_("French"),
-    "en": N_("English"),
-    "top": N_("top gem"),
-    "choose": N_("chosen"),
-    "strict": N_("strict"),
-    "free": N_("free"),
-}
+#: The table's languages, as the host reads them.
+LANGUAGE_NAMES = {"fr": N_("French"), "en": N_("English")}
 
 
 def game_name(game_id: str) -> str:
-    """A game's name as the table reads it."""
-    return label(GAME_NAMES, game_id)
+    """A game's name as the table reads it (from the game's declaration)."""
+    return _(get_info(game_id).name)
 
 
-def option_text(name: str, value: Any) -> str:
-    """One option as the host reads it ("Countdown: 5 s", "Window: off")."""
-    if isinstance(value, int) and not isinstance(value, bool):
+def option_text(option: Option, value: Any) -> str:
+    """One option as the host reads it ("Countdown: 5 s", "Window: off", "Legion: yes")."""
+    if option.kind == "seconds":
         shown = _("off") if value == 0 else _("{n} s", n=value)
+    elif option.kind == "flag":
+        shown = _("yes") if value else _("no")
+    elif option.kind == "seat":
+        shown = _("Seat {n}", n=int(value) + 1)
+    elif str(value) in option.values:
+        shown = _(option.values[str(value)])
     else:
-        shown = label(VALUE_NAMES, str(value))
-    return _("{option}: {value}", option=_(OPTION_NAMES.get(name, name)), value=shown)
+        shown = str(value)
+    return _("{option}: {value}", option=_(option.label), value=shown)
 
 
 @dataclass(frozen=True)
@@ -133,13 +102,21 @@ class HostMenu:
         return self.games[self.game]
 
     @property
-    def option_rows(self) -> list[tuple[str, list[Any]]]:
-        rows = list(GAME_OPTIONS.get(self.game_id, []))
-        if self.game_id == "identites-cryptees":  # RULES.md §5: chosen by the host
-            rows.append(("first", list(range(self.players))))
-            rows.append(("cards", list(self.card_sets)))
-            if self.players >= LEGION_FROM:
-                rows.append(("legion_loyalty", [False, True]))
+    def option_rows(self) -> list[tuple[Option, list[Any]]]:
+        """The game's options the panel shows now, each with the values it offers (the
+        game's declaration says which; a seat is one of the players, a card set one of
+        the table's)."""
+        rows: list[tuple[Option, list[Any]]] = []
+        for option in get_info(self.game_id).options:
+            if not option.on_panel(self.players):
+                continue
+            if option.kind == "seat":
+                values: list[Any] = list(range(self.players))
+            elif option.kind == "cards":
+                values = list(self.card_sets)
+            else:
+                values = list(option.menu)
+            rows.append((option, values))
         return rows
 
     @property
@@ -163,7 +140,10 @@ class HostMenu:
         """The options the host chose for the current game."""
         picks = self.chosen.get(self.game_id, {})
         # Modulo: a row's values may shrink (the first player when fewer play).
-        return {name: values[picks.get(name, 0) % len(values)] for name, values in self.option_rows}
+        return {
+            option.name: values[picks.get(option.name, 0) % len(values)]
+            for option, values in self.option_rows
+        }
 
     def _range(self) -> tuple[int, int]:
         lo, hi = self.limits.get(self.game_id, (1, self.max_players))
@@ -191,9 +171,9 @@ class HostMenu:
                 i = (LANGUAGES.index(self.language) + step) % len(LANGUAGES)
                 self.language = LANGUAGES[i]
             elif self.row < self.start_row:
-                name, values = self.option_rows[self.row - 2]
+                option, values = self.option_rows[self.row - 2]
                 picks = self.chosen.setdefault(self.game_id, {})
-                picks[name] = (picks.get(name, 0) + step) % len(values)
+                picks[option.name] = (picks.get(option.name, 0) + step) % len(values)
             elif self.row == self.table_row:
                 return SwitchTable(step)
             elif button == "ok":
@@ -230,8 +210,9 @@ class HostMenu:
 
     def _rows(self) -> list[str]:
         rows = [game_name(self.game_id), _("Players: {n}", n=self.players)]
-        rows += [option_text(name, value) for name, value in self.options().items()]
-        rows.append(_("Language: {name}", name=_(VALUE_NAMES[self.language])))
+        chosen = self.options()
+        rows += [option_text(option, chosen[option.name]) for option, _values in self.option_rows]
+        rows.append(_("Language: {name}", name=_(LANGUAGE_NAMES[self.language])))
         rows.append(_("Start"))
         if self.several:
             n = self.tables.index(self.table) + 1 if self.table in self.tables else 0

@@ -293,11 +293,11 @@ def final_ranking(table: Table) -> list[str]:
     """The final ranking, winner first, two seats a line (places shared by a tie)."""
     pub = table.public()
     scores = pub["scores"] or []
-    own = pub["view"].get("colours") if table.game_id == "ultra-secret" else None
+    colours = [s["colour"] for s in pub["seats"]]
     cells, place = [], 1
     for group in pub["ranking"] or []:
         for seat in group:
-            name = own[seat] if own else table.seating.colours[seat]
+            name = colours[seat]
             cells.append(f"{place}.{short_colour(name)} {scores[seat]}")
         place += len(group)
     if len(cells) % 2:

@@ -175,13 +175,29 @@ class Table:
         # the public view shows (Identiquest keeps them secret: null; Secret Identity shows
         # them per seat), and the engine's final scores only once the game is over.
         scores = self.engine.scores(self.state) if self.over else view.get("scores")
+        # The same keys for every game (rules.core.BaseGame.context), so the table display
+        # and the hub's own screens never ask which game it is.
+        ctx = self.engine.context(view)
+        colours = self.colours()
+        info = self.engine.info
+        phase = info.phase(str(ctx["phase"]))
         return {
             "game": self.game_id,
             "version": self.state.version,
             "seats": [
-                {"seat": i, "station": s, "colour": self.seating.colours[i]}
+                {"seat": i, "station": s, "colour": colours[i]}
                 for i, s in enumerate(self.seating.stations[: self.players])
             ],
+            "phase": ctx["phase"],
+            "round": ctx["round"],
+            "rounds": ctx["rounds"],
+            "to_play": None if self.over else ctx["to_play"],
+            # What the table reads, as message ids (said in the table's language).
+            "labels": {
+                "game": info.name,
+                "phase": phase.long if phase else None,
+                "tie_break": info.tie_break,
+            },
             "scores": scores,
             "over": self.over,
             "ranking": self.engine.ranking(self.state) if self.over else None,
@@ -189,6 +205,14 @@ class Table:
             # A running countdown's whole seconds left: the table display ticks with it.
             "timer": None if self.timer_left is None else math.ceil(self.timer_left),
         }
+
+    def colours(self) -> list[str]:
+        """Each seat's colour: the game's own where it deals colours (Ultra Secret's
+        agents), else the station's."""
+        own = self.engine.context(self.view(None)).get("colours")
+        if isinstance(own, list) and len(own) >= self.players:
+            return [str(c) for c in own[: self.players]]
+        return self.seating.colours[: self.players]
 
     def key(self, uid: str | None) -> Key:
         """The key a tag is, or a readable refusal."""

@@ -112,7 +112,7 @@ def build_command(args: Any) -> proto.HostCommand:
     from firmware.tools.play import parse_options
 
     try:
-        options = parse_options(args.option or [])
+        options = parse_options(args.option or [], args.game)
     except SystemExit as exc:
         raise ConfigError(str(exc)) from None
     if args.action != "start" and (args.game or args.players or options or args.seed is not None):

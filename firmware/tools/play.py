@@ -10,19 +10,25 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
-from rules import get_game
+from rules import GAMES, get_game, get_info
 from rules.core import RulesError, decode_action
 
 EXIT_ILLEGAL = 2
 
 
-def parse_options(pairs: Iterable[str]) -> dict[str, Any]:
-    """Turn ``key=value`` strings into options; values are JSON when they parse."""
+def parse_options(pairs: Iterable[str], game_id: str | None = None) -> dict[str, Any]:
+    """Turn ``key=value`` strings into options, typed by the game's declaration (a flag
+    takes ``yes``/``no`` too); values are JSON when they parse. An option the game does
+    not declare is kept as given, for the engine to refuse by name."""
+    declared = {o.name: o for o in get_info(game_id).options} if game_id in GAMES else {}
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep:
             raise SystemExit(f"option must be key=value: {pair}")
+        if key in declared:
+            options[key] = declared[key].from_text(raw)
+            continue
         try:
             options[key] = json.loads(raw)
         except json.JSONDecodeError:
@@ -68,7 +74,7 @@ def run_scenario(
 
 def main(args: Any) -> int:
     """Entry point for the ``play`` subcommand (``args`` from argparse)."""
-    options = parse_options(args.option or [])
+    options = parse_options(args.option or [], args.game)
     if args.scenario and args.scenario != "-":
         with open(args.scenario, encoding="utf-8") as fh:
             return run_scenario(args.game, args.players, args.seed, options, fh, sys.stdout)

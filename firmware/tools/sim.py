@@ -104,8 +104,9 @@ def main(args: Any) -> int:
     """``coffre sim``: play a whole simulated game and save the screens."""
     from firmware.hub.bindings import bound_games
     from firmware.tools.bots import bot_class, has_bot
-    from rules import get_game
+    from rules import GAMES, get_game
 
+    args.game = args.game or GAMES[0]
     engine = get_game(args.game)
     if not engine.min_players <= args.players <= engine.max_players:
         print(
@@ -115,7 +116,7 @@ def main(args: Any) -> int:
         )
         return 2
     if args.game not in bound_games() or not has_bot(args.game):
-        print(f"coffre sim: {args.game} has no table binding or bots yet (try secret-identity)")
+        print(f"coffre sim: {args.game} has no table binding or bots yet (try {GAMES[0]})")
         return 2
     options = _options(args)
     if options is None:
@@ -174,7 +175,7 @@ def _options(args: Any) -> dict[str, Any] | None:
     from rules import get_game
     from rules.core import RulesError
 
-    options = parse_options(args.option or [])
+    options = parse_options(args.option or [], args.game)
     try:
         get_game(args.game).setup(args.players, options, args.seed)
     except RulesError as exc:
@@ -201,8 +202,8 @@ def _print_team(view: dict[str, Any]) -> None:
 def _print_ranking(game: str, final: dict[str, Any]) -> None:
     seats = final["seats"]
     scores = final["scores"]
-    tiebreak = " (ties: most picto cards left)" if game == "secret-identity" else ""
-    print(f"; final ranking{tiebreak}:")
+    tie_break = (final.get("labels") or {}).get("tie_break")
+    print(f"; final ranking ({tie_break}):" if tie_break else "; final ranking:")
     places = ranks(final["ranking"])  # ties share a place, the next skips: 1, 2, 2, 4
     for group in final["ranking"]:
         for seat in group:
@@ -212,10 +213,7 @@ def _print_ranking(game: str, final: dict[str, Any]) -> None:
             if seat < len(seat_view) and "pictos_left" in seat_view[seat]:
                 left = seat_view[seat]["pictos_left"]
                 extra = f"  ({left} picto card{'' if left == 1 else 's'} left)"
-            # Ultra Secret's agents have colours of their own and go by them (Identiquest's
-            # "colours" are its gems, not its seats).
-            own = (final.get("view") or {}).get("colours") if game == "ultra-secret" else None
-            name = own[seat] if isinstance(own, list) and seat < len(own) else seats[seat]["colour"]
+            name = seats[seat]["colour"]  # the game's own colour where it has one
             unit = "point" if scores[seat] == 1 else "points"
             print(f"  {place}. {name:<7} {scores[seat]:>3} {unit}{extra}")
     view = final.get("view") or {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from firmware.hub.bindings import bound_games
-from firmware.hub.hostmenu import CONFIRM_SECONDS, GAME_OPTIONS, HostMenu, option_text
+from firmware.hub.hostmenu import CONFIRM_SECONDS, HostMenu, option_text
 from firmware.link.lang import speaking
 from firmware.link.render import CHARS, glass
 
@@ -150,7 +150,7 @@ def _ic_menu(card_sets: list[str] | None = None) -> HostMenu:
 
 def _set(m: HostMenu, option: str, times: int) -> None:
     """Move to the row of ``option`` and press ok ``times``."""
-    m.row = 2 + [name for name, _ in m.option_rows].index(option)
+    m.row = 2 + [option.name for option, _ in m.option_rows].index(option)
     for _ in range(times):
         m.press("ok", playing=False, now=0)
 
@@ -158,7 +158,7 @@ def _set(m: HostMenu, option: str, times: int) -> None:
 def test_identites_cryptees_panel_offers_first_player_cards_and_legion() -> None:
     """RULES.md §5: first player (by the host), card set and Legion option on the panel."""
     m = _ic_menu(["generic", "mybox"])
-    assert [name for name, _ in m.option_rows] == [
+    assert [option.name for option, _ in m.option_rows] == [
         "interrupt_window", "first", "cards", "legion_loyalty",
     ]  # fmt: skip
     assert m.options() == {
@@ -196,8 +196,9 @@ def test_every_row_of_every_game_fits_the_hub_display_whole(language: str) -> No
         for game in range(len(menu.games)):
             menu.game = game
             rows.update(menu._rows())
-            for name, values in GAME_OPTIONS.get(menu.game_id, []):
-                rows.update(option_text(name, value) for value in values)
+            menu.players = 16  # every option the panel offers, every value of it
+            for option, values in menu.option_rows:
+                rows.update(option_text(option, value) for value in values)
         title = menu.title()
     too_long = sorted(r for r in rows if len(glass("> " + r)) > CHARS)
     assert not too_long, too_long

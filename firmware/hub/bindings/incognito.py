@@ -19,11 +19,12 @@ from typing import Any
 
 from firmware.hub.table import Table
 from firmware.link import lang
-from firmware.link.lang import N_, _
+from firmware.link.lang import _
 from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import glass, scroll_room, scroll_title, scrolled, window
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
+from rules.incognito import INFO
 
 IDLE_LED = (0, 0, 0)
 ACT_LED = (255, 160, 0)
@@ -124,7 +125,7 @@ class IncognitoBinding:
             seat=table.seating.name(seat),
             n=pub["round"],
             of=pub["rounds"],
-            phase=_(_PHASES[phase]),
+            phase=_phase(phase),
         )
         led = IDLE_LED
         if phase == "draw":
@@ -233,7 +234,7 @@ class IncognitoBinding:
             for group in ranking
             for s in group
         ]
-        title = f"{table.seating.name(seat)} {_(_PHASES['over'])}"
+        title = f"{table.seating.name(seat)} {_phase('over')}"
         return scrolled(title, [me], rows, self.scroll(table, seat))
 
     def _secret(self, table: Table, me: dict[str, Any], clock: str) -> Secret:
@@ -254,7 +255,7 @@ class IncognitoBinding:
         left = self.seconds_left(table)
         clock = "" if left is None else _(" STOP {n}s", n=left)
         phase = pub["phase"]
-        title = _("R{n}/{of} {phase}", n=pub["round"], of=pub["rounds"], phase=_(_PHASES[phase]))
+        title = _("R{n}/{of} {phase}", n=pub["round"], of=pub["rounds"], phase=_phase(phase))
         title += clock
         if phase == "draw":
             waiting = [short(s) for s, d in enumerate(pub["done"]) if not d]
@@ -295,12 +296,10 @@ def _two_a_row(words: list[str]) -> list[str]:
     return rows
 
 
-_PHASES = {
-    "draw": N_("Draw"),
-    "vote": N_("Vote"),
-    "reveal": N_("Results"),
-    "over": N_("Over"),
-}
+def _phase(phase: str) -> str:
+    """A phase's short label (the game's declaration), in the table's language."""
+    said = INFO.phase(phase)
+    return _(said.short) if said else phase
 
 
 def make_binding(**settings: Any) -> IncognitoBinding:

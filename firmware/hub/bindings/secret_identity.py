@@ -16,11 +16,12 @@ from typing import Any
 from firmware.hub.bindings import ranking
 from firmware.hub.table import Table
 from firmware.link import lang
-from firmware.link.lang import N_, _, label, plural
+from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import fit_list
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
+from rules.secret_identity import INFO
 
 READY_LED = (0, 0, 0)
 ACT_LED = (255, 160, 0)
@@ -242,7 +243,8 @@ class SecretIdentityBinding:
     def _coop_final_lines(table: Table, pub: dict[str, Any]) -> list[str]:
         result = pub["result"] or {}
         right = int(result.get("right", 0))
-        band = _(BANDS.get(int(result.get("band", [0])[0]), ""))
+        said = INFO.band(int(result.get("band", [0])[0]))
+        band = _(said.short) if said else ""
         return [
             plural("{n} right answer", "{n} right answers", right),
             _last_turn(table, pub),
@@ -304,25 +306,9 @@ class SecretIdentityBinding:
         return title, rows
 
 
-#: The co-op result, by the lowest score of its band (RULES.md's bands, said at the table).
-BANDS = {
-    0: N_("Locked out: the safes kept their secrets"),
-    3: N_("Warming up: a few safes cracked"),
-    6: N_("Fine crew: most safes gave way"),
-    9: N_("Master safecrackers!"),
-}
-
-_PHASES = {
-    "prepare": N_("Prepare"),
-    "vote": N_("Vote"),
-    "reveal": N_("Reveal"),
-    "answer": N_("Answer"),
-    "over": N_("Over"),
-}
-
-
 def _phase(phase: str) -> str:
-    return label(_PHASES, phase)
+    said = INFO.phase(phase)
+    return _(said.short) if said else phase
 
 
 def _head(pub: dict[str, Any]) -> str:

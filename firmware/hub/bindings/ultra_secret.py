@@ -34,11 +34,11 @@ from typing import Any
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
-from firmware.link.lang import N_, _, label, plural
-from firmware.link.phases import ULTRA_SECRET_PHASES
+from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import CHARS, fit, fit_list, glass, menu_rows
 from rules.core import Action, action_to_json
+from rules.ultra_secret import INFO
 
 ACT_LED = (255, 160, 0)
 IDLE_LED = (0, 0, 0)
@@ -48,7 +48,6 @@ KIND_LABEL = {"identity": N_("ID card"), "toothbrush": N_("toothbrush"), "formul
 BAGS = ("suitcase", "briefcase")
 SECRET_PLACES = ("G1", "G2", "G3", "G4", "G5")
 PSEUDONYMS = ("P1", "P2", "P3", "P4", "P5", "P6")
-PHASE_LABEL = ULTRA_SECRET_PHASES
 OUTCOME = {
     "caught": N_("Caught! Pursuers win"),
     "escaped": N_("Escaped: he wins"),
@@ -543,7 +542,8 @@ def _you_are(code: str, name: str) -> str:
 
 
 def _phase(phase: str) -> str:
-    return label(PHASE_LABEL, phase)
+    said = INFO.phase(phase)
+    return _(said.short) if said else phase
 
 
 def make_binding(**settings: Any) -> UltraSecretBinding:

@@ -13,22 +13,20 @@ import importlib
 import importlib.util
 from typing import Any
 
-_MODULES: dict[str, str] = {
-    "secret-identity": "firmware.tools.bots.secret_identity",
-    "incognito": "firmware.tools.bots.incognito",
-    "identiquest": "firmware.tools.bots.identiquest",
-    "ultra-secret": "firmware.tools.bots.ultra_secret",
-    "identites-cryptees": "firmware.tools.bots.identites_cryptees",
-}
+from rules import GAMES, stem
+
+
+def module_name(game_id: str) -> str:
+    """Where a game's bots live: ``firmware/tools/bots/<stem>.py``."""
+    return f"{__name__}.{stem(game_id)}"
 
 
 def has_bot(game_id: str) -> bool:
-    module = _MODULES.get(game_id)
-    return module is not None and importlib.util.find_spec(module) is not None
+    return game_id in GAMES and importlib.util.find_spec(module_name(game_id)) is not None
 
 
 def bot_class(game_id: str) -> Any:
     """The ``Bot`` class for a game (KeyError if there is none yet)."""
     if not has_bot(game_id):
         raise KeyError(game_id)
-    return importlib.import_module(_MODULES[game_id]).Bot
+    return importlib.import_module(module_name(game_id)).Bot

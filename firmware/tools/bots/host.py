@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from firmware.hub.hostmenu import GAME_OPTIONS, HostMenu
+from firmware.hub.hostmenu import HostMenu
 from firmware.tools.simtable import TABLE, PublicWatcher, SimTable
+from rules import get_info
 
 
 def host_starts(
@@ -26,7 +27,7 @@ def host_starts(
 ) -> None:
     """The host starts ``game`` with ``options``: on the panel when it can, else by command."""
     hub = sim.hub
-    if hub is None or not on_the_panel(game, options):
+    if hub is None or not on_the_panel(game, players, options):
         sim.host({"cmd": "start", "game": game, "players": players, "options": options})
     else:
         menu = hub.actors[TABLE].menu
@@ -34,10 +35,14 @@ def host_starts(
     watcher.wait(lambda p: p.get("game") == game and p.get("version") == 0)
 
 
-def on_the_panel(game: str, options: dict[str, Any]) -> bool:
-    """Whether the panel's menu can set every one of these options."""
-    rows = dict(GAME_OPTIONS.get(game, []))
-    return all(name in rows and value in rows[name] for name, value in options.items())
+def on_the_panel(game: str, players: int, options: dict[str, Any]) -> bool:
+    """Whether the panel's menu can set every one of these options (those with fixed
+    values in the game's declaration; a seat or card set goes by command)."""
+    declared = {o.name: o for o in get_info(game).options}
+    return all(
+        name in declared and declared[name].on_panel(players) and value in declared[name].menu
+        for name, value in options.items()
+    )
 
 
 def _walk_menu(
@@ -55,10 +60,10 @@ def _walk_menu(
     press_until("ok", lambda: menu.game_id == game, lambda: menu.game)
     press_until("next", lambda: menu.row == 1, lambda: menu.row)
     press_until("ok", lambda: menu.players == players, lambda: menu.players)
-    for row, (name, values) in enumerate(menu.option_rows, start=2):
+    for row, (option, values) in enumerate(menu.option_rows, start=2):
         press_until("next", functools.partial(_at_row, menu, row), lambda: menu.row)
-        want = options.get(name, values[0])
-        press_until("ok", functools.partial(_chosen, menu, name, want), menu.options)
+        want = options.get(option.name, values[0])
+        press_until("ok", functools.partial(_chosen, menu, option.name, want), menu.options)
     press_until("next", lambda: menu.row == menu.start_row, lambda: menu.row)
     panel.press("ok")
 

@@ -1,0 +1,60 @@
+"""Incognito on the table display: its board and its log, from ``public`` only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firmware.display.parts import Names, Public, esc, seat_table, yes
+from firmware.link.lang import _
+
+
+def board(public: Public, view: dict[str, Any], names: Names) -> str:
+    places = view.get("places") or []
+    done = view.get("done") or []
+    voted = view.get("voted") or []
+    scores = view.get("scores") or []
+    rows = []
+    for i in range(len(names)):
+        voters = voted[i] if i < len(voted) else []
+        rows.append(
+            [
+                f'<b class="score">{esc(scores[i] if i < len(scores) else 0)}</b>',
+                esc(places[i] if i < len(places) else ""),
+                yes(done[i] if i < len(done) else False),
+                names.list(voters) if voters else "·",
+            ]
+        )
+    words = "".join(
+        f"<li><b>{n}</b> {esc(w)}</li>" for n, w in enumerate(view.get("list") or [], 1)
+    )
+    header = [_("score"), _("place"), _("drawing done"), _("voted on it")]
+    out = [seat_table(names, header, rows)]
+    if words:  # the list is on the table from the vote on
+        heading = esc(_("The words"))
+        out.append(f'<div class="words"><h2>{heading}</h2><ol class="wordlist">{words}</ol></div>')
+    return "".join(out)
+
+
+def log(view: dict[str, Any], names: Names) -> list[str]:
+    reveal = view.get("reveal") or {}
+    words = view.get("list") or []
+    lines = []
+    for d in reveal.get("drawings") or []:
+        finders = [int(s) for s in d.get("finders") or []]
+        found = (
+            _("found by {seats}", seats=names.list(finders)) if finders else _("nobody found it")
+        )
+        number = d.get("number")
+        word = d.get("word") or (
+            words[number - 1] if isinstance(number, int) and 0 < number <= len(words) else "?"
+        )
+        lines.append(
+            _(
+                "Round {n}: {seat} drew {word} — {found}",
+                n=esc(reveal.get("round", "")),
+                seat=names.chip(d.get("drawer")),
+                word=f"<b>{esc(number)}. {esc(word)}</b>",
+                found=found,
+            )
+        )
+    return lines

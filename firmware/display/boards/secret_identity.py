@@ -1,0 +1,114 @@
+"""Secret Identity on the table display: its board and its log, from ``public`` only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firmware.display.parts import Names, Public, esc, seat_table, yes
+from firmware.link.lang import _, plural
+
+
+def board(public: Public, view: dict[str, Any], names: Names) -> str:
+    seats = view.get("seats") or []
+    rows = [
+        [
+            f'<b class="score">{esc(s.get("score", 0))}</b>',
+            f"{esc(s.get('position', 0))}{'*' * int(s.get('markers') or 0)}",
+            esc(
+                _(
+                    "{placed} placed, {left} left",
+                    placed=s.get("pictos_placed", 0),
+                    left=s.get("pictos_left", 0),
+                )
+            ),
+            yes(s.get("mystery_locked")),
+            esc(_("{n} in / {cast} cast", n=s.get("votes_in", 0), cast=s.get("votes_cast", 0))),
+            yes(s.get("ready")),
+        ]
+        for s in seats
+    ]
+    header = [_("score"), _("track"), _("picto cards"), _("key in"), _("votes"), _("ready")]
+    out = [seat_table(names, header, rows)]
+    team = view.get("team")
+    if isinstance(team, dict):
+        by = ""
+        if view.get("answered"):
+            by = " · " + _("answer given by {seat}", seat=names.chip(view.get("answered_by")))
+        score = int(team.get("score") or 0)
+        position = f"{esc(team.get('position', 0))}{'*' * int(team.get('markers') or 0)}"
+        points = plural(
+            "Team: {points} point ({position} on the track)",
+            "Team: {points} points ({position} on the track)",
+            score,
+            points=f"<b>{score}</b>",
+            position=position,
+        )
+        out.append(f'<p class="big">{points}{by}</p>')
+        out.append(track([(_("Team"), "team", score)]))
+    else:
+        out.append(
+            track(
+                [
+                    (names.text(i), names.colours[i], int(s.get("score") or 0))
+                    for i, s in enumerate(seats)
+                    if i < len(names)
+                ]
+            )
+        )
+    return "".join(out)
+
+
+TRACK = 30
+
+
+def track(tokens: list[tuple[str, str, int]]) -> str:
+    """The 0–30 score track: a token per seat on its square, a star per lap."""
+    cells = []
+    for square in range(TRACK + 1):
+        here = "".join(
+            f'<span class="tok c-{esc(colour)}" title="{esc(name)}">{esc(name[:2])}'
+            f"{'*' * (score // (TRACK + 1))}</span>"
+            for name, colour, score in tokens
+            if score % (TRACK + 1) == square
+        )
+        cells.append(f"<li><small>{square}</small>{here}</li>")
+    return f'<ol class="track">{"".join(cells)}</ol>'
+
+
+def log(view: dict[str, Any], names: Names) -> list[str]:
+    if view.get("mode") == "coop":
+        lines = [turn_line(turn, names) for turn in view.get("history") or []]
+    else:
+        lines = [safe_line(safe, names) for safe in view.get("revealed") or []]
+    result = view.get("result")
+    if isinstance(result, dict) and result.get("text"):
+        text = _(str(result["text"]))  # the band's words, from the game's declaration
+        lines.append(f"<b>{esc(text)}</b>")
+    return lines
+
+
+def turn_line(turn: dict[str, Any], names: Names) -> str:
+    """A co-op turn: whose safe, its key, the team's answer and whether it was right."""
+    verdict = _("right, +1 for the team") if turn.get("right") else _("wrong")
+    return _(
+        "Turn {n}: {seat}'s safe opens: key {key} — the team said {answer} ({verdict})",
+        n=esc(turn.get("turn", "?")),
+        seat=names.chip(turn.get("active")),
+        key=esc(turn.get("mystery", "?")),
+        answer=esc(turn.get("answer", "?")),
+        verdict=verdict,
+    )
+
+
+def safe_line(safe: dict[str, Any], names: Names) -> str:
+    owner = safe.get("safe")
+    key = esc(safe.get("mystery", safe.get("number", "?")))
+    right = [int(s) for s in safe.get("right") or []]
+    who = (
+        plural("{seats} was right", "{seats} were right", len(right), seats=names.list(right))
+        if right
+        else _("nobody was right")
+    )
+    if owner is None:
+        return _("The safe opens: key {key} — {who}", key=key, who=who)
+    return _("{seat}'s safe opens: key {key} — {who}", seat=names.chip(owner), key=key, who=who)

@@ -1,0 +1,109 @@
+"""Ultra Secret on the table display: its board and its log, from ``public`` only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firmware.display.parts import Names, Public, esc, seat_table, whole, yes
+from firmware.link.lang import N_, _, label
+
+#: The five filing places (the engine's ``places``), in words.
+US_PLACES = {
+    "G1": N_("lab safe"),
+    "G2": N_("bar"),
+    "G3": N_("park monument"),
+    "G4": N_("embassy files"),
+    "G5": N_("library"),
+}
+#: Words in the engine's notes (what a search turned up).
+US_WORDS = {"suitcase": N_("suitcase"), "briefcase": N_("briefcase")}
+
+
+def board(public: Public, view: dict[str, Any], names: Names) -> str:
+    def at(key: str, i: int) -> str:
+        values = view.get(key) or []
+        value = values[i] if i < len(values) else None
+        return esc(value) if value is not None else "·"
+
+    rows = [
+        [
+            at("agents", i),
+            at("informants", i),
+            at("bugs", i),
+            at("moles", i),
+            yes(i in (view.get("declared") or [])),
+            "✔" if i not in (view.get("waiting") or []) else "…",
+        ]
+        for i in range(len(names))
+    ]
+    places = view.get("places") or {}
+    opened = view.get("open") or []
+    header = [_("agent at"), _("informant"), _("bug"), _("mole cards"), _("declared"), _("acted")]
+    out = [seat_table(names, header, rows)]
+    where = ", ".join(f"{p} {label(US_PLACES, p)}" if p in places else p for p in opened)
+    out.append(
+        "<p class=big>"
+        + esc(
+            _(
+                "Open: {places} · deck {deck}, discard {discard}",
+                places=where,
+                deck=view.get("deck", 0),
+                discard=view.get("discard", 0),
+            )
+        )
+        + "</p>"
+    )
+    sums = view.get("sums") or {}
+    if sums:
+        declared = ", ".join(f"{names.chip(int(s))} {esc(v)}" for s, v in sums.items())
+        said = _("Declared (digit sums): {sums}", sums=declared)
+        out.append(f"<p class=big>{said}</p>")
+    if view.get("fugitive") is not None:
+        fugitive = _("The fugitive: {seat}", seat=names.chip(view["fugitive"]))
+        out.append(f"<p class=big>{fugitive}</p>")
+    if view.get("outcome"):
+        outcome = f"<b>{esc(label(US_OUTCOMES, str(view['outcome'])))}</b>"
+        ended = _("Outcome: {outcome}", outcome=outcome)
+        out.append(f"<p class=big>{ended}</p>")
+    return "".join(out)
+
+
+#: The end of an Ultra Secret game, in words.
+US_OUTCOMES = {
+    "escaped": N_("the fugitive escaped with everything right and wins"),
+    "escaped-wrong": N_("the fugitive escaped with a wrong filing: nobody wins"),
+    "caught": N_("the fugitive was caught: the others win together"),
+}
+
+#: What an agent did on the board this turn (the engine's public notes), in words.
+US_ACTS = {
+    "searched": N_("{seat} searched the luggage at {square}: {detail}"),
+    "opened": N_("{seat} opened lockers at {square}: {detail}"),
+    "read": N_("{seat} read the fake formula at {square} ({detail} mole cards)"),
+    "drew": N_("{seat} drew a mole card at {square}"),
+    "deck-empty": N_("{seat} found the mole deck empty at {square}"),
+    "crowded": N_("{seat} met other agents at {square}: nothing happens"),
+    "sat-out": N_("{seat} dialled an impossible square ({detail}) and sits out"),
+    "passed": N_("{seat} did nothing at {square}"),
+}
+
+
+def us_note(note: dict[str, Any], names: Names) -> str:
+    """One public note ("Red searched the luggage at H2: suitcase")."""
+    act = str(note.get("act"))
+    detail = ", ".join(label(US_WORDS, str(d)) for d in note.get("detail") or ())
+    template = _(US_ACTS[act]) if act in US_ACTS else "{seat} {act} {square}"
+    return template.format(
+        seat=names.chip(whole(note.get("seat"))),
+        act=esc(act),
+        square=esc(note.get("square") or "?"),
+        detail=esc(detail),
+    )
+
+
+def log(view: dict[str, Any], names: Names) -> list[str]:
+    lines = [us_note(n, names) for n in view.get("notes") or [] if isinstance(n, dict)]
+    for i, place in enumerate(view.get("revealed") or []):
+        if place:
+            lines.append(_("{seat}'s dial shows {place}", seat=names.chip(i), place=esc(place)))
+    return lines
