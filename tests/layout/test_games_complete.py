@@ -1,0 +1,176 @@
+"""Every registered game is whole: each piece a game needs exists, and a missing one fails
+here with a message naming it (the safety net of docs/adding-a-game.md).
+
+The registry is ``rules.GAMES``; each piece is found from the game's id by the same
+convention the code uses (``secret-identity`` -> ``secret_identity``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.pofile import read_po
+
+from rules import GAMES, get_game, get_info, stem
+from rules.declare import GameInfo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PIECES = ["engine", "binding", "bot", "board", "catalogue", "docs", "goldens"]
+
+
+def _has(module: str, *names: str) -> list[str]:
+    """The attributes of ``module`` that are missing (all of them if it is missing)."""
+    if importlib.util.find_spec(module) is None:
+        return list(names) or ["the module"]
+    loaded = importlib.import_module(module)
+    return [n for n in names if not hasattr(loaded, n)]
+
+
+def _engine(game: str) -> str | None:
+    path = f"rules/{stem(game)}.py"
+    missing = _has(f"rules.{stem(game)}", "INFO", "GAME")
+    if missing:
+        return f"{path} lacks {', '.join(missing)}"
+    info = get_info(game)
+    if not isinstance(info, GameInfo) or info.id != game:
+        return f"{path}: INFO must be the GameInfo of {game}"
+    if get_game(game).info is not info:
+        return f"{path}: GAME.info must be INFO"
+    return None
+
+
+def _binding(game: str) -> str | None:
+    missing = _has(f"firmware.hub.bindings.{stem(game)}", "make_binding")
+    return (
+        f"no table binding: firmware/hub/bindings/{stem(game)}.py with make_binding()"
+        if missing
+        else None
+    )
+
+
+def _bot(game: str) -> str | None:
+    missing = _has(f"firmware.tools.bots.{stem(game)}", "Bot")
+    return f"no bots: firmware/tools/bots/{stem(game)}.py with class Bot" if missing else None
+
+
+def _board(game: str) -> str | None:
+    missing = _has(f"firmware.display.boards.{stem(game)}", "board", "log")
+    if missing:
+        where = f"firmware/display/boards/{stem(game)}.py"
+        return f"no table-display board: {where} lacks {', '.join(missing)}"
+    return None
+
+
+def declared_texts(info: GameInfo) -> list[str]:
+    """Every text of a declaration the table reads (message ids)."""
+    texts = [info.name, info.tie_break]
+    for phase in info.phases.values():
+        texts += [phase.long, phase.short]
+    for option in info.options:
+        texts.append(option.label)
+        texts += list(option.values.values())
+    for band in info.bands:
+        texts += [band.text, band.short]
+    return texts
+
+
+def _french() -> dict[str, str]:
+    path = ROOT / "firmware" / "link" / "locale" / "fr" / "LC_MESSAGES" / "coffre.po"
+    with path.open("rb") as f:
+        po = read_po(f, locale="fr")
+    return {str(m.id): str(m.string) for m in po if isinstance(m.id, str) and m.string}
+
+
+def _catalogue(game: str) -> str | None:
+    french = _french()
+    missing = [t for t in declared_texts(get_info(game)) if t not in french]
+    if missing:
+        return (
+            f"no French for {missing[:5]} in firmware/link/locale/fr "
+            "(python -m firmware.tools.catalogue update, then translate)"
+        )
+    return None
+
+
+def _docs(game: str) -> str | None:
+    page = ROOT / "rules" / "docs" / f"{game}.md"
+    if not page.is_file():
+        return f"no rules page: rules/docs/{game}.md"
+    text = page.read_text(encoding="utf-8")
+    undocumented = [o.name for o in get_info(game).options if f"`{o.name}`" not in text]
+    if undocumented:
+        return f"rules/docs/{game}.md does not document the options {undocumented}"
+    return None
+
+
+def _goldens(game: str) -> str | None:
+    info = get_info(game)
+    screens = ROOT / "tests" / "screens" / "golden"
+    wanted = [
+        screens / f"{game}-{n}p-{language}"
+        for n in (info.min_players, info.max_players)
+        for language in ("en", "fr")
+    ]
+    missing = [str(p.relative_to(ROOT)) for p in wanted if not p.is_dir() or not any(p.iterdir())]
+    if missing:
+        return f"no golden screens {missing} (COFFRE_REGEN_GOLDEN=1, then look at them)"
+    playthroughs = list((ROOT / "tests" / "rules" / "golden").glob(f"{game}*.jsonl"))
+    if not playthroughs:
+        return f"no golden playthrough tests/rules/golden/{game}*.jsonl"
+    return None
+
+
+CHECKS = {
+    "engine": _engine,
+    "binding": _binding,
+    "bot": _bot,
+    "board": _board,
+    "catalogue": _catalogue,
+    "docs": _docs,
+    "goldens": _goldens,
+}
+
+
+@pytest.mark.parametrize("piece", PIECES)
+@pytest.mark.parametrize("game", GAMES)
+def test_every_registered_game_has_every_piece(game: str, piece: str) -> None:
+    """A registered game without one of its pieces fails, naming the piece and its file."""
+    problem = CHECKS[piece](game)
+    assert problem is None, f"{game}: {problem}"
+
+
+def test_ids_are_protocol_safe_and_stems_unique() -> None:
+    """Game ids fit the protocol's ``[a-z0-9-]{1,32}`` and no two share a file stem."""
+    assert all(re.fullmatch(r"[a-z][a-z0-9-]{0,31}", g) for g in GAMES), GAMES
+    assert len({stem(g) for g in GAMES}) == len(GAMES)
+
+
+def _own_files(game: str) -> set[Path]:
+    """The files that belong to one game (its id may appear in them freely)."""
+    s = stem(game)
+    return {
+        ROOT / "rules" / f"{s}.py",
+        ROOT / "firmware" / "hub" / "bindings" / f"{s}.py",
+        ROOT / "firmware" / "tools" / "bots" / f"{s}.py",
+        ROOT / "firmware" / "display" / "boards" / f"{s}.py",
+    }
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_game_id_is_spelled_in_at_most_one_shared_source_file(game: str) -> None:
+    """Only the registry (rules/__init__.py) names a game among the shared modules; an
+    engine's private helpers (rules/_*.py) count as the game's own."""
+    shared = []
+    for folder in ("rules", "firmware", "device", "hardware"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            private = path.parent.name == "rules" and re.match(r"_[a-z]", path.name)
+            if path in _own_files(game) or private:
+                continue
+            if f'"{game}"' in path.read_text(encoding="utf-8"):
+                shared.append(str(path.relative_to(ROOT)))
+    assert shared == ["rules/__init__.py"], f"{game} is spelled in {shared}"
