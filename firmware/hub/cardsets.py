@@ -1,6 +1,6 @@
 """Identités cryptées card sets at a table: shipped ones and a group's own directory.
 
-RULES.md §5 Decision: a group's own card set is a data file in a directory the
+Decision (identites-cryptees.md, Card data): a group's card set is a data file in a directory the
 hub's config names (``[[table]] card_sets``); the host picks the set on the panel.
 The set's content goes into the game's options, so the record never needs the file.
 """

@@ -135,7 +135,7 @@ class HostMenu:
     @property
     def option_rows(self) -> list[tuple[str, list[Any]]]:
         rows = list(GAME_OPTIONS.get(self.game_id, []))
-        if self.game_id == "identites-cryptees":  # RULES.md §5: chosen by the host
+        if self.game_id == "identites-cryptees":  # identites-cryptees.md, Options: by the host
             rows.append(("first", list(range(self.players))))
             rows.append(("cards", list(self.card_sets)))
             if self.players >= LEGION_FROM:

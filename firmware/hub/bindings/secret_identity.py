@@ -1,4 +1,4 @@
-"""Secret Identity at a physical table (RULES.md §1, table binding).
+"""Secret Identity at a physical table (table binding; rules in rules/docs/secret-identity.md).
 
 - A mystery key tapped on your own station locks it in your safe.
 - A vote key tapped on an opponent's station puts it in that safe (the key's
@@ -304,7 +304,7 @@ class SecretIdentityBinding:
         return title, rows
 
 
-#: The co-op result, by the lowest score of its band (RULES.md's bands, said at the table).
+#: The co-op result, by the lowest score of its band (secret-identity.md, Co-op flow).
 BANDS = {
     0: N_("Locked out: the safes kept their secrets"),
     3: N_("Warming up: a few safes cracked"),
