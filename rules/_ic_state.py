@@ -366,7 +366,7 @@ def own_revealed(state: ICState, seat: int) -> int:
 
 
 def decide_faction(colours: Iterable[tuple[str, int]], always: str | None) -> str:
-    """Faction from weighted colours and an ID's "always" (RULES.md §5).
+    """Faction from weighted colours and an ID's "always" (docs: Factions).
 
     The colour with the strictly largest weight wins; a tie at the top means
     Outlaw. An "always X" ID overrides the count, except that a Legion majority

@@ -441,7 +441,7 @@ def _check_program(state: ICState, a: Program) -> None:
     if card.loyalty is not None:
         raise IllegalAction("Hidden loyalty: it is never played")
     if card.timing == "anytime":
-        # RULES.md §5 Decision: at any moment, the actor in its own window included.
+        # Decision (docs: Turn flow): at any moment, the actor in its own window included.
         if state.phase == WINDOW and a.seat in state.passed:
             raise IllegalAction("You passed this window")
     else:
@@ -642,7 +642,7 @@ def _program(state: ICState, a: Action, ev: list[Event]) -> ICState:
     if state.phase not in _WAITING:
         st = replace(st, resume="turn")  # after it resolves, the turn goes on
         return _settle(_play_effects(st, a, ev), ev)
-    # Played while a hit, re-aim, ability or discard waits (RULES.md §5 Decision): it
+    # Played while a hit, re-aim, ability or discard waits (Decision, identites-cryptees.md): it
     # resolves at once, and what it starts goes before what was already waiting.
     waiting = (st.hits, st.reaim, st.abilities)
     st = _play_effects(replace(st, hits=(), reaim=(), abilities=()), a, ev)
@@ -946,7 +946,7 @@ def _eliminate(st: ICState, seat: int, ev: list[Event]) -> ICState:
 
 
 def victory(st: ICState, free_for_all: bool) -> tuple[tuple[int, ...], str] | None:
-    """The winners and their side, or None when the game goes on (RULES.md §5)."""
+    """The winners and their side, or None when the game goes on (docs: Victory check)."""
     sides = [faction(st, i) for i in range(st.players)]
     living = alive(st)
     left = {sides[i] for i in living}

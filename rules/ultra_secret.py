@@ -1,6 +1,6 @@
 """Ultra Secret (``ultra-secret``): secret agents, a coordinate dial, bugs and informants.
 
-RULES.md §4. A turn has five phases that every seat plays at once: ``bug``
+The rulebook's turn has five phases that every seat plays at once: ``bug``
 (place your bug once per game, or declare that your investigation is done, or
 pass), ``dial`` (secretly pick your next square), ``informant`` (post or move it,
 or pass), then the dials are revealed and the agents move; agents alone on a
@@ -367,7 +367,7 @@ def _phase1(state: UltraState, seat: int, choice: str) -> tuple[UltraState, list
 
 
 def _must_declare(state: UltraState, seat: int) -> bool:
-    """RULES.md §4 Decision: a complete sheet ends the investigation (« Dès qu'un joueur
+    """Decision (docs: Actions): a complete sheet ends the investigation (« Dès qu'un joueur
     a terminé son enquête »): that seat's phase-1 choice can only be the declaration."""
     return knowledge(state, seat).complete
 

@@ -69,8 +69,11 @@ from firmware.link.mqtt import BrokerConfig, Client
 from firmware.link.tls import CA_FILE
 from firmware.tools.brokers import Mosquitto, free_port, serve, start_broker
 from firmware.tools.simtable import SimTable
+from rules.secret_identity import INFO as BENCH_INFO
 
 STATIONS_PER_TABLE = 8
+#: The game every bench plays (its bots, the Director, know it best).
+BENCH_GAME = BENCH_INFO.id
 #: The load generator's broker user on a venue broker (a bench's own: no install has it).
 BENCH_USER = "bench"
 #: How long the load generator waits for the last answers once it stops sending.
@@ -202,8 +205,8 @@ def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict
     read_ms: list[float] = []
     lay_ms: list[float] = []
     try:
-        sim.host({"cmd": "start", "game": "secret-identity", "players": stations})
-        sim.watch.wait(lambda p: p.get("game") == "secret-identity")
+        sim.host({"cmd": "start", "game": BENCH_GAME, "players": stations})
+        sim.watch.wait(lambda p: p.get("game") == BENCH_GAME)
         time.sleep(0.3)
         for i in range(taps):
             name = sim.names[i % stations]
@@ -585,7 +588,7 @@ class _Generator:
         """Wait for the hubs to serve every table, then start a game on each."""
         self._wait(self.up, timeout, "served")
         for table in self.tables:
-            command = {"cmd": "start", "game": "secret-identity", "players": 8, "id": "bench"}
+            command = {"cmd": "start", "game": BENCH_GAME, "players": 8, "id": "bench"}
             self.client.publish(proto.Topics(table).host_command, proto.encode(command))
         self._wait(self.ready, timeout, "started")
 

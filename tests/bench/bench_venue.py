@@ -7,7 +7,7 @@ p50/p99 per hub, inputs answered twice, the messages the hubs send per input and
 processes' CPU and memory, then the summary line of ``coffre bench --hubs H --tables
 N``. A knob turn costs the hub two messages (the screen, the ack); ``--game`` also counts
 a whole game played by bots, where taps change ``public`` and the hub status too. The
-README's sizing comes from ``... 30 3:48 --game`` and, at a game's pace, ``coffre bench
+The docs' sizing comes from ``... 30 3:48 --game`` and, at a game's pace, ``coffre bench
 --hubs 5 --tables 100 --rate 0.05 --duration 60 --no-echo``.
 """
 

@@ -208,7 +208,7 @@ def test_re_running_for_another_table_keeps_the_first(tmp_path: Path) -> None:
 
 
 def test_conf_d_file_loads_next_to_debians_main_config(tmp_path: Path) -> None:
-    """The file the README installs in conf.d starts mosquitto next to a main config that
+    """The file the docs install in conf.d starts mosquitto next to a main config that
     already sets persistence (Debian's), and a station of the first run still connects
     after a re-run added a station."""
     from firmware.hub.brokerconf import Venue, configure_broker, station_user

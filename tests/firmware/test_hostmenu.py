@@ -156,7 +156,7 @@ def _set(m: HostMenu, option: str, times: int) -> None:
 
 
 def test_identites_cryptees_panel_offers_first_player_cards_and_legion() -> None:
-    """RULES.md §5: first player (by the host), card set and Legion option on the panel."""
+    """identites-cryptees.md, Options: first player, card set and Legion option on the panel."""
     m = _ic_menu(["generic", "mybox"])
     assert [option.name for option, _ in m.option_rows] == [
         "interrupt_window", "first", "cards", "legion_loyalty",

@@ -276,7 +276,7 @@ def _own_card_set(folder: Path) -> Path:
 
 
 def test_host_picks_a_card_set_from_the_table_directory(tmp_path: Path) -> None:
-    """RULES.md §5: the table's card-set directory is offered on the panel; the chosen
+    """identites-cryptees.md, Card data: the table's card sets are offered on the panel; the chosen
     set is stored in the game's record, so a restarted hub replays without the file."""
     sets = tmp_path / "sets"
     path = _own_card_set(sets)

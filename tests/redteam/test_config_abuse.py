@@ -48,7 +48,7 @@ def write(tmp_path: Path, table: str) -> Path:
 
 
 def test_a_good_table_loads(tmp_path: Path) -> None:
-    """The README's table loads as written."""
+    """The docs' example table (docs/config.md) loads as written."""
     settings = load_hub(write(tmp_path, 'stations = ["p1", "p2", "p3", "p4", "p5"]'))
     assert settings.tables[0].stations == ["p1", "p2", "p3", "p4", "p5"]
 

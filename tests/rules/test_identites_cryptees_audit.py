@@ -1,6 +1,6 @@
 """Identités cryptées 2.0: the rules corrections of issue 15 (audit against the rulebook).
 
-Map (test -> the sentence of RULES.md §5 or the rulebook it checks; "D" marks a Decision):
+Map (test -> the sentence of the rulebook or identites-cryptees.md it checks; "D" marks a Decision):
 - test_memory_follows_a_swapped_card: what a seat was shown is a card, not a position.
 - test_plating_does_not_absorb_a_program_hit: "Weapon hits deal 1 less damage".
 - test_laser_shows_unlocked_once_its_condition_holds_for_everyone: "rocket launcher and

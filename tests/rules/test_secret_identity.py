@@ -1,4 +1,4 @@
-"""Secret Identity: every rule and Decision of RULES.md §1, competitive mode."""
+"""Secret Identity: every rule and Decision (rules/docs/secret-identity.md), competitive mode."""
 
 from __future__ import annotations
 

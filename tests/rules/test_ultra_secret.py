@@ -1,6 +1,6 @@
-"""Ultra Secret rules, one test per rule or Decision of RULES.md §4.
+"""Ultra Secret rules, one test per rule or Decision (rules/docs/ultra-secret.md).
 
-Map (test -> the RULES.md §4 sentence it checks; "D" marks a Decision):
+Map (test -> the rule or Decision it checks; "D" marks a Decision):
 - test_colours_by_player_count: "3-6 players (colours; at 5 drop blue, at 4 blue+lilac,
   at 3 blue+lilac+black)".
 - test_bad_counts_and_options_are_refused: "3-6 players"; D option `dial: strict|free`.

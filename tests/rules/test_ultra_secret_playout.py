@@ -1,6 +1,6 @@
 """Ultra Secret: random playouts with purposeful bots, invariants checked at every step.
 
-Tests map to RULES.md §4 as a whole ("the game ends"; "An agent must move every
+Tests map to the rulebook as a whole ("the game ends"; "An agent must move every
 turn"; "Whatever card is seen is also shown to the owner of every bug and
 informant on that square"; the three outcomes) and to the core contract (version
 bump, serialise round-trip, replay equality, illegal actions refused unchanged).

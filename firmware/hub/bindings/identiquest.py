@@ -1,4 +1,4 @@
-"""Identiquest at a physical table (RULES.md §3, table binding).
+"""Identiquest at a physical table (table binding; rules in rules/docs/identiquest.md).
 
 - Your identity colour (and your loot, bottom to top) only under the flap.
 - On your turn the knob menu offers "Steal 2 gems" or "Accuse a player".

@@ -1,4 +1,4 @@
-"""Identités cryptées 2.0 at a physical table (RULES.md §5, table binding).
+"""Identités cryptées 2.0 at a physical table (binding; rules/docs/identites-cryptees.md).
 
 Every choice is a knob menu shown only under the flap (the ``secret`` part of the
 seat's own screen): turn to move the cursor, press to choose. NFC cards are not
@@ -20,7 +20,7 @@ refused with a readable message).
   seat sees the declared action and a countdown (``table.timer_left``), and may
   pass or play an anytime program; the window closes when all passed or when the
   hub's timer sends ``timeout`` (``interrupt_window`` seconds, default 5).
-- Anytime programs are in every seat's menu at any moment (RULES.md §5 Decision):
+- Anytime programs are in every seat's menu at any moment (a Decision, docs' Turn flow):
   also while a hit, re-aim, ability or discard waits, and for the actor inside its
   own window; the menus simply follow the engine's legal actions.
 - The victory check announces only "The game goes on" or the winners.

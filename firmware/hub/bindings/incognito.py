@@ -1,4 +1,4 @@
-"""Incognito at a physical table (RULES.md §2, table binding).
+"""Incognito at a physical table (table binding; rules in rules/docs/incognito.md).
 
 - Drawing: your place is on the public part of your screen, your secret word
   only under the flap (or while peek is held). A knob press says "done drawing".

@@ -1,4 +1,4 @@
-"""Secret Identity at a physical table (RULES.md §1, table binding).
+"""Secret Identity at a physical table (table binding; rules in rules/docs/secret-identity.md).
 
 - A mystery key tapped on your own station locks it in your safe.
 - A vote key tapped on an opponent's station puts it in that safe (the key's

@@ -1,4 +1,4 @@
-"""Ultra Secret at a physical table (RULES.md §4, table binding).
+"""Ultra Secret at a physical table (table binding; rules in rules/docs/ultra-secret.md).
 
 Every choice is a knob menu shown only under the flap (the ``secret`` part of the
 seat's own screen): turn to move the cursor, press to choose. No NFC card is
@@ -8,7 +8,7 @@ needed for this game (the box's cards stay in the box; the hub keeps them).
   locker card goes (F1 or B1); "< Back" undoes a step.
 - Phase 1: pass, declare (offered once the sheet is complete, or always with
   ``declare=any``), or place the bug on a hotel or G square; a complete sheet
-  offers only the declaration (RULES.md §4 Decision).
+  offers only the declaration (a Decision, ultra-secret.md, Actions).
 - Phase 2 (and each flight turn): the knob IS the coordinate dial: it offers only
   the open squares (strict; every code of the physical dial with ``dial=free``);
   a press locks the square in. The dial shows only under the flap.
