@@ -295,7 +295,7 @@ def hub_main(ns: argparse.Namespace) -> int:
         if item.topic.endswith("/screen"):
             note(ev="pub", topic=item.topic, t=time.perf_counter())
 
-    mqtt.Client._on_message = _on_message  # type: ignore[method-assign]
+    mqtt.Client._on_message = _on_message  # type: ignore[method-assign,assignment]
     Store.commit = _commit  # type: ignore[method-assign]
     service.Hub._send_held = _send_held  # type: ignore[method-assign]
     return cli.main(["hub", "--config", ns.config])
