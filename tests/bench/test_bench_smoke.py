@@ -33,7 +33,19 @@ MODES: dict[str, tuple[list[str], str]] = {
         rf"tables=1 stations=8 inputs_per_s={NUMBER} p50_ms={NUMBER} p99_ms={NUMBER} lost=0",
     ),
     "slow disk": (
-        "--tables 1 --duration 1 --commit-delay 5 --stall 50 --stall-every 0.5 --no-echo".split(),
+        [
+            "--tables",
+            "1",
+            "--duration",
+            "1",
+            "--commit-delay",
+            "5",
+            "--stall",
+            "50",
+            "--stall-every",
+            "0.5",
+            "--no-echo",
+        ],
         rf"tables=1 stations=8 inputs_per_s={NUMBER} p50_ms={NUMBER} p99_ms={NUMBER} lost=0",
     ),
     "venue": (
