@@ -190,6 +190,7 @@ def station_main(ns: argparse.Namespace) -> int:
 
     emit = _Events(sys.stdout)
     emu = open_emulated_station(timer="realtime")
+    emulated = _count_emulation()
     charge = [0.0, 0]  # seconds of I2C owed by the frame being drawn, its bytes
     panel_write = emu.panel.i2c_write
 
@@ -204,12 +205,15 @@ def station_main(ns: argparse.Namespace) -> int:
 
     def timed_show(image: Any) -> None:
         charge[0], charge[1] = 0.0, 0
+        before = emulated["i2c"]
         t0 = time.perf_counter()
         show(image)
         t1 = time.perf_counter()
         if charge[0]:
             time.sleep(charge[0])  # the bus is busy: the station thread waits in i2c_rdwr
-        emit(ev="frame", t0=t0, t1=t1, glass=time.perf_counter(), i2c_bytes=charge[1])
+        glass = time.perf_counter()
+        emit(ev="frame", t0=t0, t1=t1, glass=glass, i2c_bytes=charge[1],
+             emulated=emulated["i2c"] - before)  # fmt: skip
 
     display.show = timed_show
 
@@ -218,7 +222,7 @@ def station_main(ns: argparse.Namespace) -> int:
             super()._send(fields)
             if fields.get("kind") == "tag":
                 emit(ev="sent", id=f"{self.boot}:{self.seq}", read=self.read_at,
-                     sent=time.perf_counter())  # fmt: skip
+                     sent=time.perf_counter(), spi_emulated=emulated["spi"])  # fmt: skip
 
     broker = BrokerConfig(ns.host, ns.port, ns.username, ns.password, tls_ca=ns.ca)
     station = TracedStation(
@@ -243,7 +247,7 @@ def station_main(ns: argparse.Namespace) -> int:
                 break
             if words[0] == "lay":
                 time.sleep(random.uniform(0, ns.poll))  # any moment of the poll interval
-                emit(ev="laid", t=time.perf_counter())
+                emit(ev="laid", t=time.perf_counter(), spi_emulated=emulated["spi"])
                 emu.field.place(words[1])
             elif words[0] == "lift":
                 emu.field.remove()
@@ -254,6 +258,31 @@ def station_main(ns: argparse.Namespace) -> int:
         station.stop()
         emu.close()
     return 0
+
+
+def _count_emulation() -> dict[str, float]:
+    """CPU seconds spent in the emulated chips and their fake buses (silicon and a kernel
+    ioctl on a Pi), by bus: the run reports the steps with and without them."""
+    from device.emulated import rack
+
+    spent = {"spi": 0.0, "i2c": 0.0}
+
+    def count(cls: Any, name: str, bus: str) -> None:
+        inner = getattr(cls, name)
+
+        def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return inner(self, *args, **kwargs)
+            finally:
+                spent[bus] += time.thread_time() - start
+
+        setattr(cls, name, counted)
+
+    for name in ("xfer", "xfer2", "xfer3", "writebytes", "writebytes2", "readbytes"):
+        count(rack.FakeSpiDev, name, "spi")
+    count(rack.FakeSMBus, "_write", "i2c")
+    return spent
 
 
 # --- the hub process -------------------------------------------------------------------------
@@ -307,10 +336,13 @@ def hub_main(ns: argparse.Namespace) -> int:
 class StationProc:
     """A station process and the events it printed."""
 
-    def __init__(self, args: list[str]) -> None:
-        self.proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
-        )
+    def __init__(self, args: list[str], log: Path) -> None:
+        self.log = log
+        with log.open("ab") as err:
+            self.proc = subprocess.Popen(
+                args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+                bufsize=1,
+            )  # fmt: skip
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
@@ -333,7 +365,14 @@ class StationProc:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"no {kind} from the station")
-            event = self.events.get(timeout=left)
+            try:
+                event = self.events.get(timeout=min(left, 1.0))
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    tail = self.log.read_text(errors="replace")[-2000:]
+                    code = self.proc.returncode
+                    raise ChildProcessError(f"a station ended ({code}): {tail}") from None
+                continue
             if event.get("ev") == kind:
                 return event
 
@@ -368,6 +407,10 @@ class Tap:
     draw1: float
     glass: float
     i2c_bytes: int
+    #: CPU seconds (host) spent in the emulated MFRC522 while polling, in the emulated
+    #: SSD1306 while drawing.
+    poll_emulated: float = 0.0
+    render_emulated: float = 0.0
     hub_in: float = 0.0
     commit0: float = 0.0
     commit1: float = 0.0
@@ -390,6 +433,11 @@ class Tap:
     @property
     def total(self) -> float:
         return (self.glass - self.laid) * 1000.0
+
+    def emulation_ms(self, share: float) -> float:
+        """What the chips' emulation cost this tap at the station's CPU share (ms): silicon
+        on a Pi, so the tap less this is the estimate without it."""
+        return (self.poll_emulated + self.render_emulated) / share * 1000.0
 
 
 @dataclass
@@ -427,6 +475,13 @@ class PiClassResult:
                 f"  {step:<8} {statistics.median(values):7.2f} / {statistics.mean(values):7.2f}"
                 f" / {percentile(values, 0.99):7.2f}"
             )
+        less = [t.total - t.emulation_ms(self.shares.zero) for t in self.taps]
+        chips = [t.emulation_ms(self.shares.zero) for t in self.taps]
+        out.append(
+            f"  of which chip emulation (Python here, silicon on a Pi) at the Zero's share: "
+            f"p50 {statistics.median(chips):.2f} ms; tap to glass without it: "
+            f"p50 {statistics.median(less):.1f} ms, p99 {percentile(less, 0.99):.1f} ms"
+        )
         sent = [t.i2c_bytes for t in self.taps]
         out.append(
             f"  (I2C bytes a frame: median {statistics.median(sent):.0f}, max {max(sent)}; "
@@ -496,12 +551,12 @@ def run_pi_class(
             if config.tls_ca:
                 args += ["--ca", config.tls_ca]
             group = cgroups.group(f"zero-{name}", shares.zero)
-            proc = StationProc(_module_args(*args))
+            proc = StationProc(_module_args(*args), workdir / f"station-{name}.log")
             Cgroups.enter(group, proc.proc.pid)
             procs.append(proc)
         for proc in procs:
-            proc.next("up", 60)
-            proc.next("frame", 60)  # the hub's first screen is on the glass
+            proc.next("up", 120)
+            proc.next("frame", 120)  # the hub's first screen is on the glass
         sim.host({"cmd": "start", "game": "secret-identity", "players": stations})
         watch.wait(lambda p: p.get("game") == "secret-identity", 30)
         time.sleep(1.0)
@@ -530,7 +585,8 @@ def run_pi_class(
 def _one_tap(sim: Any, watch: Any, proc: StationProc, name: str, uid: str) -> Tap:
     proc.drain()
     proc.say(f"lay {uid}")
-    laid = proc.next("laid")["t"]
+    laid_event = proc.next("laid")
+    laid, laid_spi = laid_event["t"], laid_event["spi_emulated"]
     sent = proc.next("sent")
     screen_in = proc.next("screen")["t"]
     frame = proc.next("frame")
@@ -555,6 +611,8 @@ def _one_tap(sim: Any, watch: Any, proc: StationProc, name: str, uid: str) -> Ta
         frame["t1"],
         frame["glass"],
         frame["i2c_bytes"],
+        poll_emulated=sent["spi_emulated"] - laid_spi,
+        render_emulated=frame["emulated"],
     )
 
 
