@@ -229,6 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--stall-every", type=float, default=2.0, metavar="S", help="seconds between stalls"
     )
     bench.add_argument("--no-echo", action="store_true", help="skip the echo baseline")
+    bench.add_argument(
+        "--pi-class",
+        action="store_true",
+        help="tap to glass with each station and the hub held to a Zero 2 W's and a Pi 4's CPU",
+    )
 
     conf = sub.add_parser(
         "broker-config",

@@ -903,6 +903,10 @@ def _load_report(args: Any) -> int:
 
 
 def main(args: Any) -> int:
+    if getattr(args, "pi_class", False):
+        from firmware.tools import piclass
+
+        return piclass.report(args)
     if args.tables:
         return _load_report(args)
     _tap_report(args.stations, args.taps)

@@ -38,7 +38,7 @@ from firmware.station.service import Station
 from firmware.tools.brokers import TABLE, BrokerSetup, start_broker
 from hardware.keys import KeySet, load_keyset
 
-__all__ = ["TABLE", "PublicWatcher", "SimTable", "station_names"]
+__all__ = ["TABLE", "PublicWatcher", "SimTable", "also_log", "station_names"]
 
 
 def station_names(count: int) -> list[str]:
@@ -138,7 +138,7 @@ class SimTable:
             self.hub.start()
             display = self.panel.display
             if isinstance(display, MockDisplay):
-                display.on_frame = lambda _frame: self._log_hub()
+                also_log(display, lambda _frame: self._log_hub())
         self.watch.wait_hub_ready()
 
     def hub_toml(self) -> str:
@@ -213,7 +213,7 @@ class SimTable:
         self.devices[name] = devices
         # No connection screens: the saved (and golden) screens are the game's alone.
         if isinstance(devices.display, MockDisplay):
-            devices.display.on_frame = lambda _frame: self._log_station(name)
+            also_log(devices.display, lambda _frame: self._log_station(name))
         station = Station(
             self.broker.station_config(name),
             TABLE,
@@ -344,6 +344,32 @@ class SimTable:
         display = self.devices[station].display
         assert isinstance(display, MockDisplay)
         return display.last
+
+
+FrameHook = Callable[[Image.Image], None]
+
+
+class _LoggedHook:
+    """A display's own frame hook followed by the sim's screen log (see :func:`also_log`)."""
+
+    def __init__(self, own: FrameHook | None, log: FrameHook) -> None:
+        self.own = own
+        self.log = log
+
+    def __call__(self, frame: Image.Image) -> None:
+        if self.own is not None:
+            self.own(frame)  # first: a bench's frame clock stamps the glass, not the log
+        self.log(frame)
+
+
+def also_log(display: MockDisplay, log: FrameHook) -> None:
+    """Add the sim's screen log to a mock display's frame hook, keeping the hook it had
+    (a benchmark's frame clock, a test's gate); a station started again on the same
+    display replaces its log, never stacks a second one."""
+    own = display.on_frame
+    if isinstance(own, _LoggedHook):
+        own = own.own
+    display.on_frame = _LoggedHook(own, log)
 
 
 # --- watching the table ------------------------------------------------------------------

@@ -11,9 +11,12 @@ from pathlib import Path
 
 from tests.platform.browser import display_latency
 
+TABLES = 8
+
 if __name__ == "__main__":
-    updates = int(sys.argv[1]) if len(sys.argv) > 1 else 800
+    # At least one update per table: a table the run never updated has no latency to show.
+    updates = max(TABLES, int(sys.argv[1]) if len(sys.argv) > 1 else 800)
     with tempfile.TemporaryDirectory(prefix="coffre-bench-") as tmp:
-        result = display_latency(Path(tmp), tables=8, updates=updates)
+        result = display_latency(Path(tmp), tables=TABLES, updates=updates)
     for key, value in result.items():
         print(f"{key}: {value:.1f}")

@@ -4,7 +4,8 @@ Replays every golden station screen sequence (real consecutive screens of whole 
 on an emulated panel, twice: with luma's stock ``ssd1306.display()`` (the whole 1 KiB
 GDDRAM each time) and with Ssd1306Display's partial updates.
 
-Run: .venv/bin/python tests/bench/bench_oled.py
+Run: .venv/bin/python tests/bench/bench_oled.py [sequences]
+``sequences``: only the first N golden sequences (all by default).
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def measure(partial: bool, runs: list[list[Image.Image]]) -> list[int]:
 
 
 if __name__ == "__main__":
-    runs = sequences()
+    import sys
+
+    runs = sequences()[: int(sys.argv[1])] if len(sys.argv) > 1 else sequences()
     for label, partial in (("luma display()", False), ("partial updates", True)):
         costs = measure(partial, runs)
         print(

@@ -1,6 +1,6 @@
 """A venue on one broker: several hub processes sharing the tables (prints numbers).
 
-Run: .venv/bin/python tests/bench/bench_venue.py [seconds] [hubs:tables ...] [--game]
+Run: .venv/bin/python tests/bench/bench_venue.py [seconds] [hubs:tables ...] [--game[=PLAYERS]]
 Default: 10 s of ``3:48`` (three hubs of 16 tables, 8 stations each, a knob turn a
 second per station, on a venue broker: TLS and a broker user per hub). Each run prints
 p50/p99 per hub, inputs answered twice, the messages the hubs send per input and the
@@ -29,5 +29,7 @@ if __name__ == "__main__":
             print(f"  {line}")
         print(f"  load average after: {os.getloadavg()[0]:.1f}")
         print(f"  {result.line()}", flush=True)
-    if "--game" in sys.argv:
-        print(game_messages().line())
+    game = [a for a in sys.argv[1:] if a == "--game" or a.startswith("--game=")]
+    if game:
+        players = int(game[0].partition("=")[2] or 8)
+        print(game_messages(players).line())
