@@ -28,6 +28,7 @@ import json
 import os
 import queue
 import random
+import runpy
 import statistics
 import subprocess
 import sys
@@ -290,7 +291,6 @@ def _count_emulation() -> dict[str, float]:
 
 def hub_main(ns: argparse.Namespace) -> int:
     """``coffre hub`` with its inputs, commits and screens stamped into ``--trace``."""
-    from firmware import cli
     from firmware.hub import service
     from firmware.hub.store import Store
     from firmware.link import mqtt
@@ -327,7 +327,13 @@ def hub_main(ns: argparse.Namespace) -> int:
     mqtt.Client._on_message = _on_message  # type: ignore[method-assign,assignment]
     Store.commit = _commit  # type: ignore[method-assign]
     service.Hub._send_held = _send_held  # type: ignore[method-assign]
-    return cli.main(["hub", "--config", ns.config])
+    # The real command line, as the unit runs it (tools never import the CLI module).
+    sys.argv = ["coffre", "hub", "--config", ns.config]
+    try:
+        runpy.run_module("firmware.cli", run_name="__main__")
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -505,6 +511,7 @@ def run_pi_class(
 ) -> PiClassResult:
     """The Pi-class tap run; raises RuntimeError when this machine has no CPU quotas."""
     from firmware.hub.brokerconf import HOST_USER
+    from firmware.tools.bench import BENCH_GAME
     from firmware.tools.brokers import TABLE, start_broker
     from firmware.tools.simtable import PublicWatcher, SimTable
 
@@ -557,8 +564,8 @@ def run_pi_class(
         for proc in procs:
             proc.next("up", 120)
             proc.next("frame", 120)  # the hub's first screen is on the glass
-        sim.host({"cmd": "start", "game": "secret-identity", "players": stations})
-        watch.wait(lambda p: p.get("game") == "secret-identity", 30)
+        sim.host({"cmd": "start", "game": BENCH_GAME, "players": stations})
+        watch.wait(lambda p: p.get("game") == BENCH_GAME, 30)
         time.sleep(1.0)
         for i in range(taps):
             k = i % stations
