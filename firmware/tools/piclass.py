@@ -17,7 +17,7 @@ and broker) gives Python, by a cgroup CPU quota (v2 ``cpu.max`` or v1
 
 Each step is stamped with ``time.perf_counter()`` (CLOCK_MONOTONIC, one clock for every
 process of the machine) so a tap's time splits into poll, station, network, hub,
-commit, render and I2C. How the CPU shares were derived: ``firmware/tools/BENCH_NOTES.md``.
+commit, render and I2C. How the CPU shares were derived: ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
