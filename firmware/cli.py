@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     conf = sub.add_parser(
         "broker-config",
-        help="write mosquitto's coffre.conf, passwords, ACL and TLS files (keeps what exists)",
+        help="write coffre's own mosquitto config, users, ACL and TLS files (keeps what exists)",
     )
     what = conf.add_mutually_exclusive_group(required=True)
     what.add_argument(
@@ -252,6 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="TLS with a private CA (default); --no-tls: plain MQTT, passwords in clear",
+    )
+    conf.add_argument(
+        "--data-dir",
+        default=None,
+        help="mosquitto's persistence folder (default /var/lib/coffre-broker, the unit's)",
+    )
+    conf.add_argument(
+        "--apply",
+        action="store_true",
+        help="reload (or restart, if its listener changed) the running coffre-broker unit",
     )
     conf.add_argument(
         "--hostname",
@@ -563,7 +573,10 @@ def _broker_config(args: Any) -> int:
     names = broker_hostnames(args.hostname) if args.tls else None
     try:
         venue = _venue_of(args, out)
-        report = bc.configure_broker(out, venue, port, bind=args.bind, tls_hostnames=names)
+        data = Path(args.data_dir) if args.data_dir else bc.BROKER_DATA
+        report = bc.configure_broker(
+            out, venue, port, bind=args.bind, tls_hostnames=names, data_dir=data
+        )
     except PermissionError as exc:
         raise UsageError(f"broker-config: cannot write {exc.filename}: run it with sudo") from None
     creds = out / bc.CREDENTIALS
@@ -575,8 +588,14 @@ def _broker_config(args: Any) -> int:
     for line in bc.changes(report):
         print(line)
     print(f"wrote {report.conf}, passwd, acl, {bc.VENUE_FILE} and {creds}/")
+    if report.legacy_conf_d is not None:
+        print(
+            f"an older coffre's {report.legacy_conf_d} is still in the distribution's mosquitto "
+            f"(coffre now runs its own, {bc.BROKER_UNIT}): sudo rm {report.legacy_conf_d} "
+            "&& sudo systemctl restart mosquitto"
+        )
+    print(_apply_broker(report.apply, args.apply))
     print("next:")
-    print(f"  sudo cp {report.conf} /etc/mosquitto/conf.d/ && sudo systemctl restart mosquitto")
     for hub, tables in venue.hubs.items():
         user = bc.hub_user(hub)
         print(
@@ -614,6 +633,39 @@ def _broker_config(args: Any) -> int:
         if ids:
             print(f"    table {table}: {', '.join(ids)}")
     return 0
+
+
+def _apply_broker(apply: str, run: bool) -> str:
+    """What the running broker needs (and, with ``--apply``, what was done): one line."""
+    import shutil
+    import subprocess
+
+    from firmware.hub.brokerconf import BROKER_UNIT
+
+    if apply == "none":
+        return f"broker: nothing changed for {BROKER_UNIT}"
+    why = (
+        "users and ACL changed; connected clients stay connected"
+        if apply == "reload"
+        else "its listener or certificate changed"
+    )
+    command = f"sudo systemctl {apply} {BROKER_UNIT}"
+    if not run:
+        return f"broker: {why}: {command} (or re-run with --apply)"
+    systemctl = shutil.which("systemctl")
+    if systemctl is None:
+        return f"broker: no systemctl here; {why}: {apply} {BROKER_UNIT} yourself"
+    active = subprocess.run([systemctl, "is-active", "--quiet", BROKER_UNIT], check=False)
+    if active.returncode != 0:
+        return f"broker: {BROKER_UNIT} is not running; start it: sudo systemctl start {BROKER_UNIT}"
+    done = subprocess.run(
+        [systemctl, apply, BROKER_UNIT], check=False, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        return f"broker: {apply} {BROKER_UNIT} failed: {reason}"
+    verb = "reloaded" if apply == "reload" else "restarted"
+    return f"broker: {verb} {BROKER_UNIT} ({why})"
 
 
 def _selftest(args: Any) -> int:
