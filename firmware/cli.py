@@ -174,6 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", required=True, help="station TOML file (see firmware/station/config.py)"
     )
     station.add_argument("--pins", default=None, help="pin map TOML (overrides [station] pins)")
+    station.add_argument(
+        "--retry",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="a missing file or a part that does not answer: show it on the glass and try "
+        "again every SECONDS (the unit: 5) instead of exiting",
+    )
 
     play = sub.add_parser("play", help="apply a JSON scenario to a rules engine")
     play.add_argument("--game", required=True, choices=GAME_IDS, metavar="GAME", help=GAME_HELP)
@@ -487,16 +495,19 @@ def _run_station(args: Any) -> int:
 
 
 def _station(args: Any, stop: threading.Event) -> int:
-    from device.factory import open_station
     from firmware.link import notify
-    from firmware.station.config import load_station
+    from firmware.station.boot import Boot, Started
     from firmware.station.service import Station
-    from hardware.pins import load_station_pins
 
     log = logging.getLogger("coffre.station")
-    settings = load_station(args.config)
-    pins = load_station_pins(args.pins or settings.pins)
-    devices = open_station(pins, backend=settings.backend)
+    # A config mistake, a missing file or a silent part: on the glass too (see boot.py).
+    boot = Boot(args.config, args.pins, retry_seconds=args.retry)
+    outcome = boot.run(stop)
+    if not isinstance(outcome, Started):
+        if outcome != 0 and boot.problems:
+            return _fail(boot.problems[-1].message, outcome)
+        return outcome
+    settings, devices = outcome.settings, outcome.devices
     station = Station(settings.broker, settings.table, settings.id, devices)
     log.info(
         "station %s/%s %s starting: broker %s:%d",
