@@ -278,6 +278,31 @@ def build_parser() -> argparse.ArgumentParser:
         "name and its .local name); localhost and 127.0.0.1 are always added",
     )
 
+    backup = sub.add_parser(
+        "backup", help="the hub's store, CA, broker users and configs in one private file"
+    )
+    backup.add_argument(
+        "--out", default=None, help="the file (default coffre-backup-<host>-<date>.tar.gz)"
+    )
+    backup.add_argument("--config", default="/etc/coffre/hub.toml", help="hub.toml: its [store]")
+    backup.add_argument("--store", default=None, help="the store (overrides hub.toml's)")
+    backup.add_argument(
+        "--broker-dir", default="/etc/mosquitto/coffre", help="broker-config's folder"
+    )
+    backup.add_argument("--etc", default="/etc/coffre", help="the hub's config folder")
+    restore = sub.add_parser("restore", help="put a backup back (on a fresh hub, say)")
+    restore.add_argument("archive", help="the file coffre backup wrote")
+    restore.add_argument(
+        "--store", default=None, help="where the store goes (default: where it was)"
+    )
+    restore.add_argument(
+        "--broker-dir", default=None, help="where the broker files go (default: where they were)"
+    )
+    restore.add_argument(
+        "--etc", default=None, help="where the configs go (default: where they were)"
+    )
+    restore.add_argument("--force", action="store_true", help="overwrite an existing store")
+
     keys = sub.add_parser("keys", help="register your own NFC tags")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     learn = keys_sub.add_parser("learn", help="tap every key on a station, write a key set")
@@ -395,6 +420,12 @@ def _dispatch(args: Any) -> int:
         return keylearn.main(args)
     if args.command == "selftest":
         return _selftest(args)
+    if args.command in ("backup", "restore"):
+        return _backup(args)
+    if args.command == "doctor":
+        from firmware.tools import doctor
+
+        return doctor.main(args)
     return 1
 
 
@@ -643,6 +674,45 @@ def _broker_config(args: Any) -> int:
         ids = [s for s in venue.stations.get(table, []) if bc.station_user(table, s) in fresh]
         if ids:
             print(f"    table {table}: {', '.join(ids)}")
+    return 0
+
+
+def _backup(args: Any) -> int:
+    import datetime
+    import socket
+
+    from firmware.hub import backup as bk
+
+    try:
+        if args.command == "restore":
+            done = bk.restore_backup(
+                Path(args.archive),
+                store=Path(args.store) if args.store else None,
+                broker_dir=Path(args.broker_dir) if args.broker_dir else None,
+                etc_dir=Path(args.etc) if args.etc else None,
+                force=args.force,
+            )
+            where = ", ".join(f"{part} {path}" for part, path in done.folders.items())
+            print(f"restored {done.files} files: store {done.store}, {where}")
+            print("next: sudo systemctl restart coffre-broker coffre-hub coffre-display")
+            return 0
+        store = Path(args.store) if args.store else bk.store_of(Path(args.config))
+        day = datetime.date.today().isoformat()
+        out = Path(args.out or f"coffre-backup-{socket.gethostname()}-{day}.tar.gz")
+        manifest = bk.make_backup(
+            out,
+            store=store,
+            broker_dir=Path(args.broker_dir),
+            etc_dir=Path(args.etc),
+            version=version(),
+        )
+    except bk.BackupError as exc:
+        raise UsageError(f"{args.command}: {exc}") from None
+    except PermissionError as exc:
+        raise UsageError(f"{args.command}: cannot write {exc.filename}: run it with sudo") from None
+    parts = ", ".join(f"{p} ({path})" for p, path in manifest.parts.items())
+    print(f"wrote {out} (0600, {len(manifest.files)} files): {parts}")
+    print("keep it off this SD card: it holds the CA's key and every password (docs/backup.md)")
     return 0
 
 
