@@ -83,5 +83,5 @@ def test_a_damaged_backup_is_refused(tmp_path: Path) -> None:
             import io
 
             dst.addfile(member, io.BytesIO(body))
-    with pytest.raises(BackupError, match="store/hub.sqlite3 is missing or damaged"):
+    with pytest.raises(BackupError, match=r"store/hub\.sqlite3 is missing or damaged"):
         read_backup(bad)
