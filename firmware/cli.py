@@ -303,6 +303,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     restore.add_argument("--force", action="store_true", help="overwrite an existing store")
 
+    doctor = sub.add_parser(
+        "doctor", help="check this Pi: buses, groups, files, chips, broker, certificate, clock"
+    )
+    doctor.add_argument(
+        "--role", choices=("hub", "station"), default=None, help="default: what /etc/coffre has"
+    )
+    doctor.add_argument("--root", default="/", help=argparse.SUPPRESS)
+
     keys = sub.add_parser("keys", help="register your own NFC tags")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     learn = keys_sub.add_parser("learn", help="tap every key on a station, write a key set")
