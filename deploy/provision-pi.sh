@@ -84,11 +84,11 @@ put_config() {
 # --- the work -------------------------------------------------------------------------------
 progress "system packages (apt)"
 apt-get update -qq
-# gcc and the headers build spidev (no wheel on PyPI); on 32-bit Pi OS pillow and msgspec
+# gcc and the headers build spidev (no wheel on PyPI); on 32-bit Pi OS pillow, msgspec, cffi, cbor2
 # have no PyPI wheel either: piwheels (Pi OS's default pip index) has them, and the jpeg
 # and zlib headers let pip build pillow where it must.
 packages=(python3-venv python3-dev gcc)
-[ "$machine" = armv7l ] && packages+=(libjpeg-dev zlib1g-dev)
+[ "$machine" = armv7l ] && packages+=(libjpeg-dev zlib1g-dev libffi-dev)
 [ "$role" = hub ] && packages+=(mosquitto)
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 
