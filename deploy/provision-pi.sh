@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Provision a Raspberry Pi (Raspberry Pi OS Bookworm, 32- or 64-bit) as a coffre hub or station.
-#   sudo bash deploy/provision-pi.sh hub [--table main] [--stations p1,p2,p3,p4,p5]
+# Provision a Raspberry Pi (Raspberry Pi OS Bookworm, 64-bit; 32-bit: see docs) as a coffre hub or station.
+#   sudo bash deploy/provision-pi.sh hub [--table main] [--stations p1,p2,p3,p4,p5] [--address IP]
 #   sudo bash deploy/provision-pi.sh station p1 [--table main] [--hub coffre-hub.local]
 # Options: --keep-hostname (do not rename this Pi to coffre-hub / coffre-<id>).
 # Run it from a checkout of coffre on the Pi. It checks its arguments first, then: enables
 # SPI and I2C (I2C at 400 kHz), names the Pi, creates the 'coffre' user, installs into
-# /opt/coffre/venv, writes a config template in /etc/coffre/, installs and enables the
-# systemd unit, and prints the next steps for this role.
+# /opt/coffre/venv (and links coffre into /usr/local/bin), writes /etc/coffre/, installs and
+# enables the systemd units; on a hub it also writes coffre's own broker (coffre-broker) and
+# hands the hub and display their passwords. Re-run with other arguments: the configs are
+# rewritten (the old one kept as .bak), and what runs and changed is restarted; it says so.
 set -euo pipefail
 
 usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
@@ -19,6 +21,7 @@ station_id=""
 table=main
 stations=p1,p2,p3,p4,p5
 hub_host=coffre-hub.local
+hub_addresses=()
 set_hostname=1
 case "$role" in
   hub) ;;
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
     --stations) stations=${2:?--stations needs p1,p2,...}; shift 2 ;;
     --hub) hub_host=${2:?--hub needs the host name of the hub}; shift 2 ;;
     --keep-hostname) set_hostname=0; shift ;;
+    --address) hub_addresses+=(--hostname "${2:?--address needs an IP address of the hub}"); shift 2 ;;
     *) fail "unknown option '$1' (see: provision-pi.sh --help)" ;;
   esac
 done
@@ -55,18 +59,36 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || fail "Python 3.11 or later is needed (Raspberry Pi OS Bookworm has it)" 69
 hostname_new=$([ "$role" = hub ] && echo coffre-hub || echo "coffre-$station_id")
 machine=$(uname -m)
-steps=6
+steps=$([ "$role" = hub ] && echo 7 || echo 6)
 step=0
 progress() { step=$((step + 1)); echo "[$step/$steps] $*"; }
+changed=()   # units whose config this run changed
+# put_config FILE UNIT: the text on stdin becomes FILE; a different old one is kept as .bak.
+put_config() {
+  local file=$1 unit=$2 new
+  new=$(cat)
+  if [ -f "$file" ] && [ "$(cat "$file")" = "$new" ]; then
+    echo "  $file: unchanged"; return
+  fi
+  if [ -f "$file" ]; then
+    cp -p "$file" "$file.bak"
+    echo "  $file: updated (the old one is $file.bak):"
+    diff <(cat "$file.bak") <(printf '%s\n' "$new") | sed -n 's/^[<>] /    /p' | head -20 || true
+    changed+=("$unit")
+  else
+    echo "  $file: written"
+  fi
+  printf '%s\n' "$new" > "$file"
+}
 
 # --- the work -------------------------------------------------------------------------------
 progress "system packages (apt)"
 apt-get update -qq
-# gcc and the headers build spidev (no wheel on PyPI); on 32-bit Pi OS pillow and msgspec
+# gcc and the headers build spidev (no wheel on PyPI); on 32-bit Pi OS pillow, msgspec, cffi, cbor2
 # have no PyPI wheel either: piwheels (Pi OS's default pip index) has them, and the jpeg
 # and zlib headers let pip build pillow where it must.
 packages=(python3-venv python3-dev gcc)
-[ "$machine" = armv7l ] && packages+=(libjpeg-dev zlib1g-dev)
+[ "$machine" = armv7l ] && packages+=(libjpeg-dev zlib1g-dev libffi-dev)
 [ "$role" = hub ] && packages+=(mosquitto)
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 
@@ -113,12 +135,15 @@ python3 -m venv /opt/coffre/venv
 # on top of lgpio: without --no-deps pip would put the real RPi.GPIO over them.
 [ "$role" = station ] && /opt/coffre/venv/bin/pip install --quiet --no-deps mfrc522
 /opt/coffre/venv/bin/coffre --version
+# `coffre doctor`, `coffre backup` and the rest from any shell:
+ln -sf /opt/coffre/venv/bin/coffre /usr/local/bin/coffre
 
 progress "config template in /etc/coffre"
 install -d -m 0755 /etc/coffre
 if [ "$role" = hub ]; then
   quoted=$(printf '"%s", ' "${seat_list[@]}")
-  [ -f /etc/coffre/hub.toml ] || cat > /etc/coffre/hub.toml <<TOML
+  put_config /etc/coffre/hub.toml coffre-hub <<TOML
+# written by provision-pi.sh hub: re-running it rewrites this file (the old one: hub.toml.bak)
 # keyset = "/etc/coffre/keys.toml"   # your tags (coffre keys learn); top-level, above [broker]
 
 [broker]
@@ -140,7 +165,8 @@ stations = [${quoted%, }]
 reveal_delay = 3.0
 language = "fr"
 TOML
-  [ -f /etc/coffre/display.toml ] || cat > /etc/coffre/display.toml <<TOML
+  put_config /etc/coffre/display.toml coffre-display <<TOML
+# written by provision-pi.sh hub
 tables = ["$table"]
 language = "fr"
 
@@ -156,7 +182,9 @@ host = "0.0.0.0"
 port = 8080
 TOML
 else
-  [ -f /etc/coffre/station.toml ] || cat > /etc/coffre/station.toml <<TOML
+  old_user=$(sed -n 's/^username = "\(.*\)"$/\1/p' /etc/coffre/station.toml 2>/dev/null || true)
+  put_config /etc/coffre/station.toml coffre-station <<TOML
+# written by provision-pi.sh station: re-running it rewrites this file (the old one: .bak)
 [broker]
 host = "$hub_host"
 port = 8883
@@ -169,10 +197,13 @@ table = "$table"
 id = "$station_id"
 backend = "real"
 TOML
+  if [ -n "$old_user" ] && [ "$old_user" != "$table.$station_id" ] && [ -f /etc/coffre/station.password ]; then
+    echo "  /etc/coffre/station.password is $old_user's: copy $table.$station_id's from the hub" >&2
+  fi
 fi
 
 units=("coffre-$role")
-[ "$role" = hub ] && units+=(coffre-display)
+[ "$role" = hub ] && units=(coffre-broker coffre-hub coffre-display)
 progress "systemd units ${units[*]} (enabled, not started)"
 for unit in "${units[@]}"; do
   install -m 0644 "$src/deploy/systemd/$unit.service" /etc/systemd/system/
@@ -182,22 +213,40 @@ for unit in "${units[@]}"; do
   systemctl enable "$unit.service" 2>/dev/null || echo "  (no systemd running: enable $unit.service later)"
 done
 
+if [ "$role" = hub ]; then
+  progress "coffre's own broker (coffre-broker, port 8883; the distribution's mosquitto is left alone)"
+  old_snippet=/etc/mosquitto/conf.d/coffre.conf
+  if [ -f "$old_snippet" ] && head -1 "$old_snippet" | grep -q '^# generated by coffre'; then
+    rm -f "$old_snippet"
+    echo "  removed an older coffre's $old_snippet; restarting mosquitto (it served coffre before)"
+    systemctl restart mosquitto 2>/dev/null || echo "  (no systemd running: restart mosquitto later)"
+  fi
+  /opt/coffre/venv/bin/coffre broker-config --table "$table" --stations "$stations" \
+    --out /etc/mosquitto/coffre --hostname "$hostname_new" --hostname "$hostname_new.local" \
+    "${hub_addresses[@]}" --apply | sed 's/^/  /'
+  for user in hub spectator; do
+    install -m 0600 -o coffre -g coffre "/etc/mosquitto/coffre/credentials/$user.password" \
+      "/etc/coffre/$user.password"
+  done
+  systemctl is-active --quiet coffre-broker 2>/dev/null \
+    || systemctl start coffre-broker 2>/dev/null || echo "  (no systemd running: start coffre-broker later)"
+fi
+for unit in $(printf '%s\n' "${changed[@]}" | sort -u); do
+  if systemctl is-active --quiet "$unit" 2>/dev/null; then
+    systemctl restart "$unit" && echo "restarted $unit (its config changed)"
+  fi
+done
+
 echo
 echo "done. Next steps on this $role ($hostname_new):"
 if [ "$role" = hub ]; then
   cat <<EOF
-  1. sudo /opt/coffre/venv/bin/coffre broker-config --table $table --stations $stations \\
-         --out /etc/mosquitto/coffre --hostname coffre-hub --hostname coffre-hub.local
-     (add --hostname <the hub's IP> if stations dial it by address; for a venue of several
-     hubs or tables on this broker: --venue venue.toml instead of --table/--stations, see
-     $src/deploy/venue.toml); it prints the rest:
-     install /etc/mosquitto/coffre/coffre.conf into /etc/mosquitto/conf.d/, restart mosquitto,
-     and install -m 0600 -o coffre -g coffre each hub's password as /etc/coffre/hub.password
-     and the spectator's as /etc/coffre/spectator.password (the table display's user)
-  2. copy to each station /etc/mosquitto/coffre/ca.crt and its password file
-     (/etc/mosquitto/coffre/credentials/$table.<id>.password)
-  3. reboot (SPI, I2C speed and host name), then: sudo systemctl start coffre-hub coffre-display
-     and watch it: journalctl -u coffre-hub -f; the table display: http://coffre-hub.local:8080/
+  1. copy to each station /etc/mosquitto/coffre/ca.crt and its password file
+     (/etc/mosquitto/coffre/credentials/$table.<id>.password); a station added later:
+     re-run this with the new --stations (the broker reloads, no game is disturbed)
+  2. reboot (SPI, I2C speed and host name), then: sudo systemctl start coffre-hub coffre-display
+     and check it: coffre doctor; the table display: http://$hostname_new.local:8080/
+  3. back it up now and after each evening: sudo coffre backup --out /media/usb/hub.tar.gz
 EOF
 else
   cat <<EOF
@@ -205,9 +254,9 @@ else
      /etc/coffre/station.password, then hand it to the service:
        sudo chown coffre:coffre /etc/coffre/station.password
        sudo chmod 0600 /etc/coffre/station.password
-  2. reboot (SPI, I2C speed and host name), then check the parts:
-       sudo /opt/coffre/venv/bin/coffre selftest --config /etc/coffre/station.toml
-  3. sudo systemctl start coffre-station; the screen says what it does
+  2. reboot (SPI, I2C speed and host name), then check this Pi: sudo coffre doctor
+  3. sudo systemctl start coffre-station; the screen says what it does (a missing file
+     or a silent part too, until it is fixed)
      ("Connecting to $hub_host...", then the hub's screen); log: journalctl -u coffre-station -f
 EOF
 fi

@@ -78,6 +78,11 @@ class Display(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the hardware (and blank the screen)."""
 
+    def leave(self) -> None:
+        """Release the hardware but leave the last frame on the glass (a program that
+        stops on an error it has just drawn there). By default the same as close()."""
+        self.close()
+
 
 Colour = tuple[float, float, float]
 Beep = Literal["ok", "error", "tick", "alert"]

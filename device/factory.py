@@ -70,6 +70,43 @@ def open_station(pins: StationPins | None = None, backend: str | None = None) ->
     return _open_real_station(pins)
 
 
+def open_station_display(pins: StationPins | None = None, backend: str | None = None) -> Display:
+    """A station's display alone: to show why the station cannot start (its reader may be
+    the part that fails). Close it before :func:`open_station` opens the same bus."""
+    name = resolve_backend(backend)
+    if pins is None:
+        pins = load_station_pins()
+    if name == "mock":
+        return MockDisplay()
+    if name == "emulated":
+        return _DisplayOf(open_station(pins, "emulated"))
+    display = _attr("device.real_display", "Ssd1306Display")(pins)
+    if not isinstance(display, Display):
+        raise _not_a(display, Display, "Ssd1306Display")
+    return display
+
+
+class _DisplayOf(Display):
+    """The display of opened station devices; closing it closes them all."""
+
+    def __init__(self, devices: StationDevices) -> None:
+        self.devices = devices
+
+    @property
+    def inner(self) -> Display:
+        return self.devices.display
+
+    def show(self, image: Any) -> None:
+        self.devices.display.show(image)
+
+    def close(self) -> None:
+        self.devices.close()
+
+    def leave(self) -> None:
+        self.devices.display.leave()
+        self.devices.close()
+
+
 def _open_real_station(pins: StationPins) -> StationDevices:
     from device.gpio import GpioControls
 

@@ -101,6 +101,7 @@ class MockDisplay(Display):
         self.on_frame = on_frame
         self.shows = 0  # calls to show(), frames or not
         self.closed = False
+        self.left = False  # closed by leave(): the last frame stays lit
 
     @property
     def last(self) -> Image.Image | None:
@@ -129,6 +130,11 @@ class MockDisplay(Display):
 
     def close(self) -> None:
         self.closed = True
+
+    def leave(self) -> None:
+        """Closed, the last frame still the one on the glass."""
+        self.closed = True
+        self.left = True
 
 
 class MockControls(Controls):

@@ -201,6 +201,13 @@ class Ssd1306Display(Display):
         self.frames_sent += 1
         return True
 
+    def leave(self) -> None:
+        """Release the bus and keep the frame lit: the SSD1306 holds its GDDRAM while powered."""
+        if self._closed:
+            return
+        self._closed = True
+        self._drop()
+
     def close(self) -> None:
         """Blank the panel (luma's cleanup: display off, clear) and release the bus."""
         if self._closed:

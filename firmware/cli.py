@@ -174,6 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", required=True, help="station TOML file (see firmware/station/config.py)"
     )
     station.add_argument("--pins", default=None, help="pin map TOML (overrides [station] pins)")
+    station.add_argument(
+        "--retry",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="a missing file or a part that does not answer: show it on the glass and try "
+        "again every SECONDS (the unit: 5) instead of exiting",
+    )
 
     play = sub.add_parser("play", help="apply a JSON scenario to a rules engine")
     play.add_argument("--game", required=True, choices=GAME_IDS, metavar="GAME", help=GAME_HELP)
@@ -237,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     conf = sub.add_parser(
         "broker-config",
-        help="write mosquitto's coffre.conf, passwords, ACL and TLS files (keeps what exists)",
+        help="write coffre's own mosquitto config, users, ACL and TLS files (keeps what exists)",
     )
     what = conf.add_mutually_exclusive_group(required=True)
     what.add_argument(
@@ -259,11 +267,54 @@ def build_parser() -> argparse.ArgumentParser:
         help="TLS with a private CA (default); --no-tls: plain MQTT, passwords in clear",
     )
     conf.add_argument(
+        "--data-dir",
+        default=None,
+        help="mosquitto's persistence folder (default /var/lib/coffre-broker, the unit's)",
+    )
+    conf.add_argument(
+        "--apply",
+        action="store_true",
+        help="reload (or restart, if its listener changed) the running coffre-broker unit",
+    )
+    conf.add_argument(
         "--hostname",
         action="append",
         help="a name or IP stations use for the hub, repeatable (default: this host's "
         "name and its .local name); localhost and 127.0.0.1 are always added",
     )
+
+    backup = sub.add_parser(
+        "backup", help="the hub's store, CA, broker users and configs in one private file"
+    )
+    backup.add_argument(
+        "--out", default=None, help="the file (default coffre-backup-<host>-<date>.tar.gz)"
+    )
+    backup.add_argument("--config", default="/etc/coffre/hub.toml", help="hub.toml: its [store]")
+    backup.add_argument("--store", default=None, help="the store (overrides hub.toml's)")
+    backup.add_argument(
+        "--broker-dir", default="/etc/mosquitto/coffre", help="broker-config's folder"
+    )
+    backup.add_argument("--etc", default="/etc/coffre", help="the hub's config folder")
+    restore = sub.add_parser("restore", help="put a backup back (on a fresh hub, say)")
+    restore.add_argument("archive", help="the file coffre backup wrote")
+    restore.add_argument(
+        "--store", default=None, help="where the store goes (default: where it was)"
+    )
+    restore.add_argument(
+        "--broker-dir", default=None, help="where the broker files go (default: where they were)"
+    )
+    restore.add_argument(
+        "--etc", default=None, help="where the configs go (default: where they were)"
+    )
+    restore.add_argument("--force", action="store_true", help="overwrite an existing store")
+
+    doctor = sub.add_parser(
+        "doctor", help="check this Pi: buses, groups, files, chips, broker, certificate, clock"
+    )
+    doctor.add_argument(
+        "--role", choices=("hub", "station"), default=None, help="default: what /etc/coffre has"
+    )
+    doctor.add_argument("--root", default="/", help=argparse.SUPPRESS)
 
     keys = sub.add_parser("keys", help="register your own NFC tags")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -382,6 +433,12 @@ def _dispatch(args: Any) -> int:
         return keylearn.main(args)
     if args.command == "selftest":
         return _selftest(args)
+    if args.command in ("backup", "restore"):
+        return _backup(args)
+    if args.command == "doctor":
+        from firmware.tools import doctor
+
+        return doctor.main(args)
     return 1
 
 
@@ -482,16 +539,19 @@ def _run_station(args: Any) -> int:
 
 
 def _station(args: Any, stop: threading.Event) -> int:
-    from device.factory import open_station
     from firmware.link import notify
-    from firmware.station.config import load_station
+    from firmware.station.boot import Boot, Started
     from firmware.station.service import Station
-    from hardware.pins import load_station_pins
 
     log = logging.getLogger("coffre.station")
-    settings = load_station(args.config)
-    pins = load_station_pins(args.pins or settings.pins)
-    devices = open_station(pins, backend=settings.backend)
+    # A config mistake, a missing file or a silent part: on the glass too (see boot.py).
+    boot = Boot(args.config, args.pins, retry_seconds=args.retry)
+    outcome = boot.run(stop)
+    if not isinstance(outcome, Started):
+        if outcome != 0 and boot.problems:
+            return _fail(boot.problems[-1].message, outcome)
+        return outcome
+    settings, devices = outcome.settings, outcome.devices
     station = Station(settings.broker, settings.table, settings.id, devices)
     log.info(
         "station %s/%s %s starting: broker %s:%d",
@@ -568,7 +628,10 @@ def _broker_config(args: Any) -> int:
     names = broker_hostnames(args.hostname) if args.tls else None
     try:
         venue = _venue_of(args, out)
-        report = bc.configure_broker(out, venue, port, bind=args.bind, tls_hostnames=names)
+        data = Path(args.data_dir) if args.data_dir else bc.BROKER_DATA
+        report = bc.configure_broker(
+            out, venue, port, bind=args.bind, tls_hostnames=names, data_dir=data
+        )
     except PermissionError as exc:
         raise UsageError(f"broker-config: cannot write {exc.filename}: run it with sudo") from None
     creds = out / bc.CREDENTIALS
@@ -580,8 +643,14 @@ def _broker_config(args: Any) -> int:
     for line in bc.changes(report):
         print(line)
     print(f"wrote {report.conf}, passwd, acl, {bc.VENUE_FILE} and {creds}/")
+    if report.legacy_conf_d is not None:
+        print(
+            f"an older coffre's {report.legacy_conf_d} is still in the distribution's mosquitto "
+            f"(coffre now runs its own, {bc.BROKER_UNIT}): sudo rm {report.legacy_conf_d} "
+            "&& sudo systemctl restart mosquitto"
+        )
+    print(_apply_broker(report.apply, args.apply))
     print("next:")
-    print(f"  sudo cp {report.conf} /etc/mosquitto/conf.d/ && sudo systemctl restart mosquitto")
     for hub, tables in venue.hubs.items():
         user = bc.hub_user(hub)
         print(
@@ -619,6 +688,78 @@ def _broker_config(args: Any) -> int:
         if ids:
             print(f"    table {table}: {', '.join(ids)}")
     return 0
+
+
+def _backup(args: Any) -> int:
+    import datetime
+    import socket
+
+    from firmware.hub import backup as bk
+
+    try:
+        if args.command == "restore":
+            done = bk.restore_backup(
+                Path(args.archive),
+                store=Path(args.store) if args.store else None,
+                broker_dir=Path(args.broker_dir) if args.broker_dir else None,
+                etc_dir=Path(args.etc) if args.etc else None,
+                force=args.force,
+            )
+            where = ", ".join(f"{part} {path}" for part, path in done.folders.items())
+            print(f"restored {done.files} files: store {done.store}, {where}")
+            print("next: sudo systemctl restart coffre-broker coffre-hub coffre-display")
+            return 0
+        store = Path(args.store) if args.store else bk.store_of(Path(args.config))
+        day = datetime.date.today().isoformat()
+        out = Path(args.out or f"coffre-backup-{socket.gethostname()}-{day}.tar.gz")
+        manifest = bk.make_backup(
+            out,
+            store=store,
+            broker_dir=Path(args.broker_dir),
+            etc_dir=Path(args.etc),
+            version=version(),
+        )
+    except bk.BackupError as exc:
+        raise UsageError(f"{args.command}: {exc}") from None
+    except PermissionError as exc:
+        raise UsageError(f"{args.command}: cannot write {exc.filename}: run it with sudo") from None
+    parts = ", ".join(f"{p} ({path})" for p, path in manifest.parts.items())
+    print(f"wrote {out} (0600, {len(manifest.files)} files): {parts}")
+    print("keep it off this SD card: it holds the CA's key and every password (docs/backup.md)")
+    return 0
+
+
+def _apply_broker(apply: str, run: bool) -> str:
+    """What the running broker needs (and, with ``--apply``, what was done): one line."""
+    import shutil
+    import subprocess
+
+    from firmware.hub.brokerconf import BROKER_UNIT
+
+    if apply == "none":
+        return f"broker: nothing changed for {BROKER_UNIT}"
+    why = (
+        "users and ACL changed; connected clients stay connected"
+        if apply == "reload"
+        else "its listener or certificate changed"
+    )
+    command = f"sudo systemctl {apply} {BROKER_UNIT}"
+    if not run:
+        return f"broker: {why}: {command} (or re-run with --apply)"
+    systemctl = shutil.which("systemctl")
+    if systemctl is None:
+        return f"broker: no systemctl here; {why}: {apply} {BROKER_UNIT} yourself"
+    active = subprocess.run([systemctl, "is-active", "--quiet", BROKER_UNIT], check=False)
+    if active.returncode != 0:
+        return f"broker: {BROKER_UNIT} is not running; start it: sudo systemctl start {BROKER_UNIT}"
+    done = subprocess.run(
+        [systemctl, apply, BROKER_UNIT], check=False, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        return f"broker: {apply} {BROKER_UNIT} failed: {reason}"
+    verb = "reloaded" if apply == "reload" else "restarted"
+    return f"broker: {verb} {BROKER_UNIT} ({why})"
 
 
 def _selftest(args: Any) -> int:

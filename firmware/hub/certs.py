@@ -43,6 +43,9 @@ class TlsFiles:
     ca: Path
     cert: Path
     key: Path
+    #: False: the broker certificate already there was kept (same CA, same names), so a
+    #: running broker needs no restart to serve it.
+    signed: bool = True
 
 
 def default_hostnames() -> list[str]:
@@ -235,10 +238,39 @@ def write_tls_files(out: Path, hostnames: Sequence[str], *, keep_ca: bool = Fals
         files.ca.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
         if keep_ca:
             write_private(ca_key_file, _private_pem(ca_key))
+    if keep_ca and _still_valid(files, ca_cert, hostnames):
+        return TlsFiles(files.ca, files.cert, files.key, signed=False)
     cert_pem, key_pem = sign_broker(ca_key, ca_cert, hostnames)
     files.cert.write_bytes(cert_pem)
     write_private(files.key, key_pem)
     return files
+
+
+def certificate_names(cert: x509.Certificate) -> list[str]:
+    """The names and addresses on a certificate (its subjectAltName), in order."""
+    from cryptography import x509
+
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    return [str(name.value) for name in san]
+
+
+def _still_valid(files: TlsFiles, ca_cert: x509.Certificate, hostnames: Sequence[str]) -> bool:
+    """Whether the broker certificate on disk comes from ``ca_cert``, names exactly
+    ``hostnames`` and has its key: then a re-run keeps it (no broker restart)."""
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+
+    if not (files.cert.is_file() and files.key.is_file()):
+        return False
+    try:
+        cert = x509.load_pem_x509_certificate(files.cert.read_bytes())
+        cert.verify_directly_issued_by(ca_cert)
+    except (InvalidSignature, ValueError, TypeError, OSError):
+        return False
+    return certificate_names(cert) == _unique(hostnames)
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -27,6 +27,17 @@ class ConfigError(ValueError):
     """A configuration file that cannot be used; the message names the file and the key."""
 
 
+class MissingFile(ConfigError):
+    """A file the configuration names is missing or unreadable: it may yet arrive (copied,
+    handed over with chown, delivered by pairing), so a station waits for it."""
+
+    def __init__(self, message: str, path: Path, reason: str) -> None:
+        super().__init__(message)
+        self.path = path
+        #: What is wrong with it, short: "does not exist", "is not readable".
+        self.reason = reason
+
+
 class BrokerSection(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """``[broker]``: where the broker is and who we are to it."""
 
@@ -53,11 +64,13 @@ def read_text(path: Path, what: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{what} {path} does not exist") from None
+        raise MissingFile(f"{what} {path} does not exist", path, "does not exist") from None
     except PermissionError:
-        raise ConfigError(
+        raise MissingFile(
             f"{what} {path} is not readable by this user "
-            f"(hand it over: sudo chown coffre: {path} && sudo chmod 0600 {path})"
+            f"(hand it over: sudo chown coffre: {path} && sudo chmod 0600 {path})",
+            path,
+            "is not readable (chown coffre:)",
         ) from None
     except IsADirectoryError:
         raise ConfigError(f"{what} {path} is a folder, not a file") from None
@@ -128,9 +141,11 @@ def broker_config(section: BrokerSection, path: Path) -> BrokerConfig:
         password = read_text(Path(section.password_file), f"{path}: [broker] password_file").strip()
     ca_file = section.ca_file
     if ca_file is not None and not Path(ca_file).is_file():
-        raise ConfigError(
+        raise MissingFile(
             f"{path}: [broker] ca_file {ca_file} is not a file "
-            "(copy ca.crt from the hub's broker-config folder)"
+            "(copy ca.crt from the hub's broker-config folder)",
+            Path(ca_file),
+            "is not there",
         )
     port = section.port if section.port is not None else (8883 if ca_file else 1883)
     if not 0 < port < 65536:

@@ -36,6 +36,19 @@ from firmware.link.tls import client_context
 log = logging.getLogger(__name__)
 
 
+#: OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH: the CA is
+#: right, the name or address dialled is not on the certificate.
+_NAME_MISMATCH = (62, 64)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class BrokerConfig:
     """Where the broker is and who we are to it."""
@@ -72,12 +85,15 @@ def classify_failure(exc: BaseException | None, host: str, port: int) -> LinkSta
     """Why a connection attempt to ``host:port`` failed, in words a host can act on."""
     where = f"{host}:{port}"
     if isinstance(exc, ssl.SSLCertVerificationError):
-        if exc.verify_code == 62 or "hostname" in str(exc.verify_message).lower():
+        message = str(exc.verify_message).lower()
+        if exc.verify_code in _NAME_MISMATCH or "hostname" in message or "ip address" in message:
             return LinkState(
                 "wrong-name",
-                "Certificate: wrong name",
-                f"the broker's certificate does not name {host} "
-                "(dial a name given to broker-config --hostname, or add it and re-run)",
+                # An address is the usual case (a station told the hub's IP): 21 characters.
+                "IP not on certificate" if _is_ip(host) else "Certificate: wrong name",
+                f"the broker's certificate (from the right CA) does not name {host}: dial a "
+                f"name on it, or add {host} on the hub (broker-config --hostname {host}) "
+                "and restart coffre-broker; ca.crt stays the same",
             )
         return LinkState(
             "wrong-ca",

@@ -46,7 +46,7 @@ _LINK_HINTS = {
     "not-found": "Check hub and Wi-Fi",
     "refused": "Is mosquitto up?",
     "wrong-ca": "Copy the hub's ca.crt",
-    "wrong-name": "Check [broker] host",
+    "wrong-name": "Add it: --hostname",
     "wrong-password": "Check password file",
     "tls": "Check ca.crt",
     "disconnected": "Reconnecting",

@@ -114,7 +114,7 @@ def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
 def test_broker_config_command_makes_tls_the_default(tmp_path: Path) -> None:
     """Without options: a TLS-only listener on 8883 with the CA, certificate and 0600 key."""
     out = _broker_config(tmp_path, "--hostname", "coffre-hub.local", "--hostname", "10.0.0.2")
-    conf = (tmp_path / "coffre.conf").read_text()
+    conf = (tmp_path / "mosquitto.conf").read_text()
     assert "listener 8883\n" in conf and "listener 1883" not in conf
     for line in (
         f"cafile {tmp_path / 'ca.crt'}",
@@ -154,7 +154,7 @@ def test_printed_hub_settings_make_a_hub_toml_that_dials_the_broker(tmp_path: Pa
 def test_broker_config_command_no_tls_opts_out(tmp_path: Path) -> None:
     """--no-tls: the old plain listener on 1883 and no certificate files."""
     _broker_config(tmp_path, "--no-tls")
-    conf = (tmp_path / "coffre.conf").read_text()
+    conf = (tmp_path / "mosquitto.conf").read_text()
     assert "listener 1883\n" in conf and "cafile" not in conf
     assert not (tmp_path / "ca.crt").exists() and not (tmp_path / "broker.key").exists()
 
@@ -207,34 +207,35 @@ def test_re_running_for_another_table_keeps_the_first(tmp_path: Path) -> None:
     assert not (tmp_path / "credentials" / "side.p1.password").exists()
 
 
-def test_conf_d_file_loads_next_to_debians_main_config(tmp_path: Path) -> None:
-    """The file the docs install in conf.d starts mosquitto next to a main config that
-    already sets persistence (Debian's), and a station of the first run still connects
-    after a re-run added a station."""
+def test_broker_conf_runs_coffres_own_mosquitto(tmp_path: Path) -> None:
+    """The whole mosquitto.conf broker-config writes starts a mosquitto of coffre's own
+    (persistence in its data folder, nothing from the distribution's config), and a
+    station of the first run still connects after a re-run added a station."""
     from firmware.hub.brokerconf import Venue, configure_broker, station_user
     from firmware.link.mqtt import BrokerConfig, Client
 
     port = free_port()
     out = tmp_path / "coffre"
+    data = tmp_path / "data"
+    data.mkdir()
     for seats in (["p1"], ["p1", "p2"]):
         venue = Venue({"hub": ["main"]}, {"main": seats})
-        configure_broker(out, venue, port, bind="127.0.0.1", tls_hostnames=["127.0.0.1"])
-    conf_d = tmp_path / "conf.d"
-    conf_d.mkdir()
-    (conf_d / "coffre.conf").write_text((out / "coffre.conf").read_text())
-    (tmp_path / "data").mkdir()
-    main = tmp_path / "mosquitto.conf"
-    main.write_text(  # what Debian's /etc/mosquitto/mosquitto.conf says, plus root for tests
-        f"persistence true\npersistence_location {tmp_path / 'data'}/\n"
-        f"log_dest stderr\ninclude_dir {conf_d}\n" + ("user root\n" if os.geteuid() == 0 else "")
-    )
-    broker = Mosquitto(main, port)
+        configure_broker(
+            out, venue, port, bind="127.0.0.1", tls_hostnames=["127.0.0.1"], data_dir=data,
+            system_conf_d=tmp_path / "conf.d",
+        )  # fmt: skip
+    text = (out / "mosquitto.conf").read_text()
+    assert f"persistence_location {data}/\n" in text and "per_listener_settings" not in text
+    assert not (out / "coffre.conf").exists()
+    conf = tmp_path / "test.conf"  # as root, stay root: the temp folders are root's
+    conf.write_text(text + ("user root\n" if os.geteuid() == 0 else ""))
+    broker = Mosquitto(conf, port)
     broker.start()
     try:
         user = station_user("main", "p1")
         config = BrokerConfig("127.0.0.1", port, user, _password(out, user).strip(),
                               tls_ca=str(out / "ca.crt"))  # fmt: skip
-        client = Client(config, "t-conf-d", [])
+        client = Client(config, "t-own", [])
         client.start()
         try:
             assert client.wait_connected(5)

@@ -85,6 +85,18 @@ def test_host_name_not_on_the_certificate_is_named(tmp_path: Path) -> None:
     assert "localhost" in state.detail
 
 
+def test_an_address_not_on_the_certificate_is_not_called_a_wrong_ca(tmp_path: Path) -> None:
+    """Dialling the hub's IP address that the certificate lacks: 'IP not on certificate', with the
+    fix (add it with --hostname), never the wrong-CA advice to copy ca.crt again."""
+    broker = TlsBroker(tmp_path / "broker", ["localhost"])
+    try:
+        state = _final(broker.config(HUB_USER, host="127.0.0.1"))
+    finally:
+        broker.process.stop()
+    assert (state.state, state.text) == ("wrong-name", "IP not on certificate")
+    assert "--hostname 127.0.0.1" in state.detail and "ca.crt stays the same" in state.detail
+
+
 def test_wrong_password_is_named(tls_broker: TlsBroker) -> None:
     """The broker answers and refuses the password: 'Wrong password'."""
     good = tls_broker.config(P1)
