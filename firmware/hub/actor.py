@@ -43,6 +43,8 @@ class TableActor:
     message_at: float = 0.0
     client: Client | None = None
     offline: set[str] = field(default_factory=set)
+    #: Each station's last announced state (online, lost...), to log changes only.
+    station_states: dict[str, str] = field(default_factory=dict)
     #: The countdown second the screens were last drawn with.
     shown_left: int | None = None
     #: probing: not known to be this hub's yet (nothing goes out); live: this hub runs
@@ -52,7 +54,7 @@ class TableActor:
     #: The claim this hub took the table over from (``coffre hub --take-over``): its
     #: retained copy, left behind by a hub that is gone, no longer counts.
     taken_from: proto.Claim | None = None
-    #: When the hub gives up waiting to see its own claim come back (see service._tick).
+    #: When the hub gives up waiting to see its own claim come back (see ownership.tick).
     echo_due: float | None = None
     #: When to send the whole table again after another hub claimed it and left: what it
     #: published before it saw this hub's claim may have landed after this hub's repaint.

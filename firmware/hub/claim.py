@@ -21,7 +21,7 @@ the table over at once (logged, naming the old claim), and the running hub ignor
 retained copy of that claim. Should the old hub be alive after all, its next status is a
 live one and the two settle it as any claim race.
 
-While a table runs, the hub watches its hub status too (see :mod:`firmware.hub.service`):
+While a table runs, the hub watches its hub status too (see :mod:`firmware.hub.ownership`):
 two hubs that claimed one table at the same moment settle it with :meth:`Claim.beats`,
 the same answer on both sides, and a broker that never shows the hub its own claim (a
 broker whose ACL silently drops what this hub writes) makes it leave the table.

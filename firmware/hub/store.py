@@ -445,3 +445,26 @@ def _record(row: tuple[Any, ...]) -> GameRecord:
         json.loads(seating),
         status,
     )
+
+
+def commit_delay_from_env() -> Callable[[], float] | None:
+    """A simulated slow disk for benchmarks: ``COFFRE_SIMULATE_DISK=commit_ms,stall_ms,every_s``.
+
+    Each commit waits ``commit_ms``; the first commit after every ``every_s`` seconds waits
+    ``stall_ms`` more (the stalls of an SD card). Not for real tables.
+    """
+    spec = os.environ.get("COFFRE_SIMULATE_DISK")
+    if not spec:
+        return None
+    parts = [float(x) for x in spec.split(",")]
+    commit_ms, stall_ms, every_s = [*parts, 0.0, 0.0][:3]
+    next_stall = [time.monotonic() + every_s]
+
+    def delay() -> float:
+        now = time.monotonic()
+        if every_s > 0 and now >= next_stall[0]:
+            next_stall[0] = now + every_s
+            return (commit_ms + stall_ms) / 1000
+        return commit_ms / 1000
+
+    return delay

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from firmware.hub.config import TableConfig
+from firmware.hub.events import Batch, Tick, TimersDue
+from firmware.hub.play import apply
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.lang import refusal
@@ -57,7 +59,7 @@ def claimed(hub: Hub) -> Hub:
 
 def deliver(hub: Hub, topic: str, payload: Any) -> None:
     raw = payload if isinstance(payload, bytes) else proto.encode(payload)
-    hub._dispatch(Message(topic, raw))
+    hub.feed(Message(topic, raw))
 
 
 _command_ids = itertools.count(1)
@@ -217,10 +219,10 @@ def test_reveal_timer_fires_on_the_clock(tmp_path: Path) -> None:
     table = hub.actors["t"].table
     assert table is not None and table.view(None)["phase"] == "reveal"
     clock.now += 2.9
-    hub._fire_timers()
+    hub.feed(TimersDue())
     assert table.view(None)["revealed"] == []
     clock.now += 0.2
-    hub._fire_timers()
+    hub.feed(TimersDue())
     assert len(table.view(None)["revealed"]) == 1
 
 
@@ -258,7 +260,7 @@ def test_host_note_gives_its_line_back(tmp_path: Path) -> None:
     screens = [p for t, p in sent if t == T.host_screen]
     assert screens[-1]["title"] == "Game started"
     clock.now += 6
-    hub._tick()
+    hub.feed(Tick())
     screens = [p for t, p in sent if t == T.host_screen]
     assert screens[-1]["title"] != "Game started"
 
@@ -348,7 +350,7 @@ def test_the_knob_scrolls_the_final_ranking_once_the_game_is_over(tmp_path: Path
     rng = random.Random(5)
     while not table.over:
         try:
-            hub._apply(actor, random_move(table, rng), None)
+            apply(hub, Batch(), actor, random_move(table, rng), None)
         except IllegalAction:
             continue
     stored = len(hub.store.events("t", 1))

@@ -1,4 +1,4 @@
-"""A hub without a broker: messages go in through ``_dispatch``, publishes are recorded."""
+"""A hub without a broker: messages go in through ``Hub.feed``, publishes are recorded."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from firmware.hub.config import TableConfig
-from firmware.hub.service import CONNECTED_TOPIC, Hub
+from firmware.hub.events import Connected
+from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Message
 from hardware.keys import COLOURS, load_keyset
@@ -64,11 +65,11 @@ class Rig:
 
     def deliver(self, topic: str, payload: Any, *, retain: bool = False) -> None:
         raw = payload if isinstance(payload, bytes) else proto.encode(payload)
-        self.hub._dispatch(Message(topic, raw, retain))
+        self.hub.feed(Message(topic, raw, retain))
 
     def connected(self) -> None:
         """What the hub does when its broker connection comes (back) up."""
-        self.hub._dispatch(Message(CONNECTED_TOPIC, TABLE.encode()))
+        self.hub.feed(Connected(TABLE))
 
     def host(self, cmd: str, **extra: Any) -> None:
         """A host command with an id no earlier command had (as the panel's count)."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from firmware.hub.events import TimersDue
 from firmware.hub.service import Hub
 from firmware.link.lang import short_colour
 from firmware.link.mqtt import Message
@@ -321,7 +322,7 @@ def test_hub_killed_between_commit_and_publish_republishes_on_resume(tmp_path: P
         raise SystemExit("killed")
 
     # What the batch publishes is sent only after its commit: die at the first send.
-    rig.hub._send_held = die  # type: ignore[method-assign]
+    rig.hub.client.publish = die  # type: ignore[method-assign]
     with pytest.raises(SystemExit):
         rig.tap("p2", KEYS.uid_for("vote", "red", 5), "crash:1")
     assert rig.acks("p2")[-1]["id"] != "crash:1"  # never acknowledged
@@ -365,7 +366,7 @@ def test_resume_in_the_reveal_rearms_the_timer(tmp_path: Path) -> None:
     fresh = Rig(tmp_path, reveal_delay=3.0, clock=clock)
     fresh.connected()
     clock.now += 3.1
-    fresh.hub._fire_timers()
+    fresh.hub.feed(TimersDue())
     assert len(fresh.public()["view"]["revealed"]) == 2
 
 
@@ -478,7 +479,7 @@ def test_host_next_restarts_the_reveal_delay(tmp_path: Path) -> None:
     rig.host("next")  # the host does not wait: safe 0 opens now
     assert len(rig.public()["view"]["revealed"]) == 1
     clock.now += 0.2
-    rig.hub._fire_timers()
+    rig.hub.feed(TimersDue())
     assert len(rig.public()["view"]["revealed"]) == 1, "safe 1 opened 0.2 s after safe 0"
 
 

@@ -1,0 +1,80 @@
+"""What the hub's thread works on besides MQTT messages, and the batch it works them in.
+
+The hub has one mailbox (see :mod:`firmware.hub.service`). MQTT messages land in it from
+the table connections; everything else that must happen on the hub's thread comes as one
+of these typed events: from the panel's thread, the claim probe's, the connections'
+callbacks, or the hub's own loop when time passes. Tests hand them to ``Hub.feed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from firmware.hub.actor import TableActor
+from firmware.hub.claim import Verdict
+from firmware.link.mqtt import Message
+
+
+@dataclass(frozen=True)
+class PanelPress:
+    """A button of the host's panel (prev, next, ok, back, stop)."""
+
+    button: str
+
+
+@dataclass(frozen=True)
+class ClaimDecided:
+    """The ownership probe decided a table: this hub runs it, or leaves it alone."""
+
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Connected:
+    """A table's connection is (back) up and subscribed."""
+
+    table: str
+
+
+@dataclass(frozen=True)
+class LinkChanged:
+    """A connection of the hub changed state; ``table`` None: the claim probe's."""
+
+    table: str | None
+
+
+@dataclass(frozen=True)
+class Denied:
+    """The broker refused one of a table's subscriptions (SUBACK 0x80: its ACL)."""
+
+    table: str
+
+
+@dataclass(frozen=True)
+class TimersDue:
+    """Fire the table timers that are due (a countdown, a reveal delay); worked in a batch."""
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Time passed: redraw what shows it (a countdown's second, a note's end, the next page
+    of a long host screen) and give up on a claim the broker never echoed. Worked after the
+    batch, since it stores nothing."""
+
+
+Event = PanelPress | ClaimDecided | Connected | LinkChanged | Denied | TimersDue | Tick
+#: What the hub's mailbox holds.
+Item = Message | Event
+
+
+@dataclass
+class Batch:
+    """What one batch (one store transaction) did so far, handed to every handler in it."""
+
+    #: The tables it changed: rebuilt from the store if the batch cannot be committed.
+    touched: dict[str, TableActor] = field(default_factory=dict)
+    #: The store error that breaks the batch (rolled back, its answers taken back).
+    broken: BaseException | None = None
+
+    def touch(self, actor: TableActor) -> None:
+        self.touched[actor.config.name] = actor

@@ -1,0 +1,134 @@
+"""Host commands (start, next, undo, abort), from ``host/command`` or the panel's menu.
+
+A command is deduplicated on its id like a station's input, every one is answered on
+``host/ack`` (the command line waits for it) and shows a short note on the hub display.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING
+
+from firmware.hub.actor import TableActor
+from firmware.hub.bindings import bound_games
+from firmware.hub.cardsets import own_card_set
+from firmware.hub.events import Batch
+from firmware.hub.inputs import bad_payload
+from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
+from firmware.link import protocol as proto
+from firmware.link.lang import N_
+from rules import get_game
+from rules.core import IllegalAction, RulesError
+
+if TYPE_CHECKING:
+    from firmware.hub.service import Hub
+
+log = logging.getLogger(__name__)
+
+
+def host_payload(hub: Hub, batch: Batch, actor: TableActor, payload: bytes) -> None:
+    """A command as ``host/command`` carries it: decoded, run, the host screen redrawn."""
+    try:
+        cmd = proto.decode_host_command(payload)
+    except proto.ProtocolError as exc:
+        bad_payload(hub, actor, "host", exc)
+        hub.out.note(actor, str(exc))
+        if exc.id is not None:
+            hub.out.answer(actor, None, proto.Ack(exc.id, False, str(exc)))
+        hub.out.host(actor)
+        return
+    host_command(hub, batch, actor, cmd)
+    hub.out.host(actor)
+
+
+def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:
+    """Run one command once (a resent one gets its first answer again) and answer it."""
+    # Host ids live apart from station ids (a station may be called "host").
+    source_id = f"{actor.config.name}!host/{cmd.id}"
+
+    def answer(ok: bool, message: str) -> None:
+        """Every command is answered on host/ack (the command line waits)."""
+        hub.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
+
+    prior = hub.store.answer(source_id)
+    if prior is not None:
+        answer(*prior)  # a resent command: the first answer again, nothing redone
+        return
+    try:
+        if cmd.cmd == "start":
+            start(hub, batch, actor, cmd)
+            remember(hub, batch, actor, source_id, True, "Game started")
+            hub.out.note(actor, N_("Game started"))
+            answer(True, "Game started")
+            return
+        table = actor.table
+        if table is None or table.over:
+            raise IllegalAction("No game running")
+        if cmd.cmd == "next":
+            body = table.binding.advance(table)
+            if body is None:
+                raise IllegalAction("Nothing to skip now")
+            apply(hub, batch, actor, body, source_id)
+        elif cmd.cmd == "undo":
+            apply(hub, batch, actor, {"undo": True}, source_id)
+        elif cmd.cmd == "abort":
+            assert actor.record is not None
+            hub.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+            log.info("%s: game %d aborted by the host", actor.config.name, actor.record.game_no)
+            batch.touch(actor)
+            remember(hub, batch, actor, source_id, True, "")
+            actor.table = None
+            actor.record = None
+            actor.timer_due = None
+            hub.out.all(actor)
+        actor.message = ""
+        answer(True, "")
+    except IllegalAction as exc:
+        remember(hub, batch, actor, source_id, False, exc.message)
+        hub.out.note(actor, exc.msgid, exc.params)
+        answer(False, exc.message)
+    except RulesError as exc:
+        remember(hub, batch, actor, source_id, False, str(exc)[:63])
+        hub.out.note(actor, str(exc))
+        answer(False, str(exc)[:63])
+    except STORE_ERRORS as exc:
+        batch.broken = exc
+        hub.out.note(actor, NOT_SAVED)
+        answer(False, NOT_SAVED)
+    except Exception:
+        log.exception("hub: host command %s failed", cmd.cmd)
+        hub.out.note(actor, N_("Hub error: see its log"))
+        answer(False, "Hub error: see its log")
+
+
+def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:
+    """A new game on the table, stored before anything shows it."""
+    game = cmd.game or actor.menu.games[actor.menu.game]
+    players = cmd.players or actor.menu.players
+    if game not in bound_games():
+        raise IllegalAction("No table binding for {game}", game=game)
+    if players > len(actor.config.stations):
+        raise IllegalAction("Only {n} stations here", n=len(actor.config.stations))
+    seed = cmd.seed if cmd.seed is not None else actor.config.seed
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "big") >> 1  # 63 bits: no brute force
+    stations = actor.config.stations[:players]
+    # The record keeps the data files' content (a deck, a card set): a restarted hub
+    # replays the game from it even if the owner's file changed or is gone.
+    options = get_game(game).pin_options(own_card_set(actor.config, game, cmd.options))
+    # Validate by setting up before anything is stored.
+    get_game(game).setup(players, options, seed)
+    record = hub.store.new_game(actor.config.name, game, players, options, seed, stations)
+    batch.touch(actor)
+    actor.record = record
+    actor.table = new_table(hub, actor, record)
+    actor.timer_due = None
+    log.info(
+        "%s: game %d (%s) started for %d players",
+        actor.config.name,
+        record.game_no,
+        game,
+        players,
+    )
+    hub.out.all(actor)
