@@ -7,11 +7,11 @@ import re
 import time
 from typing import Any
 
-from firmware.hub.bindings.secret_identity import BANDS
 from firmware.link import protocol as proto
 from firmware.tools.bots.secret_identity import Director
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE
+from rules.secret_identity import INFO
 from tests.platform.conftest import TableFactory, director, expected_scores
 from tests.platform.golden import frame_problems
 from tests.platform.test_no_leak import drain, leaves, spy
@@ -66,7 +66,9 @@ def test_coop_game_scores_the_team_and_matches_the_goldens(make_table: TableFact
     host = sim.watch.host
     assert host["title"] == "Game over"
     # Every station's last screen gives the team's count, the last turn and the band's words.
-    band = BANDS[final["view"]["result"]["band"][0]]
+    said = INFO.band(final["view"]["result"]["band"][0])  # the declared band, glass wording
+    assert said is not None
+    band = said.short
     right = team_recount(bots.record)
     for name in sim.names:
         screen = sim.stations[name].screen
