@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.platform.browser import display_latency
+from tests.support.browser import display_latency
 
 if __name__ == "__main__":
     updates = int(sys.argv[1]) if len(sys.argv) > 1 else 800
