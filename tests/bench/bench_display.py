@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.platform.browser import display_latency
+from tests.support.browser import display_latency
 
 TABLES = 8
 

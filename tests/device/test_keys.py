@@ -17,7 +17,7 @@ from hardware.keys import (
     normalise_uid,
     standard_keys,
 )
-from tests.device.keyset_gen import default_toml
+from tests.support.keysets import default_toml
 
 HEADER = 'format = 1\nname = "t"\n'
 

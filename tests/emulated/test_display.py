@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 from device.emulated import EmulatedStation
 from device.emulated.rack import RACK, vendor_fakes
 from device.emulated.ssd1306_chip import Ssd1306Chip
-from tests.emulated.conftest import same
+from tests.support.emulated import same
 
 PORT = 901
 

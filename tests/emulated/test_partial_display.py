@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw
 from device.emulated import EmulatedStation, open_emulated_station
 from device.real_display import changed_window, to_gddram
 from firmware.link.render import render_lines
-from tests.emulated.conftest import same
+from tests.support.emulated import same
 
 FULL_FRAME = 128 * 64 // 8
 

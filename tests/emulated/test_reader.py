@@ -10,7 +10,7 @@ import pytest
 from device.base import ReaderError, TagPresent, TagRemoved
 from device.emulated import EmulatedStation, open_emulated_station
 from device.emulated.iso14443 import CardState
-from tests.emulated.conftest import events
+from tests.support.emulated import events
 
 A = "DEADBEEF"
 B = "04A1B2C3D4E5F6"

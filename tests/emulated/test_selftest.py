@@ -8,7 +8,7 @@ from device.emulated import EmulatedStation
 from device.factory import open_station
 from device.mock import MockControls
 from firmware.station.selftest import TEST_UID, run_selftest, selftest_pattern
-from tests.emulated.conftest import same
+from tests.support.emulated import same
 
 
 def test_non_interactive_selftest_passes_on_emulated_station(station: EmulatedStation) -> None:

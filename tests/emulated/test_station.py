@@ -12,7 +12,7 @@ from device.factory import open_station
 from device.real_display import Ssd1306Display
 from device.real_reader import Mfrc522Reader
 from hardware.pins import load_station_pins
-from tests.emulated.conftest import events, same
+from tests.support.emulated import events, same
 
 
 def test_eight_stations_are_independent() -> None:

@@ -294,7 +294,7 @@ def test_actor_plays_an_anytime_program_in_its_own_window() -> None:
     """D: in its own window the actor's menu offers its anytime programs (never a pass)."""
     from msgspec.structs import replace
 
-    from tests.rules.test_identites_cryptees import prog
+    from tests.support.games.identites_cryptees import prog
 
     t = table(interrupt_window=5)
     seats = list(t.state.seats)
@@ -315,8 +315,8 @@ def test_actor_plays_an_anytime_program_in_its_own_window() -> None:
 def test_a_french_table_shows_no_english_word(players: int) -> None:
     """A whole game at a French table: no screen (public, under the flap, hub) has a word
     that only English has, while the cards' French names are there."""
-    from tests.firmware.leaks import leaks
-    from tests.screens.harness import play
+    from tests.support.leaks import leaks
+    from tests.support.screens import play
 
     found: dict[str, str] = {}
     seen = ""

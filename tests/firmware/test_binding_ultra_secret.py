@@ -298,7 +298,7 @@ def test_filing_names_the_formula_card_by_its_place() -> None:
     from msgspec.structs import replace
 
     from rules._ultra_secret_board import Seen
-    from tests.rules.test_ultra_secret import know_all, true_place
+    from tests.support.games.ultra_secret import know_all, true_place
 
     t = hidden(3, 2)
     square, container = true_place(t.state)

@@ -16,7 +16,7 @@ from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
-from tests.firmware.leaks import leaks
+from tests.support.leaks import leaks
 
 KEYS = load_keyset()
 COLOURS16 = [*COLOURS, *(f"{c}-2" for c in COLOURS)]

@@ -13,7 +13,7 @@ from device.base import ReaderError, StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
 from firmware.hub.brokerconf import station_user
 from firmware.tools.doctor import FAIL, PASS, SKIP, Check, Doctor, report
-from tests.firmware.test_tls import TlsBroker
+from tests.support.tls import TlsBroker
 
 P1 = station_user("main", "p1")
 

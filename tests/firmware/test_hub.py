@@ -19,7 +19,7 @@ from firmware.link.lang import refusal
 from firmware.link.mqtt import BrokerConfig, Message
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
-from tests.screens.harness import random_move
+from tests.support.screens import random_move
 
 KEYS = load_keyset()
 T = proto.Topics("t")

@@ -15,7 +15,7 @@ from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from firmware.link.lang import short_colour
 from hardware.keys import COLOURS, load_keyset
-from tests.rules.test_identites_cryptees_playout import bot as ic_bot
+from tests.support.games.identites_cryptees import bot as ic_bot
 
 #: As hub.toml names seats by default: the box's colours, then seat9, seat10…
 NAMES16 = [*COLOURS, *(f"seat{i + 1}" for i in range(len(COLOURS), 16))]

@@ -21,7 +21,7 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.link.render import render_lines
 from firmware.station.service import Station
-from tests.firmware.test_tls import TlsBroker, tls_broker
+from tests.support.tls import TlsBroker, tls_broker
 
 __all__ = ["tls_broker"]  # the fixture, imported for this module's tests
 

@@ -17,7 +17,7 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
 from firmware.tools.brokers import Mosquitto, free_port
 from firmware.tools.simtable import TABLE
-from tests.sniffer import PacketHop, Send
+from tests.support.sniffer import PacketHop, Send
 
 SUBSCRIBE = 8
 HOLD = 0.5

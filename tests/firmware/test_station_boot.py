@@ -16,7 +16,7 @@ from device.mock import MockControls, MockDisplay, MockReader
 from firmware.link.config import EX_CONFIG
 from firmware.link.render import render_lines
 from firmware.station.boot import Boot, Started
-from tests.platform.golden import frame_problems
+from tests.support.golden import frame_problems
 
 STATION = '[station]\ntable = "main"\nid = "p1"\nbackend = "mock"\n'
 GOLDEN = Path(__file__).parent / "golden"

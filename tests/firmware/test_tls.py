@@ -4,31 +4,33 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from firmware.hub.brokerconf import HUB_USER, TableAccess, station_user, write_broker_files
+from firmware.hub.brokerconf import HUB_USER, station_user
 from firmware.hub.certs import default_hostnames, make_certificates, write_tls_files
 from firmware.link import protocol as proto
 from firmware.link.config import ConfigError
 from firmware.link.mqtt import BrokerConfig, Client
 from firmware.link.tls import CA_FILE, CERT_FILE, KEY_FILE, TLS_PORT, client_context
 from firmware.station.config import load_station
-from firmware.tools.brokers import Mosquitto, find_mosquitto, free_port
+from firmware.tools.brokers import find_mosquitto
 from firmware.tools.simtable import TABLE
-from tests.platform.conftest import TableFactory, director, make_table
-from tests.sniffer import Sniffer
+from tests.support.sniffer import Sniffer
+from tests.support.tables import TableFactory, director, make_table
+from tests.support.tls import (
+    TlsBroker,
+    tls_broker,
+)
 
-__all__ = ["make_table"]
+__all__ = ["make_table", "tls_broker"]  # fixtures, imported for this module's tests
 
 NAMES = ["coffre-hub", "coffre-hub.local", "192.168.4.1", "localhost", "127.0.0.1"]
 
@@ -128,37 +130,6 @@ def test_missing_ca_file_is_a_config_error(tmp_path: Path) -> None:
 
 
 # --- a real mosquitto over TLS ---------------------------------------------------------
-
-
-class TlsBroker:
-    """mosquitto with TLS on a loopback port, one table, as broker-config writes it."""
-
-    def __init__(self, folder: Path, hostnames: list[str]) -> None:
-        self.port = free_port()
-        self.access = TableAccess("main", ["p1"])
-        conf = write_broker_files(
-            folder,
-            self.port,
-            [self.access],
-            stay_root=os.geteuid() == 0,
-            tls_hostnames=hostnames,
-        )
-        self.ca = str(folder / CA_FILE)
-        self.process = Mosquitto(conf, self.port)
-        self.process.start()
-
-    def config(self, user: str, *, host: str = "127.0.0.1", ca: str | None = "") -> BrokerConfig:
-        tls_ca = self.ca if ca == "" else ca
-        return BrokerConfig(host, self.port, user, self.access.passwords[user], tls_ca=tls_ca)
-
-
-@pytest.fixture
-def tls_broker(tmp_path: Path) -> Iterator[TlsBroker]:
-    if find_mosquitto() is None:
-        pytest.fail("mosquitto is not installed: run the README's test command (it installs it)")
-    broker = TlsBroker(tmp_path / "broker", ["127.0.0.1", "localhost"])
-    yield broker
-    broker.process.stop()
 
 
 def _connects(config: BrokerConfig, timeout: float = 3.0) -> bool:

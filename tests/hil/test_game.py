@@ -16,7 +16,8 @@ from device.real_display import Ssd1306Display
 from device.real_reader import Mfrc522Reader
 from firmware.tools.bots.secret_identity import Director
 from firmware.tools.simtable import SimTable
-from tests.hil.conftest import TableFactory, expected_scores, golden_mismatches
+from tests.support.golden import glass_mismatches
+from tests.support.tables import TableFactory, expected_scores
 
 
 def bots(sim: SimTable, seed: int = 3) -> Director:
@@ -39,7 +40,7 @@ def check_game(sim: SimTable, director: Director, final: dict[str, Any]) -> None
     assert final["over"] is True
     assert final["scores"] == want
     problems = [
-        p for n in sim.names for p in golden_mismatches(f"si-5p/{n}", sim.emulated[n].frames)
+        p for n in sim.names for p in glass_mismatches(f"si-5p/{n}", sim.emulated[n].frames)
     ]
     import os
 

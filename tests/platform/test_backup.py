@@ -9,7 +9,7 @@ import pytest
 
 from firmware.cli import main
 from firmware.hub.backup import BackupError, read_backup
-from tests.platform.conftest import TableFactory, director, expected_scores
+from tests.support.tables import TableFactory, director, expected_scores
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

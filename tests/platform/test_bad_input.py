@@ -9,15 +9,18 @@ from typing import Any
 import pytest
 
 from firmware.hub.brokerconf import HUB_USER
-from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.link.mqtt import Client
 from firmware.tools.simtable import TABLE, SimTable
 from hardware.keys import COLOURS
-from tests.platform.conftest import TableFactory, director
-from tests.platform.test_no_leak import spy
-
-SCREEN_CHARS = 63
+from tests.support.tables import (
+    TableFactory,
+    assert_readable,
+    director,
+    snapshot,
+    spy,
+    tap_refused,
+)
 
 
 @pytest.fixture
@@ -28,26 +31,6 @@ def voting(make_table: TableFactory) -> SimTable:
     bots.start_game(3)
     bots.play()
     return sim
-
-
-def snapshot(sim: SimTable) -> tuple[int, int, str]:
-    """What must not change: the table version, the stored events, the public view."""
-    time.sleep(0.2)
-    pub = sim.watch.public
-    return pub["version"], len(Store(sim.store_path).events(TABLE, 1)), json.dumps(pub)
-
-
-def assert_readable(message: str) -> None:
-    assert message and len(message) <= SCREEN_CHARS and "Traceback" not in message
-
-
-def tap_refused(sim: SimTable, station: str, uid: str) -> str:
-    ack = sim.tap(station, uid)
-    assert ack is not None and not ack.ok
-    assert_readable(ack.message)
-    # The station shows it and beeps the error.
-    assert sim.controls(station).beeps[-1] == "error"
-    return ack.message
 
 
 def raw_input(sim: SimTable, station: str, payload: bytes, user_station: str | None = None) -> Any:

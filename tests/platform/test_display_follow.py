@@ -11,16 +11,16 @@ import pytest
 from firmware.link.lang import _, colour, speaking
 from firmware.tools.bots import bot_class
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.browser import (
+from tests.support.browser import (
     chromium,
-    golden_problems,
     new_page,
     page_version,
     screenshot,
     start_display,
     wait_version,
 )
-from tests.platform.conftest import TableFactory
+from tests.support.golden import picture_problems
+from tests.support.tables import TableFactory
 
 #: game -> (players, table seed, bot seed, bot options): the platform tests' games.
 GAMES: dict[str, tuple[int, int, int, dict[str, Any]]] = {
@@ -93,7 +93,7 @@ def test_the_page_follows_a_whole_game_to_the_final_ranking(
     else:
         assert all(names[s] in heading for s in final["ranking"][0]), heading
     name = game if language == "en" else f"{game}-{language}"
-    problems = golden_problems(f"{name}-start", start) + golden_problems(f"{name}-final", end)
+    problems = picture_problems(f"{name}-start", start) + picture_problems(f"{name}-final", end)
     assert not problems, problems
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.platform.browser import display_latency
+from tests.support.browser import display_latency
 
 
 def test_every_update_of_eight_tables_reaches_its_page_and_latency_is_printed(

@@ -8,8 +8,8 @@ from typing import Any
 from firmware.display.server import Display
 from firmware.tools.bots.secret_identity import Director
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.browser import chromium, new_page, page_version, start_display, wait_version
-from tests.platform.conftest import TableFactory, director
+from tests.support.browser import chromium, new_page, page_version, start_display, wait_version
+from tests.support.tables import TableFactory, director
 
 OFFLINE = ".offline"
 

@@ -6,13 +6,13 @@ import time
 
 from firmware.link.render import render_lines
 from firmware.tools.sim import recorded_frames
-from tests.platform.conftest import (
+from tests.support.golden import frame_problems
+from tests.support.tables import (
     TableFactory,
     assert_hub_shows_ranking,
     director,
     expected_scores,
 )
-from tests.platform.golden import frame_problems
 
 
 def test_five_player_game_scores_and_screens(make_table: TableFactory) -> None:

@@ -22,10 +22,14 @@ from firmware.tools.bots import identiquest, identites_cryptees, incognito, ultr
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
 from rules.incognito import PLACES, WORDS
-from tests.platform.conftest import TableFactory, wait_host_title
-from tests.platform.golden import frame_problems
-from tests.platform.test_identiquest_table import check_against_piles
-from tests.platform.test_incognito_table import expected_scores, freeze_countdowns
+from tests.support.golden import frame_problems
+from tests.support.tables import (
+    TableFactory,
+    check_against_piles,
+    freeze_countdowns,
+    wait_host_title,
+)
+from tests.support.tables import incognito_scores as expected_scores
 
 
 def quiet(module: Any, sim: SimTable, seed: int, **kwargs: Any) -> Any:

@@ -15,7 +15,7 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import Client
 from firmware.tools import host
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory, director
+from tests.support.tables import TableFactory, director
 
 GAME = "secret-identity"
 

@@ -15,7 +15,7 @@ from firmware.tools.bots.host import host_starts
 from firmware.tools.bots.secret_identity import Director
 from firmware.tools.simtable import TABLE, SimTable
 from rules import get_game
-from tests.platform.conftest import TableFactory, director, expected_scores
+from tests.support.tables import TableFactory, director, expected_scores
 
 GAME = "secret-identity"
 

@@ -13,26 +13,20 @@ from firmware.link import protocol as proto
 from firmware.tools.bots.identiquest import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory, assert_hub_shows_ranking
-from tests.platform.golden import frame_problems
-from tests.platform.test_bad_input import assert_readable, snapshot
-from tests.platform.test_no_leak import drain, spy
+from tests.support.golden import frame_problems
+from tests.support.tables import (
+    TableFactory,
+    assert_hub_shows_ranking,
+    assert_readable,
+    check_against_piles,
+    drain,
+    snapshot,
+    spy,
+)
 
 
 def bots(sim: SimTable, seed: int = 1, **kwargs: Any) -> Bot:
     return Bot(sim, sim.watch, random.Random(seed), say=lambda _: None, **kwargs)
-
-
-def check_against_piles(players: Bot, final: dict[str, Any]) -> None:
-    """Identities read under the flaps and loot piles followed in the open give the result."""
-    view = final["view"]
-    n = view["players"]
-    assert [players.identity[s] for s in range(n)] == view["identities"]
-    want = [players.piles[s].count(players.identity[s]) for s in range(n)]
-    assert final["scores"] == want
-    for seat, loot in enumerate(view["loot"]):
-        pile = players.piles[seat]
-        assert loot == {"size": len(pile), "top": pile[-1] if pile else None}, seat
 
 
 def test_four_player_game_scores_and_screens(make_table: TableFactory) -> None:

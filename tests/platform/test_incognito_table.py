@@ -14,46 +14,24 @@ from firmware.link import protocol as proto
 from firmware.tools.bots.incognito import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory, assert_hub_shows_ranking
-from tests.platform.golden import frame_problems
-from tests.platform.test_bad_input import snapshot, tap_refused
-from tests.platform.test_no_leak import drain, leaves, spy
+from tests.support.golden import frame_problems
+from tests.support.tables import (
+    TableFactory,
+    assert_hub_shows_ranking,
+    drain,
+    freeze_countdowns,
+    leaves,
+    snapshot,
+    spy,
+    tap_refused,
+)
+from tests.support.tables import (
+    incognito_scores as expected_scores,
+)
 
 
 def bots(sim: SimTable, seed: int = 1, **kwargs: Any) -> Bot:
     return Bot(sim, sim.watch, random.Random(seed), say=lambda _: None, **kwargs)
-
-
-def freeze_countdowns(sim: SimTable) -> None:
-    """Slow the hub's clock 1000-fold: countdowns show but never tick (repeatable screens)."""
-    assert sim.hub is not None
-    start = time.monotonic()
-    sim.hub.clock = lambda: start + (time.monotonic() - start) / 1000
-
-
-def expected_scores(record: dict[int, dict[str, Any]], players: int) -> list[int]:
-    """Score what the bots knew and laid, independently of the hub and the engine.
-
-    Cards the countdown filled for a late voter are taken from the public results.
-    """
-    scores = [0] * players
-    for rnd in record.values():
-        votes = dict(rnd["votes"])
-        reveal = rnd["reveal"]
-        late = reveal["late"]
-        if late is not None:
-            for drawer in reveal["filled"]:
-                assert (late, drawer) not in votes
-                votes[(late, drawer)] = reveal["drawings"][drawer]["votes"][late]
-        assert len(votes) == players * (players - 1)
-        for drawer in range(players):
-            right = rnd["number"][drawer]
-            finders = [v for (v, d), n in votes.items() if d == drawer and n == right]
-            for v in finders:
-                scores[v] += 1
-            if 0 < len(finders) < players - 1:
-                scores[drawer] += 2
-    return scores
 
 
 def test_four_player_game_scores_and_screens(make_table: TableFactory) -> None:

@@ -35,8 +35,8 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, Message
 from firmware.tools.brokers import Mosquitto, free_port
 from hardware.keys import load_keyset
-from tests.platform.golden import frame_problems
-from tests.sniffer import PacketHop
+from tests.support.golden import frame_problems
+from tests.support.sniffer import PacketHop
 
 KEYS = load_keyset()
 STATIONS = ["p1", "p2", "p3"]

@@ -11,38 +11,17 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from firmware.hub.brokerconf import station_user
 from firmware.link import protocol as proto
-from firmware.link.mqtt import Client
 from firmware.link.tls import client_context
-from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory, director
+from firmware.tools.simtable import TABLE
+from tests.support.tables import (
+    TableFactory,
+    director,
+    drain,
+    leaves,
+    spy,
+)
 
 SECRET_KEYS = {"secret", "my_mystery", "my_votes", "free_keys", "answer"}
-
-
-def spy(sim: SimTable, station: str, topics: list[str]) -> Client:
-    """A client logged in with a station's credentials, subscribed to ``topics``."""
-    config = sim.broker.station_config(station)
-    client = Client(config, f"spy-{station}", topics)
-    client.start()
-    assert client.wait_connected()
-    return client
-
-
-def drain(client: Client) -> list[tuple[str, bytes]]:
-    out = []
-    while not client.inbox.empty():
-        msg = client.inbox.get()
-        if msg is not None:
-            out.append((msg.topic, msg.payload))
-    return out
-
-
-def leaves(data: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
-    if isinstance(data, dict):
-        return [leaf for k, v in data.items() for leaf in leaves(v, (*path, str(k)))]
-    if isinstance(data, list):
-        return [leaf for i, v in enumerate(data) for leaf in leaves(v, (*path, str(i)))]
-    return [(path, data)]
 
 
 def test_station_user_hears_only_its_own_topics_over_a_whole_game(

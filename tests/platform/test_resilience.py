@@ -10,8 +10,7 @@ from device.mock import MockControls, MockDisplay, MockReader
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.tools.simtable import TABLE
-from tests.platform.conftest import TableFactory, director, expected_scores
-from tests.platform.test_no_leak import spy
+from tests.support.tables import TableFactory, director, expected_scores, spy
 
 
 def votes_in(sim_public: dict) -> list[int]:

@@ -12,9 +12,8 @@ from firmware.tools.bots.secret_identity import Director
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE
 from rules.secret_identity import INFO
-from tests.platform.conftest import TableFactory, director, expected_scores
-from tests.platform.golden import frame_problems
-from tests.platform.test_no_leak import drain, leaves, spy
+from tests.support.golden import frame_problems
+from tests.support.tables import TableFactory, director, drain, expected_scores, leaves, spy
 
 
 def team_recount(record: dict[int, dict[str, Any]]) -> int:

@@ -6,7 +6,7 @@ import time
 
 from device.mock import MockDisplay
 from firmware.link.render import render
-from tests.platform.conftest import TableFactory, director
+from tests.support.tables import TableFactory, director
 
 
 def test_every_read_blinks_and_ticks_at_once_even_with_no_hub(make_table: TableFactory) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from firmware.hub.brokerconf import HUB_USER
 from firmware.link.mqtt import BrokerConfig, Client
 from firmware.link.protocol import Topics
-from tests.platform.conftest import TableFactory
+from tests.support.tables import TableFactory
 
 #: Runs the real command line, then writes the modules it had loaded.
 WRAPPER = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.platform.conftest import TableFactory, director
+from tests.support.tables import TableFactory, director
 
 
 def test_reveal_delay_opens_safes_by_itself(make_table: TableFactory) -> None:

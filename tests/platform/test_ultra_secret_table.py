@@ -13,14 +13,16 @@ from firmware.link.render import render_lines
 from firmware.tools.bots.ultra_secret import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import (
+from tests.support.golden import frame_problems
+from tests.support.tables import (
     TableFactory,
     assert_hub_shows_ranking,
+    drain,
     engine_snapshot,
+    leaves,
+    spy,
     wait_host_title,
 )
-from tests.platform.golden import frame_problems
-from tests.platform.test_no_leak import drain, leaves, spy
 
 SEAT_SECRETS = {"hidden", "sheet", "dial", "choice", "filing", "secret", "moles_held"}
 CARD = re.compile(r"^[PX][1-6]$")

@@ -20,7 +20,7 @@ import pytest
 
 from firmware.hub.brokerconf import HUB_USER, station_user
 from firmware.link.config import EX_CONFIG
-from tests.firmware.test_tls import TlsBroker, tls_broker
+from tests.support.tls import TlsBroker, tls_broker
 
 __all__ = ["tls_broker"]  # the fixture, imported for this module's tests
 

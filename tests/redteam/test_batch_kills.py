@@ -14,8 +14,7 @@ from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.link.mqtt import Client
 from firmware.tools.simtable import TABLE
-from tests.platform.conftest import TableFactory, director
-from tests.platform.test_no_leak import drain
+from tests.support.tables import TableFactory, director, drain
 
 T = proto.Topics(TABLE)
 PLAYERS = 5

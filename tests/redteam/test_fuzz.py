@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hardware.keys import COLOURS
-from tests.redteam.harness import KEYS, Rig
+from tests.support.hubrig import KEYS, Rig
 
 SCREEN_CHARS = 63
 SECRET_KEYS = ("my_mystery", "my_votes", "free_keys", '"secret"')  # history has "answer"

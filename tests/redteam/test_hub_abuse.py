@@ -16,24 +16,16 @@ from firmware.hub.service import Hub
 from firmware.link.lang import short_colour
 from firmware.link.mqtt import Message
 from hardware.keys import COLOURS
-from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T, prepare_all
-
-SCREEN_CHARS = 63
-
-
-def readable(message: str) -> bool:
-    return bool(message) and len(message) <= SCREEN_CHARS and "Traceback" not in message
-
-
-def voting_rig(tmp_path: Path, players: int = 3, **table: Any) -> Rig:
-    """A table in round 1's vote phase, mystery keys 1..n, one picto each."""
-    stations = tuple(f"p{i + 1}" for i in range(players))
-    rig = Rig(tmp_path, stations, **table)
-    rig.connected()
-    rig.start(players)
-    prepare_all(rig, list(range(1, players + 1)))
-    assert rig.public()["view"]["phase"] == "vote"
-    return rig
+from tests.support.hubrig import (
+    KEYS,
+    TABLE,
+    Clock,
+    Rig,
+    T,
+    prepare_all,
+    readable,
+    voting_rig,
+)
 
 
 def all_votes(rig: Rig, players: int) -> None:

@@ -22,8 +22,7 @@ from firmware.hub.store import REFUSALS_KEPT, TOO_LATE, Store
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Message
 from firmware.link.render import render_lines
-from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T, _Done
-from tests.redteam.test_hub_abuse import readable, voting_rig
+from tests.support.hubrig import KEYS, TABLE, Clock, Rig, T, _Done, readable, voting_rig
 
 
 def broken_input(input_id: str) -> bytes:

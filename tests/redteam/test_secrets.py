@@ -15,7 +15,7 @@ from typing import Any
 
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS
-from tests.redteam.harness import KEYS, TABLE, Rig, T
+from tests.support.hubrig import KEYS, TABLE, Rig, T
 
 Script = Callable[[Rig, list[int], list[list[int]]], None]
 

@@ -18,9 +18,8 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
 from firmware.tools.brokers import Mosquitto, free_port
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.conftest import TableFactory, director
-from tests.platform.test_no_leak import drain, spy
-from tests.sniffer import Sniffer
+from tests.support.sniffer import Sniffer
+from tests.support.tables import TableFactory, director, drain, spy
 
 T = proto.Topics(TABLE)
 

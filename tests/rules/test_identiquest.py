@@ -24,6 +24,9 @@ from rules.identiquest import (
     Steal,
     load_deck,
 )
+from tests.support.games.identiquest import (
+    redeal,
+)
 
 RED, ORANGE, YELLOW, GREEN, BLUE, PURPLE, PINK = range(7)
 
@@ -373,27 +376,6 @@ def test_public_view_shows_market_suspects_and_loot_sizes_but_no_identity() -> N
     assert public["suspects"] == [["?"] * 7] * 4
     assert public["identities"] is None and public["scores"] is None
     assert "identity" not in public
-
-
-def redeal(state: IdentiquestState, keep: int, seed: int) -> IdentiquestState:
-    """Same table, other hidden identities (consistent with the crosses), deck reshuffled."""
-    r = random.Random(seed)
-    hidden = [s for s in range(state.players) if s != keep and not state.unmasked[s]]
-    taken = {state.identity[s] for s in range(state.players) if s not in hidden}
-    free = [c for c in range(len(state.colours)) if c not in taken]
-    best = state.identity
-    for _ in range(200):
-        pick = r.sample(free, len(hidden))
-        if all(not state.crossed[s][c] for s, c in zip(hidden, pick, strict=True)):
-            ident = list(state.identity)
-            for s, c in zip(hidden, pick, strict=True):
-                ident[s] = c
-            best = tuple(ident)
-            if best != state.identity:
-                break
-    deck = list(state.deck)
-    r.shuffle(deck)
-    return replace(state, identity=best, deck=tuple(deck))
 
 
 @pytest.mark.parametrize("players", [3, 4, 6])

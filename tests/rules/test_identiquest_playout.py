@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 from collections import Counter
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from rules.core import Action, IllegalAction, action_to_json, decode_state, encode, replay
 from rules.identiquest import GAME, MARKET, Accuse, Give, IdentiquestState, Steal
+from tests.support.golden import regenerating
 
 GOLDEN = Path(__file__).parent / "golden"
 GAMES = 1000
@@ -154,7 +154,7 @@ def test_golden_playthrough(name: str, players: int, seed: int, options: dict[st
     records = golden_records(players, seed, options)
     lines = [json.dumps(rec, ensure_ascii=False, sort_keys=True) for rec in records]
     path = GOLDEN / name
-    if os.environ.get("COFFRE_REGEN_GOLDEN") == "1":
+    if regenerating():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         pytest.fail("golden file regenerated: review it, then rerun without COFFRE_REGEN_GOLDEN")

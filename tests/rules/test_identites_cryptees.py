@@ -14,7 +14,6 @@ from msgspec.structs import replace
 
 from firmware.tools.play import run_scenario
 from rules import get_game
-from rules._ic_data import load
 from rules._ic_state import (
     ABILITY,
     DISCARD,
@@ -32,96 +31,25 @@ from rules._ic_state import (
 )
 from rules.core import BadOptions, Event, IllegalAction, decode_action, encode
 from rules.identites_cryptees import GAME, victory
-
-CARDS = load("generic")
-SIDES = {
-    "human": ("courier", "blue", "blue"),
-    "machine": ("drone", "red", "red"),
-    "outlaw": ("drifter", "grey", "grey"),
-    "legion": ("hive", "grey", "grey"),
-    "fallen": ("gravekeeper", "grey", "grey"),
-}
-
+from tests.support.games.identites_cryptees import (
+    CARDS,
+    act,
+    arm,
+    arrange,
+    holding_key,
+    hurt,
+    kill,
+    prog,
+    sides,
+    turn_to,
+)
 
 # --- helpers ---------------------------------------------------------------
-
-
-def _instances(pool: Sequence[Any], keys: Sequence[str], taken: set[int]) -> list[int]:
-    out = []
-    for key in keys:
-        free = [i for i, c in enumerate(pool) if c.key == key and i not in taken]
-        anyone = [i for i, c in enumerate(pool) if c.key == key]
-        pick = free[0] if free else anyone[0]
-        taken.add(pick)
-        out.append(pick)
-    return out
-
-
-def arrange(
-    players: int = 4,
-    ids: Sequence[str] | None = None,
-    loyalty: Sequence[str] | None = None,
-    hands: Sequence[Sequence[str]] | None = None,
-    window: float = 0,
-    **options: Any,
-) -> ICState:
-    """A fresh game with chosen IDs, loyalty cards (by position) and hands."""
-    st = GAME.setup(players, {"interrupt_window": window, **options}, 7)
-    seats = list(st.seats)
-    if ids is not None:
-        id_cards = [next(i for i, c in enumerate(CARDS.ids) if c.key == k) for k in ids]
-        seats = [replace(s, id_card=c) for s, c in zip(seats, id_cards, strict=True)]
-    if loyalty is not None:
-        st = replace(st, loyalty=tuple(_instances(CARDS.loyalty, loyalty, set())))
-    if hands is not None:
-        taken: set[int] = set()
-        dealt = [_instances(CARDS.programs, h, taken) for h in hands]
-        seats = [replace(s, programs=tuple(h)) for s, h in zip(seats, dealt, strict=True)]
-        rest = [i for i in range(len(CARDS.programs)) if i not in taken]
-        st = replace(st, deck=tuple(rest))
-    st = replace(st, seats=tuple(seats))
-    humans = any(faction(st, i) == "human" for i in range(players))
-    return replace(st, humans_at_start=humans)
-
-
-def sides(names: Sequence[str], **kw: Any) -> ICState:
-    """A game where seat i belongs to side names[i] (plain cards of that colour)."""
-    ids = [SIDES[n][0] for n in names]
-    loyalty = [k for n in names for k in SIDES[n][1:]]
-    return arrange(len(names), ids=ids, loyalty=loyalty, **kw)
-
-
-def prog(key: str) -> int:
-    """The first card id of program ``key``."""
-    return next(i for i, c in enumerate(CARDS.programs) if c.key == key)
-
-
-def act(st: ICState, *moves: dict[str, Any]) -> ICState:
-    """Apply moves written in the JSON notation."""
-    for move in moves:
-        st, _ = GAME.apply(st, decode_action(GAME, move))
-    return st
 
 
 def act_events(st: ICState, move: dict[str, Any]) -> tuple[ICState, list[Event]]:
     """Apply one JSON move and return its events too."""
     return GAME.apply(st, decode_action(GAME, move))
-
-
-def arm(st: ICState, seat: int, weapon: str, targets: Sequence[int] = ()) -> ICState:
-    """Put ``weapon`` in ``seat``'s hand, aimed at ``targets``."""
-    ws = tuple(
-        replace(w, holder=seat, targets=tuple(targets), unlocked=True) if w.key == weapon else w
-        for w in st.weapons
-    )
-    return replace(st, weapons=ws)
-
-
-def hurt(st: ICState, seat: int, hp: int = 1, id_up: bool = False) -> ICState:
-    """Set ``seat``'s HP (and optionally turn its ID face up)."""
-    seats = list(st.seats)
-    seats[seat] = replace(seats[seat], hp=hp, id_up=id_up or seats[seat].id_up)
-    return replace(st, seats=tuple(seats))
 
 
 def reveal_all_loyalty(st: ICState, seat: int) -> ICState:
@@ -130,18 +58,6 @@ def reveal_all_loyalty(st: ICState, seat: int) -> ICState:
     for slot in ("left", "right"):
         up[slot_pos(st, seat, slot)] = True
     return replace(st, loyalty_up=tuple(up))
-
-
-def kill(st: ICState, shooter: int, target: int) -> ICState:
-    """``shooter`` (the active seat) eliminates ``target`` with the rifle."""
-    assert st.active == shooter
-    st = hurt(arm(st, shooter, "rifle", (target,)), target, 1, id_up=True)
-    return act(st, {"type": "fire", "seat": shooter})
-
-
-def turn_to(st: ICState, seat: int) -> ICState:
-    """Make ``seat`` the active player at the start of a turn."""
-    return replace(st, active=seat, phase=TURN)
 
 
 def public_text(st: ICState) -> str:
@@ -565,11 +481,6 @@ def test_companion_fires_like_a_pistol() -> None:
         "source": "companion",
     }
     assert holding_key(st, 0) is None and len(st.seats[0].programs) == 1
-
-
-def holding_key(st: ICState, seat: int) -> str | None:
-    """The key of the weapon ``seat`` holds."""
-    return next((w.key for w in st.weapons if w.holder == seat), None)
 
 
 def test_rocket_hits_two_neighbours() -> None:

@@ -38,7 +38,7 @@ from rules._ic_state import (
 )
 from rules.core import BadOptions, IllegalAction
 from rules.identites_cryptees import GAME
-from tests.rules.test_identites_cryptees import (
+from tests.support.games.identites_cryptees import (
     CARDS,
     act,
     arm,

@@ -216,7 +216,7 @@ def test_a_game_on_an_own_set_replays_without_the_file(tmp_path: Path) -> None:
     """The state and the options carry the cards: deleting the file changes nothing."""
     from rules.core import decode_state, encode, replay
     from rules.identites_cryptees import GAME, read_card_set
-    from tests.rules.test_identites_cryptees_playout import bot
+    from tests.support.games.identites_cryptees import bot
 
     path = _own_set(tmp_path)
     options = {"cards": read_card_set(path), "interrupt_window": 0}

@@ -11,7 +11,6 @@ rewrites the file from a seeded bot game, and the test then fails on purpose.
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,8 @@ import pytest
 
 from rules.core import Action, Event, action_to_json, decode_action
 from rules.identites_cryptees import GAME
-from tests.rules.test_identites_cryptees_playout import bot
+from tests.support.games.identites_cryptees import bot
+from tests.support.golden import regenerating
 
 GOLDEN = Path(__file__).parent / "golden" / "identites-cryptees-5p.jsonl"
 PLAYERS = 5
@@ -77,7 +77,7 @@ def _bot_game() -> list[Action]:
 
 def test_golden_playthrough() -> None:
     """Replaying the recorded actions gives exactly the recorded events and views."""
-    if os.environ.get("COFFRE_REGEN_GOLDEN") == "1":
+    if regenerating():
         GOLDEN.write_text("\n".join(_lines(_bot_game())) + "\n", encoding="utf-8")
         pytest.fail(f"regenerated {GOLDEN.name}: review it, then run without COFFRE_REGEN_GOLDEN")
     recorded = GOLDEN.read_text(encoding="utf-8").splitlines()

@@ -15,12 +15,8 @@ from rules._ic_state import (
     OVER,
     REAIM,
     RESPOND,
-    TURN,
     WINDOW,
-    Equip,
-    Fire,
     ICState,
-    Pass,
     Program,
     Timeout,
     alive,
@@ -31,10 +27,14 @@ from rules._ic_state import (
 )
 from rules.core import Action, IllegalAction, decode_state, encode, replay
 from rules.identites_cryptees import GAME
+from tests.support.games.identites_cryptees import (
+    acting_seat,
+    bot,
+    redeal,
+)
 
 GAMES = 1000
 MAX_STEPS = 4000
-_WEIGHTS = {Fire: 8, Equip: 5, Program: 1}
 
 
 def options_for(i: int) -> dict[str, Any]:
@@ -44,36 +44,6 @@ def options_for(i: int) -> dict[str, Any]:
     if players >= 6 and i % 5 == 0:
         opts["legion_loyalty"] = True
     return opts
-
-
-def bot(st: ICState, r: random.Random) -> Action:
-    """A random player that likes weapons, so that games end."""
-    if st.phase == WINDOW:
-        if r.random() < 0.3:
-            return Timeout()
-        waiting = [s for s in alive(st) if s != st.active and s not in st.passed]
-        seat = r.choice(waiting)
-        acts = GAME.legal_actions(st, seat)
-        return Pass(seat) if r.random() < 0.85 else r.choice(acts)
-    if st.phase in (TURN, RESPOND, REAIM, ABILITY, DISCARD) and r.random() < 0.05:
-        seat = r.choice(alive(st))  # anytime programs, also while something waits
-        acts = GAME.legal_actions(st, seat)
-        if acts:
-            return r.choice(acts)
-    seat = _acting_seat(st)
-    acts = GAME.legal_actions(st, seat)
-    weights = [_WEIGHTS.get(type(a), 1) for a in acts]
-    return r.choices(acts, weights)[0]
-
-
-def _acting_seat(st: ICState) -> int:
-    if st.phase == RESPOND:
-        return st.hits[0].target
-    if st.phase == REAIM:
-        return st.reaim[0]
-    if st.phase == ABILITY:
-        return st.abilities[0]
-    return st.active
 
 
 def check_invariants(st: ICState, total_programs: int) -> None:
@@ -118,8 +88,8 @@ def _check_who_may_act(st: ICState) -> None:
     else:
         assert not table
         if st.phase in (RESPOND, REAIM, ABILITY, DISCARD):
-            assert _acting_seat(st) in acting
-            for seat in acting - {_acting_seat(st)}:  # anytime programs only (Decision)
+            assert acting_seat(st) in acting
+            for seat in acting - {acting_seat(st)}:  # anytime programs only (Decision)
                 assert all(_anytime(st, a) for a in GAME.legal_actions(st, seat))
         else:
             assert st.active in acting
@@ -200,52 +170,6 @@ def test_random_playouts_keep_the_invariants() -> None:
 
 
 # --- no leak -------------------------------------------------------------------
-
-
-def redeal(st: ICState, viewer: int | None, r: random.Random) -> ICState:
-    """Re-deal every card and secret ``viewer`` cannot know; keep the rest."""
-    seats = list(st.seats)
-    known_ids = set()
-    if viewer is not None:
-        known_ids = {m.pos for m in seats[viewer].seen if m.kind == "id"}
-        known_ids.add(viewer)
-    slots = [i for i, s in enumerate(seats) if not s.id_up and i not in known_ids]
-    pool = [seats[i].id_card for i in slots] + list(st.spare_ids)
-    r.shuffle(pool)
-    for i, card in zip(slots, pool, strict=False):
-        seats[i] = replace(seats[i], id_card=card)
-    spare = tuple(pool[len(slots) :])
-
-    mine = set(own_positions(st, viewer)) if viewer is not None else set()
-    if viewer is not None:  # a card the viewer was shown stays known wherever it moves
-        remembered = {m.card for m in seats[viewer].seen if m.kind == "loyalty"}
-        mine |= {p for p, card in enumerate(st.loyalty) if card in remembered}
-    hidden = [p for p, up in enumerate(st.loyalty_up) if not up and p not in mine]
-    loyalty = list(st.loyalty)
-    contents = [loyalty[p] for p in hidden]
-    r.shuffle(contents)
-    for p, card in zip(hidden, contents, strict=True):
-        loyalty[p] = card
-
-    others = [i for i in range(st.players) if i != viewer]
-    progs = list(st.deck) + [c for i in others for c in seats[i].programs]
-    r.shuffle(progs)
-    for i in others:
-        k = len(seats[i].programs)
-        seats[i] = replace(seats[i], programs=tuple(progs[:k]), seen=())
-        progs = progs[k:]
-        if not seats[i].alive:
-            seats[i] = replace(seats[i], final=r.choice(["human", "machine", "outlaw"]))
-    return replace(
-        st,
-        seats=tuple(seats),
-        spare_ids=spare,
-        loyalty=tuple(loyalty),
-        deck=tuple(progs),
-        humans_at_start=not st.humans_at_start,
-        free_for_all=None if st.free_for_all is None else not st.free_for_all,
-        rng=replace(st.rng, n=st.rng.n + 7),
-    )
 
 
 @pytest.mark.parametrize("start", [0, 1000])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,10 @@ from rules.incognito import (
     Next,
     Timeout,
     Vote,
+)
+from tests.support.games.incognito import (
+    redeal_draw,
+    redeal_vote,
 )
 
 # -- helpers -------------------------------------------------------------------
@@ -370,36 +373,6 @@ def test_who_voted_on_whom_is_public_but_numbers_are_not() -> None:
     assert GAME.view(state, 2)["votes"] == [None, None, None, None]
     # the drawer of a drawing does not learn the number laid on it
     assert GAME.view(state, 1)["votes"] == [2, None, None, None]
-
-
-def redeal_draw(state: IncognitoState, keep: int, seed: int) -> IncognitoState:
-    """Same game, other seats given other words (and the deck other fillers)."""
-    mine = state.words[state.word_at[keep]]
-    pool = [w for w in WORDS[state.lang] if w != mine]
-    r = random.Random(seed)
-    words = r.sample(pool, LIST_SIZE - 1)
-    words.insert(r.randrange(LIST_SIZE), mine)
-    positions = [i for i in range(LIST_SIZE) if words[i] != mine]
-    r.shuffle(positions)
-    mine_at = words.index(mine)
-    word_at = tuple(mine_at if s == keep else positions.pop() for s in range(state.players))
-    return replace(state, words=tuple(words), word_at=word_at)
-
-
-def redeal_vote(state: IncognitoState, keep: int, seed: int) -> IncognitoState:
-    """Same list, other seats' words swapped among the other numbers, other votes changed."""
-    r = random.Random(seed)
-    others = [i for i in range(LIST_SIZE) if i != state.word_at[keep]]
-    r.shuffle(others)
-    word_at = tuple(state.word_at[s] if s == keep else others.pop() for s in range(state.players))
-    votes = []
-    for voter, row in enumerate(state.votes):
-        if voter == keep:
-            votes.append(row)
-            continue
-        numbers = r.sample(range(1, LIST_SIZE + 1), LIST_SIZE)
-        votes.append(tuple(numbers[d] if n else 0 for d, n in enumerate(row)))
-    return replace(state, word_at=word_at, votes=tuple(votes))
 
 
 @pytest.mark.parametrize("players", [3, 6])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 
 from rules.core import Action, IllegalAction, action_to_json, decode_state, encode, replay
 from rules.incognito import GAME, LIST_SIZE, Done, IncognitoState, Next, Timeout, Vote
+from tests.support.golden import regenerating
 
 GOLDEN = Path(__file__).parent / "golden" / "incognito.jsonl"
 GAMES = 1000
@@ -139,7 +139,7 @@ def golden_records() -> list[dict[str, Any]]:
 def test_golden_playthrough() -> None:
     """A recorded game replays to the same actions, events and views."""
     lines = [json.dumps(rec, ensure_ascii=False, sort_keys=True) for rec in golden_records()]
-    if os.environ.get("COFFRE_REGEN_GOLDEN") == "1":
+    if regenerating():
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text("\n".join(lines) + "\n", encoding="utf-8")
         pytest.fail("golden file regenerated: review it, then rerun without COFFRE_REGEN_GOLDEN")

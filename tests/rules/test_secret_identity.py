@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
-from rules import BadOptions, IllegalAction, get_game
+from rules import BadOptions, get_game
 from rules.core import Action, encode, replay
 from rules.secret_identity import (
     GAME,
@@ -17,58 +15,18 @@ from rules.secret_identity import (
     Mystery,
     Open,
     Pictos,
-    SecretIdentityState,
     Vote,
 )
+from tests.support.games.secret_identity import (
+    State,
+    everyone_right,
+    full_votes,
+    prepared,
+    refused,
+    run,
+)
 
-State = SecretIdentityState
-
-
-# --- helpers (also used by the other test_secret_identity_* files) ----------
-
-
-def run(state: State, actions: Sequence[Action]) -> State:
-    """Apply actions in order; every one must be accepted."""
-    for action in actions:
-        state, _ = GAME.apply(state, action)
-    return state
-
-
-def refused(state: State, action: Action, message: str | None = None) -> str:
-    """Assert the action is refused and changes nothing; return the message."""
-    before = encode(state)
-    with pytest.raises(IllegalAction) as info:
-        GAME.apply(state, action)
-    assert encode(state) == before
-    if message is not None:
-        assert info.value.message == message
-    return info.value.message
-
-
-def prepared(
-    mysteries: Sequence[int], pictos: Sequence[int] | None = None, seed: int = 1, **opts: Any
-) -> State:
-    """A competitive game whose seats locked these keys and pictos: now in "vote"."""
-    state = GAME.setup(len(mysteries), opts, seed)
-    counts = pictos or [1] * len(mysteries)
-    for s, n in enumerate(mysteries):
-        state = run(state, [Mystery(s, n), Pictos(s, counts[s])])
-    assert state.phase == "vote"
-    return state
-
-
-def full_votes(state: State, guesses: dict[int, dict[int, int]]) -> State:
-    """Cast ``guesses[voter][safe] = number`` votes."""
-    for voter, row in guesses.items():
-        for safe, number in row.items():
-            state, _ = GAME.apply(state, Vote(voter, safe, number))
-    return state
-
-
-def everyone_right(state: State, mysteries: Sequence[int]) -> dict[int, dict[int, int]]:
-    """Votes where each voter guesses every safe right (numbers stay distinct)."""
-    n = len(mysteries)
-    return {v: {t: mysteries[t] for t in range(n) if t != v} for v in range(n)}
+# --- helpers ------------------------------------------------------------------
 
 
 def open_all(state: State) -> State:
@@ -460,39 +418,3 @@ def test_legal_actions_are_all_accepted() -> None:
 
 
 # --- random play (shared with the playout, view and golden tests) ----------------
-
-
-def random_action(state: State, rnd: random.Random) -> Action:
-    """A random legal action, biased so games move on (votes fill empty slots)."""
-    n = state.players
-    if state.phase == "vote" and rnd.random() < 0.9:
-        empty = [(s, t) for s in range(n) for t in range(n) if s != t and not state.votes[s][t]]
-        if empty:
-            s, t = rnd.choice(empty)
-            free = [k for k in range(1, 9) if k not in state.votes[s]]
-            return Vote(s, t, rnd.choice(free))
-    actors: list[int | None] = list(range(n))
-    rnd.shuffle(actors)
-    if rnd.random() < 0.1:
-        actors.insert(0, None)
-    else:
-        actors.append(None)
-    for actor in actors:
-        actions = GAME.legal_actions(state, actor)
-        if actions:
-            return rnd.choice(actions)
-    raise AssertionError(f"nobody can act in phase {state.phase}")
-
-
-def random_game(
-    players: int, options: dict[str, str], seed: int, rnd: random.Random
-) -> tuple[list[State], list[Action]]:
-    """Play a whole random game; return every state (setup first) and the actions."""
-    state = GAME.setup(players, options, seed)
-    states, actions = [state], []
-    while not GAME.is_over(state):
-        action = random_action(state, rnd)
-        state, _ = GAME.apply(state, action)
-        states.append(state)
-        actions.append(action)
-    return states, actions

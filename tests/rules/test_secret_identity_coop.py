@@ -17,7 +17,7 @@ from rules.secret_identity import (
     SecretIdentityState,
     Vote,
 )
-from tests.rules.test_secret_identity import refused, run
+from tests.support.games.secret_identity import refused, run
 
 State = SecretIdentityState
 COOP = {"mode": "coop"}

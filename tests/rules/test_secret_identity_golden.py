@@ -9,7 +9,6 @@ new baseline is always a reviewed decision.
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,8 @@ import pytest
 
 from rules.core import action_to_json, decode_action
 from rules.secret_identity import GAME
-from tests.rules.test_secret_identity import State, random_action
+from tests.support.games.secret_identity import State, random_action
+from tests.support.golden import regenerating
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = {
@@ -77,7 +77,7 @@ def test_golden_playthrough(name: str) -> None:
     """Replaying the recorded actions gives exactly the recorded events and views."""
     players, options, seed = CASES[name]
     path = GOLDEN / f"{name}.jsonl"
-    if os.environ.get("COFFRE_REGEN_GOLDEN") == "1":
+    if regenerating():
         GOLDEN.mkdir(exist_ok=True)
         lines = lines_for(players, options, seed, fresh_actions(players, options, seed))
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -9,7 +9,7 @@ import pytest
 
 from rules.core import Action, IllegalAction, decode_action, decode_state, encode, replay
 from rules.secret_identity import GAME, Advance, Answer, Mystery, Open, Pictos, Vote
-from tests.rules.test_secret_identity import State, random_action
+from tests.support.games.secret_identity import State, random_action
 
 GAMES_PER_CASE = 300  # x 4 cases = 1,200 complete games, every count 3-8 equally
 MAX_STEPS = 5_000

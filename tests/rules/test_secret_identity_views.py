@@ -6,16 +6,16 @@ import json
 import random
 
 import pytest
-from msgspec.structs import replace
 
-from rules.core import Action, IllegalAction, Rng, encode
+from rules.core import Action, IllegalAction, encode
 from rules.secret_identity import GAME, Advance, Answer, Mystery, Open, Pictos, Vote
-from tests.rules.test_secret_identity import (
+from tests.support.games.secret_identity import (
     State,
     everyone_right,
     full_votes,
     prepared,
     random_game,
+    redeal,
     run,
 )
 
@@ -67,49 +67,6 @@ SEAT_ENTRY_KEYS = {
 
 
 # --- re-dealing the secrets a seat must not see -----------------------------------
-
-
-def redeal(state: State, seat: int | None, rnd: random.Random, rng: bool = True) -> State:
-    """The same state with every secret hidden from ``seat`` dealt anew.
-
-    Competitive: other seats' mystery numbers and every vote of another seat in an
-    unopened safe (the seat's own safe included). Co-op: the active seat's number
-    (for a guesser) or the team's answer (for the active seat). And the RNG, whose
-    future deals nobody may know, unless ``rng`` is false.
-    """
-    n = state.players
-    if rng:
-        state = replace(state, rng=Rng(rnd.randrange(10**9), rnd.randrange(100)))
-    if state.mode == "coop":
-        a = state.active
-        if a < 0 or state.phase == "over":
-            return state
-        if seat != a and state.mystery[a]:
-            state = replace(state, mystery=_put(state.mystery, a, rnd.randrange(1, 9)))
-        if seat in (a, None) and state.answer:
-            state = replace(state, answer=rnd.randrange(1, 9))
-        return state
-    opened = set(range(state.opened))
-    hidden = [o for o in range(n) if o not in opened and o != seat and state.mystery[o]]
-    used = {state.mystery[o] for o in range(n) if o not in hidden and state.mystery[o]}
-    pool = rnd.sample([k for k in range(1, 9) if k not in used], len(hidden))
-    mystery = list(state.mystery)
-    for o, k in zip(hidden, pool, strict=True):
-        mystery[o] = k
-    votes = [list(row) for row in state.votes]
-    for v in range(n):
-        if v == seat:
-            continue
-        slots = [t for t in range(n) if t not in opened and votes[v][t]]
-        keep = {votes[v][t] for t in range(n) if t in opened and votes[v][t]}
-        fresh = rnd.sample([k for k in range(1, 9) if k not in keep], len(slots))
-        for t, k in zip(slots, fresh, strict=True):
-            votes[v][t] = k
-    return replace(state, mystery=tuple(mystery), votes=tuple(tuple(r) for r in votes))
-
-
-def _put(items: tuple[int, ...], i: int, value: int) -> tuple[int, ...]:
-    return (*items[:i], value, *items[i + 1 :])
 
 
 def sample_states() -> list[State]:

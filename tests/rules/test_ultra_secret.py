@@ -129,7 +129,12 @@ from rules.ultra_secret import (
     UltraState,
     open_squares,
 )
-from tests.rules.test_ultra_secret_playout import Bot
+from tests.support.games.ultra_secret import (
+    SAMPLES,
+    know_all,
+    redeal,
+    true_place,
+)
 
 # ---------------------------------------------------------------- helpers
 
@@ -181,35 +186,6 @@ def sheet(state: UltraState, seat: int) -> list[tuple[str, str, str, str, str]]:
     return [
         (e.square, e.colour, e.slot, e.card, e.how) for e in state.sheets[seat] if e.how != "draw"
     ]
-
-
-def know_all(state: UltraState, seat: int) -> UltraState:
-    """Fill a seat's sheet with every enemy identity and the five fakes."""
-    lines = [
-        Seen(
-            1, f"H{COLOURS.index(c) + 1}", c, "suitcase", state.stashes[i].identity, "search", seat
-        )
-        for i, c in enumerate(COLOURS)
-        if i != seat
-    ]
-    lines += [
-        Seen(1, g, "", "fake", f, "search", seat)
-        for g, f in zip(SECRET_PLACES, state.fakes, strict=False)
-    ]
-    sheets = list(state.sheets)
-    sheets[seat] = tuple(lines)
-    return replace(state, sheets=tuple(sheets))
-
-
-def true_place(state: UltraState) -> tuple[str, str]:
-    """(square, container) of the real formula card whose code is the true formula."""
-    for c, st in zip(COLOURS, state.stashes, strict=True):
-        for slot in ("suitcase", "briefcase"):
-            if st.card(slot) == state.formula:
-                return f"H{COLOURS.index(c) + 1}", slot
-        if st.locker == state.formula:
-            return st.at, c
-    raise AssertionError("the true formula card lies nowhere")
 
 
 def flight(players: int = 3, fugitive: int = 0, right: bool = True, **options: str) -> UltraState:
@@ -1001,97 +977,6 @@ def test_view_keys() -> None:
     with pytest.raises(IllegalAction):
         GAME.view(state, 3)
     assert GAME.legal_actions(state, None) == []
-
-
-def redeal(state: UltraState, keep: int | None, rng: random.Random) -> UltraState:
-    """Re-deal every secret that ``keep`` does not own (``None``: every secret).
-
-    Other colours' identities, formulas and layouts (and, while hiding, their locker
-    station), the fakes and the true formula, other seats' mole cards and the deck
-    order, their pending dials and choices, their sheets, a filing not theirs, the RNG.
-    """
-    n = state.players
-    others = [c for c in range(6) if c != keep]
-    idents = rng.sample([state.stashes[c].identity for c in others], len(others))
-    formulas = rng.sample([state.stashes[c].formula for c in others], len(others))
-    stashes = list(state.stashes)
-    for c, ident, formula in zip(others, idents, formulas, strict=False):
-        st = replace(stashes[c], identity=ident, formula=formula)
-        if st.suitcase:
-            layout = rng.sample([ident, formula, TOOTHBRUSH], 3)
-            at = rng.choice(["F1", "B1"]) if state.phase == "hide" and c < n else st.at
-            st = replace(st, suitcase=layout[0], briefcase=layout[1], locker=layout[2], at=at)
-        stashes[c] = st
-    pool = [m for s in range(n) if s != keep for m in state.hands[s]]
-    pool += [*state.deck, *state.discard]
-    rng.shuffle(pool)
-    hands = []
-    for s in range(n):
-        if s == keep:
-            hands.append(state.hands[s])
-        else:
-            size = len(state.hands[s])
-            hands.append(tuple(sorted(pool[:size])))
-            pool = pool[size:]
-    deck, discard = tuple(pool[: len(state.deck)]), tuple(pool[len(state.deck) :])
-    squares = ["H1", "H2", "G1", "G5", "V1", "B1", "F1", "VM2", "B2"]
-    choices = {
-        "dial": squares,
-        "flight": squares,
-        "bug": ["pass", "declare", "G2", "H4"],
-        "informant": ["pass", "F1", "H6"],
-    }
-
-    def other(value: str, s: int) -> str:
-        if s == keep or value in ("", "-", "done") or state.phase not in choices:
-            return value
-        return rng.choice(choices[state.phase])
-
-    pending = tuple(other(p, s) for s, p in enumerate(state.pending))
-    dials = state.dials
-    if state.phase == "informant":
-        dials = tuple(d if s == keep else rng.choice(squares) for s, d in enumerate(dials))
-    six = rng.sample([*state.fakes, state.formula], 6)
-    sheets = tuple(
-        sheet if s == keep else sheet[: rng.randrange(len(sheet) + 1)]
-        for s, sheet in enumerate(state.sheets)
-    )
-    filing = state.filing
-    if filing is not None and keep != state.fugitive:
-        filing = Filing(tuple((c, rng.choice(PSEUDONYMS)) for c, _ in filing.pseudonyms), "G1", "")
-    return replace(
-        state,
-        stashes=tuple(stashes),
-        hands=tuple(hands),
-        deck=deck,
-        discard=discard,
-        pending=pending,
-        dials=dials,
-        fakes=tuple(six[:5]),
-        formula=six[5],
-        sheets=sheets,
-        filing=filing,
-        rng=replace(state.rng, seed=state.rng.seed + 1),
-    )
-
-
-def _sample_states() -> list[UltraState]:
-    """States from every phase of bot games, at 3-6 players."""
-    out = []
-    for seed in range(12):
-        players = 3 + seed % 4
-        rng = random.Random(seed)
-        bot = Bot(rng)
-        state = GAME.setup(players, {"dial": "free" if seed % 2 else "strict"}, seed)
-        while not GAME.is_over(state):
-            if rng.random() < 0.15:
-                out.append(state)
-            seat = rng.choice([s for s in range(players) if state.pending[s] == ""])
-            state, _ = GAME.apply(state, bot.act(state, seat))
-    return out
-
-
-SAMPLES = _sample_states()
 
 
 def test_no_leak_when_others_are_redealt() -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +36,7 @@ from rules.ultra_secret import (
     Search,
     UltraState,
 )
+from tests.support.golden import regenerating
 
 GOLDEN = Path(__file__).parent / "golden" / "ultra-secret-3p.jsonl"
 SCENARIO = Path(__file__).parent / "golden" / "ultra-secret-3p.actions.jsonl"
@@ -146,7 +146,7 @@ def _dump(lines: list[dict[str, Any]]) -> str:
 def test_golden_playthrough() -> None:
     """Every seat's view and the public view match the recorded playthrough."""
     text = _dump(json.loads(json.dumps(_record(_script()))))
-    if os.environ.get("COFFRE_REGEN_GOLDEN") == "1":
+    if regenerating():
         GOLDEN.write_text(text, encoding="utf-8")
         SCENARIO.write_text(
             "".join(json.dumps(action_to_json(a)) + "\n" for a in _script()), encoding="utf-8"

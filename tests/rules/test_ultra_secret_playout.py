@@ -18,156 +18,25 @@ from collections import Counter
 import pytest
 
 from rules._ultra_secret_board import (
-    COLOURS,
     DIAL_CODES,
-    FLIGHT_SQUARES,
-    HOTELS,
-    INFORMANT_SQUARES,
-    MOLE_SQUARES,
     SECRET_PLACES,
-    knowledge,
 )
 from rules.core import Action, Event, IllegalAction, decode_state, encode, replay
 from rules.ultra_secret import (
     GAME,
-    Bug,
-    Declare,
     Dial,
-    Informant,
-    Open,
     Pass,
     Read,
-    Search,
     UltraState,
     open_squares,
     search_kind,
 )
+from tests.support.games.ultra_secret import (
+    Bot,
+)
 
 GAMES = 1000
 MAX_ACTIONS = 6000
-
-
-class Bot:
-    """A purposeful player: goes where it has not looked yet, declares when it can.
-
-    It reads only what its seat may know: its own sheet (``knowledge``), its mole
-    cards, and the public board.
-    """
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def act(self, state: UltraState, seat: int) -> Action:
-        """The bot's choice for ``seat`` in the current phase (the seat must owe one)."""
-        phase = state.phase
-        if phase == "bug":
-            return self._phase1(state, seat)
-        if phase == "dial":
-            return Dial(seat, self._dial(state, seat))
-        if phase == "flight":
-            return Dial(seat, self._flight(state, seat))
-        if phase == "informant":
-            if self.rng.random() < 0.25:
-                choices = [sq for sq in INFORMANT_SQUARES if sq != state.informants[seat]]
-                return Informant(seat, self.rng.choice(choices))
-            return Pass(seat)
-        if phase == "search":
-            return self._search(state, seat)
-        legal = GAME.legal_actions(state, seat)
-        return legal[0] if phase == "file" else self.rng.choice(legal)
-
-    def _seen(self, state: UltraState, seat: int) -> set[tuple[str, str]]:
-        return {(s.colour, s.slot) for s in state.sheets[seat]}
-
-    def _phase1(self, state: UltraState, seat: int) -> Action:
-        know = knowledge(state, seat)
-        if know.complete:
-            return Declare(seat)
-        if state.options.declare == "any" and state.turn > 8 and self.rng.random() < 0.03:
-            return Declare(seat)  # a reckless guess: files what the sheet half-knows
-        if not state.bugs[seat] and self.rng.random() < 0.3:
-            unknown = [g for g in SECRET_PLACES if g not in know.fakes]
-            return Bug(seat, self.rng.choice(unknown or list(HOTELS)))
-        return Pass(seat)
-
-    def _spare(self, state: UltraState, seat: int, fakes: dict[str, str]) -> list[str]:
-        """Mole cards the seat can spend in pairs: known places first, then duplicates."""
-        hand = list(state.hands[seat])
-        spare = [c for c in hand if c in fakes]
-        counts = Counter(c for c in hand if c not in fakes)
-        spare += [c for c, n in counts.items() for _ in range(n - 1)]
-        return spare
-
-    def _dial(self, state: UltraState, seat: int) -> str:
-        allowed = open_squares(state, seat)
-        if state.options.dial == "free" and self.rng.random() < 0.03:
-            return self.rng.choice(DIAL_CODES)
-        know = knowledge(state, seat)
-        seen = self._seen(state, seat)
-        own = COLOURS[seat]
-        weights: dict[str, float] = {}
-        unknown = [g for g in SECRET_PLACES if g not in know.fakes]
-        spare = len(self._spare(state, seat, know.fakes))
-        hand = state.hands[seat]
-        for g in unknown:
-            if g in hand:
-                weights[g] = 8
-            elif spare >= 2:
-                weights[g] = 5
-        if unknown and len([g for g in unknown if g in hand]) < len(unknown):
-            for v in MOLE_SQUARES:
-                weights[v] = 3
-        hidden_ids = [c for c in COLOURS if c != own and c not in know.pseudonyms]
-        for c in hidden_ids:
-            hotel = HOTELS[COLOURS.index(c)]
-            if (c, "suitcase") not in seen or (c, "briefcase") not in seen:
-                weights[hotel] = 4
-            at = state.stashes[COLOURS.index(c)].at  # public: which lockers are full
-            if (c, "locker") not in seen:
-                weights[at] = weights.get(at, 0) + 2
-        options = [(sq, w) for sq, w in weights.items() if sq in allowed]
-        if not options or self.rng.random() < 0.2:  # wander: crowds on a target break up
-            return self.rng.choice(allowed)
-        squares, ws = zip(*options, strict=True)
-        return self.rng.choices(squares, ws)[0]
-
-    def _flight(self, state: UltraState, seat: int) -> str:
-        squares = FLIGHT_SQUARES[state.players]
-        if state.options.dial == "free" and self.rng.random() < 0.03:
-            return self.rng.choice(DIAL_CODES)
-        if self.rng.random() < 0.3:
-            return "F1"
-        return self.rng.choice(squares)
-
-    def _search(self, state: UltraState, seat: int) -> Action:
-        kind = search_kind(state, seat)
-        here = state.agents[seat]
-        seen = self._seen(state, seat)
-        watched = here in state.informants
-        if kind == "hotel":
-            colour = COLOURS[HOTELS.index(here)]
-            if not watched:
-                return Search(seat)
-            fresh = [s for s in ("suitcase", "briefcase") if (colour, s) not in seen]
-            return Search(seat, self.rng.choice(fresh or ["suitcase", "briefcase"]))
-        if kind == "lockers":
-            full = [
-                c
-                for c, st in zip(COLOURS, state.stashes, strict=True)
-                if st.at == here and c != COLOURS[seat]
-            ]
-            fresh = [c for c in full if (c, "locker") not in seen]
-            picks = (fresh + [c for c in full if c not in fresh])[: 1 if watched else 2]
-            return Open(seat, tuple(sorted(picks, key=COLOURS.index)))
-        know = knowledge(state, seat)
-        if here in know.fakes:
-            return Pass(seat)
-        if here in state.hands[seat]:
-            return Read(seat, (here,))
-        spare = self._spare(state, seat, know.fakes)
-        if len(spare) >= 2:
-            return Read(seat, tuple(sorted(spare[:2])))
-        return Pass(seat)
 
 
 def _illegal_probe(state: UltraState, rng: random.Random) -> Action:

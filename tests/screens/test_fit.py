@@ -12,7 +12,7 @@ from firmware.link.lang import speaking
 from firmware.link.protocol import Input
 from firmware.link.render import BODY_LINES, CHARS, MENU_INDENT, glass
 from rules.core import IllegalAction
-from tests.screens.harness import GAMES, Shown, play, tables
+from tests.support.screens import GAMES, Shown, play, tables
 
 #: Games whose knob menus are drawn by :func:`firmware.link.render.menu_rows`.
 MENU_GAMES = ["ultra-secret", "identites-cryptees"]

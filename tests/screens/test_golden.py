@@ -15,8 +15,8 @@ from PIL import Image
 
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import HEIGHT, WIDTH, render
-from tests.platform.golden import frame_problems
-from tests.screens.harness import GAMES, Shown, play
+from tests.support.golden import frame_problems
+from tests.support.screens import GAMES, Shown, play
 
 GOLDEN = Path(__file__).parent / "golden"
 FIRST, LAST = 24, 8

@@ -15,12 +15,12 @@ import pytest
 
 from firmware.hub.table import Table
 from firmware.link.lang import speaking
-from tests.rules import test_identiquest as iq
-from tests.rules import test_identites_cryptees_playout as ic
-from tests.rules import test_incognito as inc
-from tests.rules import test_secret_identity_views as si
-from tests.rules import test_ultra_secret as us
-from tests.screens.harness import GAMES, tables
+from tests.support.games import identiquest as iq
+from tests.support.games import identites_cryptees as ic
+from tests.support.games import incognito as inc
+from tests.support.games import secret_identity as si
+from tests.support.games import ultra_secret as us
+from tests.support.screens import GAMES, tables
 
 Redeal = Callable[[Any, int, int], Any]
 

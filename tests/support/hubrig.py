@@ -17,6 +17,8 @@ from hardware.keys import COLOURS, load_keyset
 KEYS = load_keyset()
 TABLE = "t"
 T = proto.Topics(TABLE)
+#: What a station's glass shows of a message (a refusal longer than this is unreadable).
+SCREEN_CHARS = 63
 
 
 class Clock:
@@ -154,3 +156,19 @@ def prepare_all(rig: Rig, numbers: list[int], pictos: int = 1) -> None:
         for _ in range(pictos - 1):
             assert rig.knob(station, 1)["ok"]
         assert rig.press(station)["ok"]
+
+
+def readable(message: str) -> bool:
+    """A message a player can read on the glass: short, not empty, no traceback."""
+    return bool(message) and len(message) <= SCREEN_CHARS and "Traceback" not in message
+
+
+def voting_rig(tmp_path: Path, players: int = 3, **table: Any) -> Rig:
+    """A table in round 1's vote phase, mystery keys 1..n, one picto each."""
+    stations = tuple(f"p{i + 1}" for i in range(players))
+    rig = Rig(tmp_path, stations, **table)
+    rig.connected()
+    rig.start(players)
+    prepare_all(rig, list(range(1, players + 1)))
+    assert rig.public()["view"]["phase"] == "vote"
+    return rig

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image, ImageChops
+from PIL import Image
 
 from firmware.display.server import Display
 from firmware.hub.brokerconf import SPECTATOR_USER
@@ -33,7 +33,6 @@ CHROMIUM_ARGS = [
     "--font-render-hinting=none",
 ]
 VIEWPORT = {"width": 1280, "height": 720}
-GOLDEN = Path(__file__).parent / "golden" / "display"
 
 #: Runs in every page before its scripts: records (version, epoch ms) of each swap.
 RECORDER = """
@@ -100,23 +99,6 @@ def screenshot(page: Any) -> Image.Image:
     return Image.open(io.BytesIO(data)).convert("RGB")
 
 
-def golden_problems(name: str, image: Image.Image) -> list[str]:
-    """Differences from ``golden/display/<name>.png``; COFFRE_REGEN_GOLDEN=1 rewrites it
-    (and fails, so a regenerated picture is looked at before it is committed)."""
-    path = GOLDEN / f"{name}.png"
-    if os.environ.get("COFFRE_REGEN_GOLDEN") == "1":
-        GOLDEN.mkdir(parents=True, exist_ok=True)
-        image.save(path)
-        return [f"regenerated {path}: look at it, then rerun"]
-    if not path.exists():
-        return [f"no golden picture {path} (run with COFFRE_REGEN_GOLDEN=1)"]
-    with Image.open(path) as want:
-        if want.size != image.size:
-            return [f"{name}: size {image.size}, golden {want.size}"]
-        box = ImageChops.difference(want.convert("RGB"), image).getbbox()
-    return [] if box is None else [f"{name}: differs from the golden picture in box {box}"]
-
-
 def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> dict[str, float]:
     """Hub publish -> DOM change, in ms, with ``tables`` tables on one display process.
 
@@ -132,7 +114,7 @@ def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> di
     from firmware.link.mqtt import BrokerConfig, Client
     from firmware.link.tls import CA_FILE
     from firmware.tools.brokers import Mosquitto, free_port
-    from tests.platform.test_display_no_leak import playout, public_of
+    from tests.support.playouts import playout, public_of
 
     names = [f"t{i + 1}" for i in range(tables)]
     shared = TableAccess(names[0], ["p1"])  # one hub and one spectator user for all tables

@@ -29,7 +29,8 @@ def default_entries() -> list[tuple[str, str, str | None, int]]:
 
 
 def default_toml() -> str:
-    """The text of hardware/keysets/default.toml."""
+    """The text of hardware/keysets/default.toml (its header still names the generator's
+    old path, tests/device/keyset_gen.py: the packaged file must stay byte-identical)."""
     lines = [
         "# coffre default virtual key set: 64 vote keys (8 colours x 1-8) and 8 mystery keys.",
         "# Generated deterministically (tests/device/keyset_gen.py); half the UIDs are 7-byte",

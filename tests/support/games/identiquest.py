@@ -1,0 +1,32 @@
+"""Identiquest helpers: re-deal the identities a seat cannot know."""
+
+from __future__ import annotations
+
+import random
+
+from msgspec.structs import replace
+
+from rules.identiquest import (
+    IdentiquestState,
+)
+
+
+def redeal(state: IdentiquestState, keep: int, seed: int) -> IdentiquestState:
+    """Same table, other hidden identities (consistent with the crosses), deck reshuffled."""
+    r = random.Random(seed)
+    hidden = [s for s in range(state.players) if s != keep and not state.unmasked[s]]
+    taken = {state.identity[s] for s in range(state.players) if s not in hidden}
+    free = [c for c in range(len(state.colours)) if c not in taken]
+    best = state.identity
+    for _ in range(200):
+        pick = r.sample(free, len(hidden))
+        if all(not state.crossed[s][c] for s, c in zip(hidden, pick, strict=True)):
+            ident = list(state.identity)
+            for s, c in zip(hidden, pick, strict=True):
+                ident[s] = c
+            best = tuple(ident)
+            if best != state.identity:
+                break
+    deck = list(state.deck)
+    r.shuffle(deck)
+    return replace(state, identity=best, deck=tuple(deck))
