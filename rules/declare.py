@@ -181,6 +181,8 @@ class GameInfo:
     phases: Mapping[str, Phase]
     options: tuple[Option, ...] = ()
     bands: tuple[Band, ...] = ()
+    #: The winners are a side, together (no ranking of every seat at the end).
+    sides: bool = False
 
     def __post_init__(self) -> None:
         names = [o.name for o in self.options]

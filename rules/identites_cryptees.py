@@ -106,6 +106,7 @@ INFO = GameInfo(
     min_players=4,
     max_players=16,
     tie_break=N_("the winning side wins together"),
+    sides=True,
     phases={
         "turn": Phase(N_("Turn"), N_("Turn")),
         "window": Phase(N_("Interrupt window"), N_("Interrupt window")),

@@ -815,6 +815,7 @@ INFO = GameInfo(
     min_players=3,
     max_players=6,
     tie_break=N_("one side wins together"),
+    sides=True,
     phases={
         "hide": Phase(N_("Hide"), N_("Hide")),
         "bug": Phase(N_("Bug"), N_("Bug")),

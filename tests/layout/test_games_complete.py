@@ -20,7 +20,7 @@ from rules.declare import GameInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PIECES = ["engine", "binding", "bot", "board", "catalogue", "docs", "goldens"]
+PIECES = ["engine", "binding", "bot", "board", "catalogue", "docs", "goldens", "redeal"]
 
 
 def _has(module: str, *names: str) -> list[str]:
@@ -125,6 +125,13 @@ def _goldens(game: str) -> str | None:
     return None
 
 
+def _redeal(game: str) -> str | None:
+    missing = _has(f"tests.support.games.{stem(game)}", "redeal_for_seat")
+    if missing:
+        return f"no re-deal helper: tests/support/games/{stem(game)}.py with redeal_for_seat()"
+    return None
+
+
 CHECKS = {
     "engine": _engine,
     "binding": _binding,
@@ -133,6 +140,7 @@ CHECKS = {
     "catalogue": _catalogue,
     "docs": _docs,
     "goldens": _goldens,
+    "redeal": _redeal,
 }
 
 

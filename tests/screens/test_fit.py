@@ -6,18 +6,20 @@ import itertools
 
 import pytest
 
+from firmware.hub.bindings import binding_for
 from firmware.hub.bindings.menus import KnobMenus
 from firmware.hub.table import Table
 from firmware.link.lang import speaking
 from firmware.link.protocol import Input
 from firmware.link.render import BODY_LINES, CHARS, MENU_INDENT, glass
+from rules import get_info
 from rules.core import IllegalAction
 from tests.support.screens import GAMES, Shown, play, tables
 
 #: Games whose knob menus are drawn by :func:`firmware.link.render.menu_rows`.
-MENU_GAMES = ["ultra-secret", "identites-cryptees"]
-#: Games that end on a ranking of every seat.
-RANKED = ["secret-identity", "incognito", "identiquest"]
+MENU_GAMES = sorted(g for g in GAMES if isinstance(binding_for(g), KnobMenus))
+#: Games that end on a ranking of every seat (not a side winning together).
+RANKED = sorted(g for g in GAMES if not get_info(g).sides)
 
 
 def misfits(shown: Shown) -> list[str]:

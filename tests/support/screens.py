@@ -19,16 +19,12 @@ from firmware.hub.table import Table
 from firmware.link.lang import speaking
 from firmware.link.protocol import Input, Screen
 from hardware.keys import load_keyset
+from rules import all_info
 from rules.core import IllegalAction, action_to_json
 
 KEYS = load_keyset()
-GAMES = {
-    "secret-identity": (3, 8),
-    "incognito": (3, 6),
-    "identiquest": (3, 6),
-    "ultra-secret": (3, 6),
-    "identites-cryptees": (4, 16),
-}
+#: Every registered game, with its smallest and largest table.
+GAMES = {info.id: (info.min_players, info.max_players) for info in all_info()}
 MAX_STEPS = 6000
 
 

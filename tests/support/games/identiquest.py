@@ -30,3 +30,8 @@ def redeal(state: IdentiquestState, keep: int, seed: int) -> IdentiquestState:
     deck = list(state.deck)
     r.shuffle(deck)
     return replace(state, identity=best, deck=tuple(deck))
+
+
+def redeal_for_seat(state: IdentiquestState, seat: int, k: int) -> IdentiquestState | None:
+    """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
+    return redeal(state, seat, k)

@@ -211,3 +211,8 @@ def redeal(st: ICState, viewer: int | None, r: random.Random) -> ICState:
         free_for_all=None if st.free_for_all is None else not st.free_for_all,
         rng=replace(st.rng, n=st.rng.n + 7),
     )
+
+
+def redeal_for_seat(state: ICState, seat: int, k: int) -> ICState | None:
+    """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
+    return redeal(state, seat, random.Random(k))

@@ -41,3 +41,13 @@ def redeal_vote(state: IncognitoState, keep: int, seed: int) -> IncognitoState:
         numbers = r.sample(range(1, LIST_SIZE + 1), LIST_SIZE)
         votes.append(tuple(numbers[d] if n else 0 for d, n in enumerate(row)))
     return replace(state, word_at=word_at, votes=tuple(votes))
+
+
+def redeal_for_seat(state: IncognitoState, seat: int, k: int) -> IncognitoState | None:
+    """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``);
+    None in a phase with nothing hidden to re-deal."""
+    if state.phase == "draw":
+        return redeal_draw(state, seat, k)
+    if state.phase == "vote":
+        return redeal_vote(state, seat, k)
+    return None

@@ -142,3 +142,8 @@ def redeal(state: State, seat: int | None, rnd: random.Random, rng: bool = True)
 
 def _put(items: tuple[int, ...], i: int, value: int) -> tuple[int, ...]:
     return (*items[:i], value, *items[i + 1 :])
+
+
+def redeal_for_seat(state: State, seat: int, k: int) -> State | None:
+    """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
+    return redeal(state, seat, random.Random(k))

@@ -281,3 +281,8 @@ def _sample_states() -> list[UltraState]:
 
 
 SAMPLES = _sample_states()
+
+
+def redeal_for_seat(state: UltraState, seat: int, k: int) -> UltraState | None:
+    """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
+    return redeal(state, seat, random.Random(k))
