@@ -20,7 +20,7 @@ from rules.declare import GameInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PIECES = ["engine", "binding", "bot", "board", "catalogue", "docs", "goldens", "redeal"]
+PIECES = ["engine", "binding", "bot", "board", "catalogue", "docs", "goldens", "redeal", "readme"]
 
 
 def _has(module: str, *names: str) -> list[str]:
@@ -132,6 +132,14 @@ def _redeal(game: str) -> str | None:
     return None
 
 
+def _readme(game: str) -> str | None:
+    info = get_info(game)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    if f"`{game}`" not in text:
+        return f"README.md's list of games lacks `{game}` ({info.min_players}–{info.max_players})"
+    return None
+
+
 CHECKS = {
     "engine": _engine,
     "binding": _binding,
@@ -141,6 +149,7 @@ CHECKS = {
     "docs": _docs,
     "goldens": _goldens,
     "redeal": _redeal,
+    "readme": _readme,
 }
 
 
