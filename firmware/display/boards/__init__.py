@@ -45,22 +45,57 @@ def phase_text(public: Public) -> str:
 
 
 def headline(public: Public, names: Names) -> str:
-    """Phase, round and whose turn it is: the same three for every game."""
+    """Phase and round: the same for every game (a board may word its rounds, as
+    Secret Identity's co-op turns, with ``rounds_text(public, view)``)."""
     phase = phase_text(public)
     bits = [f"<b>{esc(phase)}</b>"] if phase else []
+    module = board_module(public.get("game"))
+    view: dict[str, Any] = public.get("view") or {}
+    worded = getattr(module, "rounds_text", None)
+    said = worded(public, view) if worded else None
     round_, rounds = whole(public.get("round")), whole(public.get("rounds"))
-    if round_ is not None and rounds is not None:
+    if said:
+        bits.append(esc(said))
+    elif round_ is not None and rounds is not None:
         bits.append(esc(_("round {n} of {of}", n=round_, of=rounds)))
-    turn = whole(public.get("to_play"))
-    if turn is not None and not public.get("over"):
-        bits.append(_("{seat} to play", seat=names.chip(turn)))
     return " · ".join(bits)
+
+
+def now_line(public: Public, names: Names) -> str:
+    """The one thing that matters now, said large: a board's own ``now(public, view,
+    names)`` (a declared shot, who a vote waits for), else who the table waits for."""
+    if public.get("over"):
+        return ""
+    module = board_module(public.get("game"))
+    view: dict[str, Any] = public.get("view") or {}
+    own = getattr(module, "now", None)
+    said = own(public, view, names) if own else ""
+    if said:
+        return str(said)
+    turn = whole(public.get("to_play"))
+    if turn is not None:
+        return waiting_for([turn], names)
+    return ""
+
+
+def waiting_for(seats: list[int], names: Names) -> str:
+    """ "Waiting for Blue" (the hold-up named), or for several seats."""
+    return _("Waiting for {seats}", seats=names.list(seats)) if seats else ""
 
 
 def board(public: Public, names: Names) -> str:
     module = board_module(public.get("game"))
     view: dict[str, Any] = public.get("view") or {}
     return str(module.board(public, view, names)) if module else ""
+
+
+def verdict(public: Public, names: Names) -> str:
+    """How the game ended, in a board's words (``verdict(public, view, names)``), for the
+    end box: a co-op band, the winning side, the fugitive's fate."""
+    module = board_module(public.get("game"))
+    view: dict[str, Any] = public.get("view") or {}
+    own = getattr(module, "verdict", None)
+    return str(own(public, view, names)) if own else ""
 
 
 def log_lines(public: Public, names: Names) -> list[str]:

@@ -29,13 +29,14 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         cells = []
         for j, gem in enumerate(colours):
             mark = marks[j] if j < len(marks) else "?"
+            said = f' data-label="{esc(colour(str(gem)))}"'  # a phone's card names each gem
             if gem in (mask, truth):
                 word = _("UNMASKED") if gem == mask else _("it was")
-                cells.append(f'<td class="unmasked c-{esc(gem)}">{esc(word)}</td>')
+                cells.append(f'<td class="unmasked c-{esc(gem)}"{said}>{esc(word)}</td>')
             elif mark == "x":
-                cells.append('<td class="crossed">✗</td>')
+                cells.append(f'<td class="crossed"{said}>✗</td>')
             else:
-                cells.append("<td>?</td>")
+                cells.append(f"<td{said}>?</td>")
         fled = esc(_("escaped"))
         state = f" <em>{fled}</em>" if i < len(escaped) and escaped[i] else ""
         rows.append(f'<tr><td class="who">{names.chip(i)}{state}</td>{"".join(cells)}</tr>')
@@ -56,6 +57,12 @@ def _loot(names: Names, seat: int, pile: dict[str, Any]) -> str:
 
 def _gem(gem: Any) -> str:
     return f'<span class="chip c-{esc(gem)}"><i></i>{esc(colour(str(gem)))}</span>'
+
+
+def verdict(public: Public, view: dict[str, Any], names: Names) -> str:
+    """Why the game ended."""
+    end = view.get("end")
+    return _("The game ended: {why}", why=esc(label(IQ_ENDS, str(end)))) if end else ""
 
 
 def log(view: dict[str, Any], names: Names) -> list[str]:

@@ -40,6 +40,11 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
             )
         loyalty = s.get("loyalty") or {}
         face_up = [_card(s.get("id"))] + [_card(loyalty.get(k)) for k in ("left", "right")]
+        side = s.get("faction")  # said at game over: the seat's side, coloured by team
+        if isinstance(side, str):
+            face_up.insert(
+                0, f'<b class="card-up side-{esc(side)}">{esc(label(IC_SIDES, side))}</b>'
+            )
         programs = ", ".join(
             esc(in_language(p.get("name", p))) if isinstance(p, dict) else esc(p)
             for p in s.get("permanent") or []
@@ -70,16 +75,18 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         lying = _("Weapons on the table: {weapons}", weapons=shown)
         out.append(f"<p>{lying}</p>")
     declared = table.get("declared")
-    if isinstance(declared, dict):
+    if isinstance(declared, dict) and not isinstance(table.get("window"), dict):
         said = _("Declared: {action}", action=_action(declared, weapons, names))
         out.append(f"<p class=big>{said}</p>")
     return "".join(out)
 
 
 def _card(card: Any) -> str:
+    """A face-up card, its border the colour of the side it counts for."""
     if not isinstance(card, dict):
         return ""
-    return f'<span class="card-up">{esc(in_language(card.get("name")) or "?")}</span>'
+    side = esc(card.get("colour") or "")
+    return f'<span class="card-up side-{side}">{esc(in_language(card.get("name")) or "?")}</span>'
 
 
 #: A declared action (the interrupt window's), in words.
@@ -117,23 +124,46 @@ def _action(action: dict[str, Any], weapons: list[dict[str, Any]], names: Names)
     return text
 
 
+def now(public: Public, view: dict[str, Any], names: Names) -> str:
+    """One line: the declared action and who the interrupt window waits for, or who must
+    answer a hit, re-aim, discard... (one hold-up, never two contradictory lines)."""
+    table = view.get("table") or {}
+    weapons = table.get("weapons") or []
+    declared = table.get("declared")
+    window = table.get("window")
+    if isinstance(window, dict) and isinstance(declared, dict):
+        return _(
+            "{action} — interrupt window: waiting for {seats}",
+            action=_action(declared, weapons, names),
+            seats=names.list(window.get("waiting") or []),
+        )
+    pending = table.get("pending") or {}
+    kind = pending.get("kind")
+    if kind not in (None, "over", "turn", "window"):
+        return _(
+            "Waiting for {seat}: {what}",
+            seat=names.chip(whole(pending.get("seat"))),
+            what=esc(label(IC_WAITS, str(kind))),
+        )
+    return ""
+
+
+def verdict(public: Public, view: dict[str, Any], names: Names) -> str:
+    """The winning side and its seats, said in the end box (not only in the log)."""
+    table = view.get("table") or {}
+    side = table.get("winning_side")
+    if not side:
+        return ""
+    word = esc(label(IC_SIDES, str(side)))
+    winners = names.list(table.get("winners") or [])
+    return _(
+        "Victory: {seats} ({side})", seats=winners, side=f'<b class="side-{esc(side)}">{word}</b>'
+    )
+
+
 def log(view: dict[str, Any], names: Names) -> list[str]:
     table = view.get("table") or {}
     lines = []
-    pending = table.get("pending") or {}
-    kind = pending.get("kind")
-    if kind not in (None, "over", "turn"):
-        lines.append(
-            _(
-                "Waiting for {seat}: {what}",
-                seat=names.chip(pending.get("seat")),
-                what=esc(label(IC_WAITS, str(kind))),
-            )
-        )
-    window = table.get("window")
-    if isinstance(window, dict):
-        waiting = names.list(window.get("waiting") or [])
-        lines.append(_("Interrupt window: waiting for {seats}", seats=waiting))
     if table.get("winners"):
         side = table.get("winning_side")
         winners = names.list(table["winners"])

@@ -15,11 +15,9 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
             f'<b class="score">{esc(s.get("score", 0))}</b>',
             f"{esc(s.get('position', 0))}{'*' * int(s.get('markers') or 0)}",
             esc(
-                _(
-                    "{placed} placed, {left} left",
-                    placed=s.get("pictos_placed", 0),
-                    left=s.get("pictos_left", 0),
-                )
+                plural("{n} placed", "{n} placed", int(s.get("pictos_placed") or 0))
+                + ", "
+                + plural("{n} in hand", "{n} in hand", int(s.get("pictos_left") or 0))
             ),
             yes(s.get("mystery_locked")),
             esc(_("{n} in / {cast} cast", n=s.get("votes_in", 0), cast=s.get("votes_cast", 0))),
@@ -44,8 +42,11 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
             position=position,
         )
         out.append(f'<p class="big">{points}{by}</p>')
-        out.append(track([(_("Team"), "team", score)]))
+        # The co-op score is the right answers, one a turn: the track is as long as the game.
+        squares = int(view.get("rounds") or TRACK)
+        out.append(track([(_("Team"), "team", score)], squares))
     else:
+        out.append(recap(view, names))
         out.append(
             track(
                 [
@@ -61,18 +62,72 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
 TRACK = 30
 
 
-def track(tokens: list[tuple[str, str, int]]) -> str:
-    """The 0–30 score track: a token per seat on its square, a star per lap."""
+def round_points(safes: list[dict[str, Any]], players: int) -> list[int]:
+    """Each seat's points in one round: its safe's right guessers, and one per right guess."""
+    points = [0] * players
+    for safe in safes:
+        owner, right = safe.get("safe"), [int(s) for s in safe.get("right") or []]
+        if isinstance(owner, int) and 0 <= owner < players:
+            points[owner] += len(right)
+        for seat in right:
+            if 0 <= seat < players:
+                points[seat] += 1
+    return points
+
+
+def recap(view: dict[str, Any], names: Names) -> str:
+    """Points per seat per finished round (what the opened safes said), once a round is done."""
+    rounds = [r for r in view.get("history") or [] if isinstance(r, dict)]
+    if not rounds:
+        return ""
+    players = len(names)
+    per_round = [round_points(r.get("safes") or [], players) for r in rounds]
+    head = "".join(
+        f"<th>{esc(_('round {n}', n=r.get('round', k + 1)))}</th>" for k, r in enumerate(rounds)
+    )
+    body = "".join(
+        f"<tr><td>{names.chip(i)}</td>"
+        + "".join(f"<td class=num>{points[i]}</td>" for points in per_round)
+        + "</tr>"
+        for i in range(players)
+    )
+    heading = esc(_("Points per round"))
+    return (
+        f'<table class="recap"><caption>{heading}</caption><tr><th></th>{head}</tr>{body}</table>'
+    )
+
+
+def track(tokens: list[tuple[str, str, int]], squares: int = TRACK) -> str:
+    """The 0–30 score track (co-op: 0 to the number of turns): a token per seat on its
+    square, a star per lap."""
     cells = []
-    for square in range(TRACK + 1):
+    for square in range(squares + 1):
         here = "".join(
             f'<span class="tok c-{esc(colour)}" title="{esc(name)}">{esc(name[:2])}'
-            f"{'*' * (score // (TRACK + 1))}</span>"
+            f"{'*' * (score // (squares + 1))}</span>"
             for name, colour, score in tokens
-            if score % (TRACK + 1) == square
+            if score % (squares + 1) == square
         )
         cells.append(f"<li><small>{square}</small>{here}</li>")
-    return f'<ol class="track">{"".join(cells)}</ol>'
+    size = f' style="--squares: {squares + 1}"' if squares != TRACK else ""
+    return f'<ol class="track"{size}>{"".join(cells)}</ol>'
+
+
+def rounds_text(public: Public, view: dict[str, Any]) -> str:
+    """Co-op plays turns, not rounds: "turn 6 of 10"."""
+    if view.get("mode") != "coop" or public.get("round") is None:
+        return ""
+    return _("turn {n} of {of}", n=public.get("round"), of=public.get("rounds"))
+
+
+def verdict(public: Public, view: dict[str, Any], names: Names) -> str:
+    """Co-op: the team's band ("Locked out: the safes kept their secrets.") and its score."""
+    result = view.get("result")
+    if not isinstance(result, dict) or not result.get("text"):
+        return ""
+    right = int(result.get("right") or 0)
+    said = plural("{n} right answer", "{n} right answers", right)
+    return f"{esc(_(str(result['text'])))} <small>({esc(said)})</small>"
 
 
 def log(view: dict[str, Any], names: Names) -> list[str]:

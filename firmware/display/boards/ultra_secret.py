@@ -16,7 +16,8 @@ US_PLACES = {
     "G5": N_("library"),
 }
 #: Words in the engine's notes (what a search turned up).
-US_WORDS = {"suitcase": N_("suitcase"), "briefcase": N_("briefcase")}
+#: (the station says "p-doc" on its small screen; the TV has room for the whole word)
+US_WORDS = {"suitcase": N_("suitcase"), "briefcase": N_("briefcase|long")}
 
 
 def board(public: Public, view: dict[str, Any], names: Names) -> str:
@@ -99,6 +100,12 @@ def us_note(note: dict[str, Any], names: Names) -> str:
         square=esc(note.get("square") or "?"),
         detail=esc(detail),
     )
+
+
+def verdict(public: Public, view: dict[str, Any], names: Names) -> str:
+    """The fugitive's fate in words, in the end box."""
+    outcome = view.get("outcome")
+    return esc(label(US_OUTCOMES, str(outcome))) if outcome else ""
 
 
 def log(view: dict[str, Any], names: Names) -> list[str]:
