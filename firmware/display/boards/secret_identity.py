@@ -134,7 +134,16 @@ def log(view: dict[str, Any], names: Names) -> list[str]:
     if view.get("mode") == "coop":
         lines = [turn_line(turn, names) for turn in view.get("history") or []]
     else:
-        lines = [safe_line(safe, names) for safe in view.get("revealed") or []]
+        # The rounds before (their safes and points) stay in the feed; the page shows the
+        # newest lines, so a new round never wipes what the last one said.
+        lines = []
+        for done in view.get("history") or []:
+            lines += [safe_line(safe, names) for safe in done.get("safes") or []]
+            points = round_points(done.get("safes") or [], len(names))
+            lines.append(round_line(done.get("round"), points, names))
+        done = view.get("history") or []
+        if not done or done[-1].get("round") != view.get("round"):  # not yet in the history
+            lines += [safe_line(safe, names) for safe in view.get("revealed") or []]
     result = view.get("result")
     if isinstance(result, dict) and result.get("text"):
         text = _(str(result["text"]))  # the band's words, from the game's declaration
@@ -166,4 +175,18 @@ def safe_line(safe: dict[str, Any], names: Names) -> str:
     )
     if owner is None:
         return _("The safe opens: key {key} — {who}", key=key, who=who)
-    return _("{seat}'s safe opens: key {key} — {who}", seat=names.chip(owner), key=key, who=who)
+    line = _("{seat}'s safe opens: key {key} — {who}", seat=names.chip(owner), key=key, who=who)
+    if right:  # who scored for it: the owner one a right guess, each right guesser one
+        line += " · " + plural(
+            "+{n} for {seat}, +1 per right guess",
+            "+{n} for {seat}, +1 per right guess",
+            len(right),
+            seat=names.chip(owner),
+        )
+    return line
+
+
+def round_line(number: Any, points: list[int], names: Names) -> str:
+    """A finished round's result: each seat's points in it."""
+    scored = ", ".join(f"{names.chip(i)} +{p}" for i, p in enumerate(points) if p)
+    return "<b>" + _("Round {n} over: {scores}", n=esc(number), scores=scored or "—") + "</b>"

@@ -1,0 +1,75 @@
+"""What the table display says in words: points per safe and per round, the end box, the
+hold-up, seats past a box's colours (rendered from real public tables of the registry)."""
+
+from __future__ import annotations
+
+import re
+
+from firmware.display.parts import Names
+from tests.platform.display_samples import fragment, samples_of
+
+
+def text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+
+
+def test_secret_identity_says_who_scored_for_each_safe_and_keeps_past_rounds() -> None:
+    """Each opened safe names its points; each finished round stays in the feed as a result."""
+    over = samples_of("secret-identity")[-1].public
+    history = over["view"]["history"]
+    said = text(fragment(over))
+    assert len(history) == 4
+    assert "Round 4 over:" in said  # the newest lines; earlier rounds are in the feed too
+    html = fragment(dict(over, over=False))
+    rounds = re.findall(r"Round (\d) over", text(html))
+    assert rounds and rounds[-1] == "4"
+    if any(s["right"] for s in history[-1]["safes"]):
+        assert "per right guess" in said
+
+
+def test_the_co_op_end_box_names_no_winners_above_the_band() -> None:
+    """Co-op game over: the team's band and right answers, never "winners: everyone"."""
+    over = samples_of("secret-identity", '{"mode": "coop"}')[-1].public
+    said = text(fragment(over))
+    band = over["view"]["result"]["text"]
+    assert band in said and "right answer" in said
+    assert "winner" not in said.lower()
+    assert "turn 10 of 10" in said and "round 10" not in said
+
+
+def test_identites_cryptees_end_shows_each_seats_side_and_the_winning_side() -> None:
+    """At the end every seat's side is shown, and the end box says which side won."""
+    over = samples_of("identites-cryptees")[-1].public
+    html = fragment(over)
+    seats = over["view"]["table"]["seats"]
+    assert html.count('class="card-up side-') >= len(seats)
+    box = html[html.index('class="ranking"') :]
+    assert "Victory:" in text(box[: box.index("</div>")])
+
+
+def test_sixteen_seats_have_sixteen_different_chips() -> None:
+    """Seats 9-16 get a colour class and a number each: no two chips alike."""
+    public = samples_of("identites-cryptees")[0].public
+    names = Names(public)
+    chips = {names.chip(i) for i in range(len(names))}
+    assert len(names) == 16 and len(chips) == 16
+    assert "<i>9</i>Seat 9" in names.chip(8) and "c-seat16" in names.chip(15)
+
+
+def test_the_table_waits_for_someone_by_name() -> None:
+    """A game waiting for one seat says so in large type."""
+    for sample in samples_of("identiquest"):
+        public = sample.public
+        if public["to_play"] is not None and not public["over"]:
+            seat = Names(public).text(public["to_play"])
+            assert f"Waiting for {seat}" in text(fragment(public))
+            return
+    raise AssertionError("no identiquest table waiting for a seat")
+
+
+def test_a_long_custom_seat_name_wraps_inside_its_chip() -> None:
+    """A seat named at length by the config gets a chip that may wrap, not a wide page."""
+    public = dict(samples_of("incognito")[0].public)
+    public["seats"] = [dict(s) for s in public["seats"]]
+    public["seats"][0]["colour"] = "grand-mère josiane la magnifique de lyon"
+    assert 'class="chip long' in fragment(public)
