@@ -128,13 +128,15 @@ def ranking(public: dict[str, Any], names: Names, verdict: str = "") -> str:
             count,
             seats=names.list(groups[0]),
         )
-    else:  # everyone together on no points: no rows of ties, the verdict says why
+    else:  # everyone together on no points: no rows of ties, the seats on one line
         heading = plural(
             "Game over — winner: {seats}",
             "Game over — winners: {seats}",
             1,
             seats=esc(_("nobody")),
         )
+        everyone = [s for group in groups for s in group]
+        band += f'<p class="note">{names.list(everyone)}</p>'
         rows = []
     # A long ranking (Identités cryptées seats 16) runs in two columns on a wide screen.
     half = (len(rows) + 1) // 2 if len(rows) > RANKING_ROWS else len(rows)
