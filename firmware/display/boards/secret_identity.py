@@ -82,9 +82,8 @@ def recap(view: dict[str, Any], names: Names) -> str:
         return ""
     players = len(names)
     per_round = [round_points(r.get("safes") or [], players) for r in rounds]
-    head = "".join(
-        f"<th>{esc(_('round {n}', n=r.get('round', k + 1)))}</th>" for k, r in enumerate(rounds)
-    )
+    said = [_("round {n}", n=r.get("round", k + 1)) for k, r in enumerate(rounds)]
+    head = "".join(f"<th>{esc(word)}</th>" for word in said)
     body = "".join(
         f"<tr><td>{names.chip(i)}</td>"
         + "".join(f"<td class=num>{points[i]}</td>" for points in per_round)
