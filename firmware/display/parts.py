@@ -6,12 +6,14 @@ ranking. The page (:mod:`firmware.display.render`) and every game's board
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from firmware.link.lang import _, colour, plural
 
 Public = dict[str, Any]
+#: How a board says one public event: (its data, the public view, names) -> HTML lines.
+Narration = Callable[[dict[str, Any], dict[str, Any], "Names"], list[str]]
 
 
 def esc(value: object) -> str:

@@ -22,6 +22,7 @@ from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
 from rules import GAMES, get_game, get_info
+from rules.core import action_to_json
 
 KEYS = load_keyset()
 MAX_STEPS = 3000
@@ -101,7 +102,8 @@ def samples_of(game: str, options_json: str = "{}", seed: int = 5) -> tuple[Samp
         action = _move(game, table.state, r)
         if action is None:
             break
-        table.state, _events = table.engine.apply(table.state, action)
+        body = {"rules": action_to_json(action)}  # as the hub commits it: the feed follows
+        table.commit(body, table.check(body))
         publics.append(_public(table))
     tag = game + "".join(f"-{v}" for v in options.values())
     middle = publics[len(publics) // 2]

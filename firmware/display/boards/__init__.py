@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from firmware.display.parts import Names, Public, esc, whole
+from firmware.display.parts import Names, Narration, Public, esc, whole
 from firmware.link.lang import _
 
 #: A game id as the protocol allows it (``public`` is never trusted to name a module).
@@ -99,6 +100,57 @@ def verdict(public: Public, names: Names) -> str:
 
 
 def log_lines(public: Public, names: Names) -> list[str]:
+    """What happened: the hub's feed of public events, each said by the game's board
+    (``NARRATE``: event kind -> lines), then what the board always shows (``notes``);
+    a table with no feed yet (a display that joined late) shows the board's ``log``."""
     module = board_module(public.get("game"))
+    if module is None:
+        return []
     view: dict[str, Any] = public.get("view") or {}
-    return list(module.log(view, names)) if module else []
+    feed = [e for e in public.get("feed") or [] if isinstance(e, dict)]
+    narrate = getattr(module, "NARRATE", None)
+    if not feed or narrate is None:
+        return list(module.log(view, names))
+    lines = feed_lines(feed, narrate, getattr(module, "MERGE", {}), view, names)
+    notes = getattr(module, "notes", None)
+    return lines + (list(notes(view, names)) if notes else [])
+
+
+def feed_lines(
+    feed: list[dict[str, Any]],
+    narrate: dict[str, Narration],
+    merge: dict[str, Callable[[int, str], str]],
+    view: dict[str, Any],
+    names: Names,
+) -> list[str]:
+    """Each event in words; a run of the same seat-only event ("Red passes", "Blue
+    passes") is one line ("Red, Blue pass")."""
+    lines: list[str] = []
+    run: list[int] = []
+    run_kind = ""
+
+    def close() -> None:
+        if run:
+            lines.append(merge[run_kind](len(run), names.list(run)))
+            run.clear()
+
+    for event in feed:
+        kind = str(event.get("kind"))
+        raw = event.get("data")
+        data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        seat = whole(data.get("seat"))
+        if kind in merge and seat is not None:
+            if kind != run_kind:
+                close()
+                run_kind = kind
+            run.append(seat)
+            continue
+        close()
+        run_kind = ""
+        said = narrate.get(kind)
+        if said is None:  # an event kind this display does not know yet: said plainly
+            lines.append(esc(kind))
+            continue
+        lines += [line for line in said(data, view, names) if line]
+    close()
+    return lines

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.display.parts import Names, Public, esc, seat_table, yes
-from firmware.link.lang import _, plural
+from firmware.display.parts import Names, Narration, Public, esc, seat_table, whole, yes
+from firmware.link.lang import N_, _, label, plural
 
 
 def board(public: Public, view: dict[str, Any], names: Names) -> str:
@@ -189,3 +189,76 @@ def round_line(number: Any, points: list[int], names: Names) -> str:
     """A finished round's result: each seat's points in it."""
     scored = ", ".join(f"{names.chip(i)} +{p}" for i, p in enumerate(points) if p)
     return "<b>" + _("Round {n} over: {scores}", n=esc(number), scores=scored or "—") + "</b>"
+
+
+# --- the feed: each public event of the game in words ---------------------------------------
+
+#: The phases a ``phase`` event announces.
+SI_PHASES = {
+    "prepare": N_("Everyone prepares their safe"),
+    "vote": N_("Time to vote: lay your keys in the others' safes"),
+    "reveal": N_("The safes open one by one"),
+    "answer": N_("The team agrees on an answer"),
+}
+
+
+def _safe_opened(data: dict[str, Any], view: dict[str, Any], names: Names) -> list[str]:
+    return [turn_line(data, names) if "turn" in data else safe_line(data, names)]
+
+
+def _vote(data: dict[str, Any], view: dict[str, Any], names: Names) -> list[str]:
+    template = (
+        N_("{seat} moves a vote key to {owner}'s safe")
+        if data.get("replaced") or data.get("from") is not None
+        else N_("{seat} lays a vote key in {owner}'s safe")
+    )
+    return [
+        _(
+            template,
+            seat=names.chip(whole(data.get("voter"))),
+            owner=names.chip(whole(data.get("safe"))),
+        )
+    ]
+
+
+def _round_over(data: dict[str, Any], view: dict[str, Any], names: Names) -> list[str]:
+    scores = data.get("scores") or []
+    said = ", ".join(f"{names.chip(i)} {esc(s)}" for i, s in enumerate(scores))
+    return [
+        "<b>"
+        + _("Round {n} over — scores: {scores}", n=esc(data.get("round")), scores=said)
+        + "</b>"
+    ]
+
+
+NARRATE: dict[str, Narration] = {
+    "mystery_locked": lambda d, v, n: [
+        _("{seat} locks a mystery key in", seat=n.chip(whole(d.get("seat"))))
+    ],
+    "pictos_placed": lambda d, v, n: [
+        plural(
+            "{seat} places {n} picto card",
+            "{seat} places {n} picto cards",
+            int(d.get("count") or 0),
+            seat=n.chip(whole(d.get("seat"))),
+        )
+    ],
+    "phase": lambda d, v, n: [esc(label(SI_PHASES, str(d.get("phase"))))],
+    "vote": _vote,
+    "safe_opened": _safe_opened,
+    "round_over": _round_over,
+    "round_started": lambda d, v, n: [_("Round {n} begins", n=esc(d.get("round")))],
+    "game_over": lambda d, v, n: ["<b>" + esc(_("Game over")) + "</b>"],
+    "answered": lambda d, v, n: [
+        _("{seat} gives the team's answer", seat=n.chip(whole(d.get("seat"))))
+    ],
+    "turn_started": lambda d, v, n: [
+        _("Turn {n}: {seat}'s safe", n=esc(d.get("turn")), seat=n.chip(whole(d.get("active"))))
+    ],
+}
+#: Runs of these seat-only events read as one line.
+MERGE = {
+    "mystery_locked": lambda k, seats: plural(
+        "{seats} locks a mystery key in", "{seats} lock their mystery keys in", k, seats=seats
+    ),
+}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.display.parts import Names, Public, esc, seat_table, whole, yes
-from firmware.link.lang import N_, _, label
+from firmware.display.parts import Names, Narration, Public, esc, seat_table, whole, yes
+from firmware.link.lang import N_, _, label, plural
 
 #: The five filing places (the engine's ``places``), in words.
 US_PLACES = {
@@ -114,3 +114,58 @@ def log(view: dict[str, Any], names: Names) -> list[str]:
         if place:
             lines.append(_("{seat}'s dial shows {place}", seat=names.chip(i), place=esc(place)))
     return lines
+
+
+def notes(view: dict[str, Any], names: Names) -> list[str]:
+    """What the agents did on the board this turn: shown under the feed while it lasts."""
+    return [us_note(n, names) for n in view.get("notes") or [] if isinstance(n, dict)]
+
+
+# --- the feed: each public event of the game in words ---------------------------------------
+
+
+def _where(placed: Any, names: Names) -> str:
+    """Seat -> square pairs ("Red G5, Blue H2")."""
+    if not isinstance(placed, dict):
+        return "—"
+    return ", ".join(f"{names.chip(whole_key(s))} {esc(sq)}" for s, sq in placed.items()) or "—"
+
+
+def whole_key(key: Any) -> int | None:
+    """A seat from a JSON object's key ("3" -> 3)."""
+    return int(key) if isinstance(key, str) and key.isdigit() else whole(key)
+
+
+def _revealed(data: dict[str, Any], view: dict[str, Any], names: Names) -> list[str]:
+    dials = data.get("dials") or []
+    said = ", ".join(f"{names.chip(i)} {esc(d)}" for i, d in enumerate(dials) if d)
+    return [_("The dials turn face up: {dials}", dials=said or "—")]
+
+
+def _fugitive(data: dict[str, Any], view: dict[str, Any], names: Names) -> list[str]:
+    seat = whole(data.get("fugitive"))
+    if seat is None:
+        return [esc(_("Nobody declared: no fugitive this turn"))]
+    return [_("The fugitive is {seat}", seat=names.chip(seat))]
+
+
+NARRATE: dict[str, Narration] = {
+    "acted": lambda d, v, n: [_("{seat} has acted", seat=n.chip(whole(d.get("seat"))))],
+    "lockers": lambda d, v, n: [esc(_("Every agent has chosen a locker"))],
+    "bugs": lambda d, v, n: [_("Bugs planted: {places}", places=_where(d.get("placed"), n))],
+    "informants": lambda d, v, n: [
+        _("Informants move: {places}", places=_where(d.get("moved"), n))
+    ],
+    "revealed": _revealed,
+    "fugitive": _fugitive,
+    "filed": lambda d, v, n: [_("{seat} files the formula", seat=n.chip(whole(d.get("seat"))))],
+    "flight": lambda d, v, n: [_("{seat} takes flight!", seat=n.chip(whole(d.get("fugitive"))))],
+    "over": lambda d, v, n: ["<b>" + esc(label(US_OUTCOMES, str(d.get("outcome")))) + "</b>"],
+}
+#: Runs of these seat-only events read as one line.
+MERGE = {
+    "acted": lambda k, seats: plural("{seats} has acted", "{seats} have acted", k, seats=seats),
+    "filed": lambda k, seats: plural(
+        "{seats} files the formula", "{seats} file the formula", k, seats=seats
+    ),
+}
