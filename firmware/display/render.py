@@ -17,7 +17,7 @@ from firmware.display.boards import (
     headline,
     log_lines,
     now_line,
-    phase_text,
+    seat_scores,
     verdict,
 )
 from firmware.display.feed import Snapshot
@@ -130,22 +130,36 @@ def overview_fragment(snaps: Sequence[Snapshot], language: str = "en") -> str:
 
 
 def _overview_card(snap: Snapshot) -> str:
+    """One table for a host walking the room: its game, phase and round, who it waits for,
+    the leader and every seat's score (where the table shows scores)."""
     public = snap.public
     game = public.get("game")
     names = Names(public)
+    lines = []
     if not snap.hub_online:
-        state = esc(_("hub offline"))
-    elif not game:
-        state = esc(_("waiting for a game"))
+        lines.append(f'<p class="alert">{esc(_("hub offline"))}</p>')
+    if not game:
+        idle = esc(_("waiting for a game"))
+        lines.append(f"<p>{idle}</p>")
     elif public.get("over"):
         first = (public.get("ranking") or [[]])[0]
-        state = _("game over — {seats} won", seats=names.list(first))
+        said = _("game over — {seats} won", seats=names.list(first))
+        lines.append(f"<p>{said}</p>")
     else:
-        state = esc(phase_text(public))
-    scores = public.get("scores") or []
+        lines.append(f"<p>{headline(public, names)}</p>")
+        waiting = now_line(public, names)
+        if waiting:
+            lines.append(f"<p>{waiting}</p>")
+    scores = seat_scores(public) if game else None
+    if scores and not public.get("over"):
+        best = max(scores)
+        leaders = [i for i, v in enumerate(scores) if v == best]
+        if best > 0:
+            said = _("Leader: {seats} ({score})", seats=names.list(leaders), score=esc(best))
+            lines.append(f"<p>{said}</p>")
     seats = " ".join(
         f"{names.chip(i)} <b>{esc(scores[i])}</b>"
-        if i < len(scores) and scores[i] is not None
+        if scores and i < len(scores) and scores[i] is not None
         else names.chip(i)
         for i in range(len(names))
     )
@@ -154,7 +168,7 @@ def _overview_card(snap: Snapshot) -> str:
         f'<a class="card" href="/table/{esc(snap.table)}" lang="{snap.language}" '
         f'data-version="{esc(public.get("version", 0))}">'
         f"<h2>{esc(snap.table)} · {esc(name)}</h2>"
-        f"<p>{state}</p><p class=seats-line>{seats}</p></a>"
+        f"{''.join(lines)}<p class=seats-line>{seats}</p></a>"
     )
 
 

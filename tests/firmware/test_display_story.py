@@ -72,3 +72,27 @@ def test_a_long_custom_seat_name_wraps_inside_its_chip() -> None:
     public["seats"] = [dict(s) for s in public["seats"]]
     public["seats"][0]["colour"] = "grand-mère josiane la magnifique de lyon"
     assert 'class="chip long' in fragment(public)
+
+
+def test_the_overview_card_says_round_hold_up_leader_and_scores() -> None:
+    """A host walking the room reads each table's game, round, who it waits for and who
+    leads, with every seat's score."""
+    from firmware.display.feed import Snapshot
+    from firmware.display.render import overview_fragment
+
+    mid = next(
+        s.public
+        for s in samples_of("secret-identity")
+        if s.moment != "over" and any(x["score"] for x in s.public["view"]["seats"])
+    )
+    card = text(overview_fragment([Snapshot("main", mid, {"state": "ready"}, broker=True)]))
+    scores = [x["score"] for x in mid["view"]["seats"]]
+    assert "Secret Identity" in card and f"round {mid['round']} of 4" in card
+    assert "Leader:" in card and f"({max(scores)})" in card
+    names = Names(mid)
+    for i, score in enumerate(scores):
+        assert f"{names.text(i)} {score}" in card
+    waiting = next(s.public for s in samples_of("identiquest") if s.public["to_play"] is not None)
+    seat = Names(waiting).text(waiting["to_play"])
+    card = text(overview_fragment([Snapshot("main", waiting, {"state": "ready"}, broker=True)]))
+    assert f"Waiting for {seat}" in card

@@ -90,6 +90,19 @@ def board(public: Public, names: Names) -> str:
     return str(module.board(public, view, names)) if module else ""
 
 
+def seat_scores(public: Public) -> list[int] | None:
+    """Each seat's score as the table shows it: ``public``'s scores, else a board's own
+    reading of its view (``scores(view)``: Secret Identity's per-seat track), else None."""
+    scores = public.get("scores")
+    if isinstance(scores, list) and all(whole(v) is not None for v in scores) and scores:
+        return [int(v) for v in scores]
+    module = board_module(public.get("game"))
+    own = getattr(module, "scores", None)
+    view: dict[str, Any] = public.get("view") or {}
+    said = own(view) if own else None
+    return [int(v) for v in said] if said else None
+
+
 def verdict(public: Public, names: Names) -> str:
     """How the game ended, in a board's words (``verdict(public, view, names)``), for the
     end box: a co-op band, the winning side, the fugitive's fate."""

@@ -112,6 +112,13 @@ def track(tokens: list[tuple[str, str, int]], squares: int = TRACK) -> str:
     return f'<ol class="track"{size}>{"".join(cells)}</ol>'
 
 
+def scores(view: dict[str, Any]) -> list[int] | None:
+    """Each seat's score on the track (co-op: none per seat, the team scores)."""
+    if view.get("mode") == "coop":
+        return None
+    return [int(s.get("score") or 0) for s in view.get("seats") or []] or None
+
+
 def rounds_text(public: Public, view: dict[str, Any]) -> str:
     """Co-op plays turns, not rounds: "turn 6 of 10"."""
     if view.get("mode") != "coop" or public.get("round") is None:
