@@ -96,3 +96,21 @@ def test_the_overview_card_says_round_hold_up_leader_and_scores() -> None:
     seat = Names(waiting).text(waiting["to_play"])
     card = text(overview_fragment([Snapshot("main", waiting, {"state": "ready"}, broker=True)]))
     assert f"Waiting for {seat}" in card
+
+
+def test_ultra_secret_reveals_who_was_who_and_the_filing_at_the_end() -> None:
+    """Game over: each agent's true pseudonym, the fugitive's filing marked right or wrong,
+    and the true formula; the turn number in the headline."""
+    over = samples_of("ultra-secret")[-1].public
+    end, view = over["view"]["end"], over["view"]
+    said = text(fragment(over))
+    assert f"turn {view['turn']}" in said
+    assert f"the true formula: {end['formula']}" in said or "The true formula" in said
+    for colour, stash in end["stashes"].items():
+        if colour in view["colours"][: len(over["seats"])]:
+            truth = next(c for c in stash.values() if str(c).startswith("P"))
+            assert view["pseudonyms"][truth] in said
+    filed = (end.get("filing") or {}).get("pseudonyms") or {}
+    html = fragment(over)
+    recap = text(html[html.index('class="recap"') :].split("</table>")[0])
+    assert filed and recap.count("✔") + recap.count("✗") == len(filed)

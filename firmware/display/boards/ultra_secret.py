@@ -17,7 +17,11 @@ US_PLACES = {
 }
 #: Words in the engine's notes (what a search turned up).
 #: (the station says "p-doc" on its small screen; the TV has room for the whole word)
-US_WORDS = {"suitcase": N_("suitcase"), "briefcase": N_("briefcase|long")}
+US_WORDS = {
+    "suitcase": N_("suitcase"),
+    "briefcase": N_("briefcase|long"),
+    "locker": N_("locker"),
+}
 
 
 def board(public: Public, view: dict[str, Any], names: Names) -> str:
@@ -66,6 +70,63 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         outcome = f"<b>{esc(label(US_OUTCOMES, str(view['outcome'])))}</b>"
         ended = _("Outcome: {outcome}", outcome=outcome)
         out.append(f"<p class=big>{ended}</p>")
+    out.append(recap(view, names))
+    return "".join(out)
+
+
+def rounds_text(public: Public, view: dict[str, Any]) -> str:
+    """The turn the agents are on."""
+    turn = whole(view.get("turn"))
+    return _("turn {n}", n=turn) if turn else ""  # none before the first turn
+
+
+def identity_of(stash: dict[str, Any]) -> str | None:
+    """The pseudonym card an agent hid in its stash (its true identity)."""
+    cards = [stash.get(k) for k in ("suitcase", "briefcase", "locker")]
+    return next((c for c in cards if isinstance(c, str) and c.startswith("P")), None)
+
+
+def recap(view: dict[str, Any], names: Names) -> str:
+    """At the end, the secrets revealed: who each agent was, the fugitive's filing beside
+    the truth (right or wrong), the true formula."""
+    end = view.get("end")
+    if not isinstance(end, dict):
+        return ""
+    colours = [str(c) for c in view.get("colours") or []]
+    pseudonyms = view.get("pseudonyms") or {}
+    stashes = end.get("stashes") or {}
+    raw = end.get("filing")
+    filing: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    filed = filing.get("pseudonyms") or {}
+    rows = []
+    for seat, colour in enumerate(colours[: len(names)]):
+        truth = identity_of(stashes.get(colour) or {})
+        said = filed.get(colour)
+        verdict = ""
+        if said:
+            mark, sign = ("won", "✔") if said == truth else ("lost", "✗")
+            verdict = f'<span class="{mark}">{esc(pseudonyms.get(said, said))} {sign}</span>'
+        rows.append(
+            f"<tr><td>{names.chip(seat)}</td><td>{esc(pseudonyms.get(truth, truth or '?'))}</td>"
+            f"<td>{verdict or '·'}</td></tr>"
+        )
+    head = "".join(f"<th>{esc(h)}</th>" for h in ("", _("was really"), _("the fugitive filed")))
+    out = [f'<table class="recap"><tr>{head}</tr>{"".join(rows)}</table>']
+    formula = end.get("formula")
+    if filing:
+        right = filing.get("card") == formula
+        mark = "won" if right else "lost"
+        sign = "✔" if right else "✗"
+        where = f"{esc(filing.get('square'))} {esc(label(US_WORDS, str(filing.get('container'))))}"
+        said = _(
+            "Formula filed from {where}: {card} (the true formula: {formula})",
+            where=where,
+            card=f'<span class="{mark}">{esc(filing.get("card"))} {sign}</span>',
+            formula=esc(formula),
+        )
+        out.append(f"<p>{said}</p>")
+    elif formula:
+        out.append("<p>" + esc(_("The true formula: {formula}", formula=formula)) + "</p>")
     return "".join(out)
 
 
