@@ -2,7 +2,12 @@
 
 A game's board lives in ``firmware/display/boards/<stem>.py`` (its id with ``_`` for ``-``,
 the registry's convention, see :mod:`rules`) and has ``board(public, view, names) -> str``
-(HTML) and ``log(view, names) -> list[str]`` (what happened, one HTML line each). The
+(HTML), ``log(view, names) -> list[str]`` (what happened, from the view alone: a display
+that joined late) and ``NARRATE`` (each public event kind of the hub's feed -> its lines).
+Optional: ``MERGE`` (seat-only kinds a run of which reads as one line), ``now`` (the one
+thing that matters now), ``verdict`` (how the game ended, for the end box), ``rounds_text``
+(the round worded the game's way), ``scores`` (each seat's score from the view) and
+``notes`` (lines shown under the feed). The
 headline is the same for every game: ``public`` carries the phase, round and the seat the
 table waits for under the same keys whatever the game. The display may not import the
 rules, so it finds a board by the id alone; ``tests/test_games_complete.py`` checks that
