@@ -159,6 +159,15 @@ def nobody_won(groups: Sequence[Sequence[int]], scores: Sequence[Any]) -> bool:
     return len(groups) == 1 and not any(scores)
 
 
+def waiting_for(seats: Sequence[int], names: Names) -> str:
+    """ "Waiting for Blue" (the hold-up named), for several seats, or for everyone."""
+    if not seats:
+        return ""
+    if len(seats) > 1 and len(set(seats)) >= len(names):
+        return esc(_("Waiting for everyone"))
+    return _("Waiting for {seats}", seats=names.list(seats))
+
+
 def seat_table(names: Names, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A table with one row per seat (cells are HTML already)."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)

@@ -114,3 +114,35 @@ def test_ultra_secret_reveals_who_was_who_and_the_filing_at_the_end() -> None:
     html = fragment(over)
     recap = text(html[html.index('class="recap"') :].split("</table>")[0])
     assert filed and recap.count("✔") + recap.count("✗") == len(filed)
+
+
+def test_games_without_a_turn_name_the_seats_they_wait_for() -> None:
+    """Secret Identity, Incognito and Ultra Secret wait for several seats at once: the page
+    names the ones not done yet (or says everyone)."""
+    said = []
+    for game in ("secret-identity", "incognito", "ultra-secret"):
+        for sample in samples_of(game):
+            public = sample.public
+            if public["over"]:
+                assert "Waiting for" not in text(fragment(public))
+                continue
+            line = text(fragment(public))
+            if "Waiting for" in line:
+                said.append(game)
+    assert {"secret-identity", "incognito", "ultra-secret"} <= set(said), said
+
+
+def test_secret_identity_names_exactly_the_seats_not_ready() -> None:
+    """While safes are prepared, the hold-up line names the seats not ready, and no other."""
+    html = ""
+    for sample in samples_of("secret-identity"):
+        view = sample.public["view"]
+        seats = view["seats"]
+        if view["phase"] in ("prepare", "vote") and not all(s["ready"] for s in seats):
+            html = fragment(sample.public)
+            break
+    assert html, "no Secret Identity table waiting for a seat"
+    line = text(html.split('class="now"')[1].split("</p>")[0])
+    names = Names(sample.public)
+    for i, s in enumerate(seats):
+        assert (names.text(i) in line) == (not s["ready"]), (names.text(i), line)

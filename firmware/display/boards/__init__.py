@@ -26,7 +26,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from firmware.display.parts import Names, Narration, Public, esc, whole
+from firmware.display.parts import Names, Narration, Public, esc, waiting_for, whole
 from firmware.link.lang import _
 
 #: A game id as the protocol allows it (``public`` is never trusted to name a module).
@@ -82,11 +82,6 @@ def now_line(public: Public, names: Names) -> str:
     if turn is not None:
         return waiting_for([turn], names)
     return ""
-
-
-def waiting_for(seats: list[int], names: Names) -> str:
-    """ "Waiting for Blue" (the hold-up named), or for several seats."""
-    return _("Waiting for {seats}", seats=names.list(seats)) if seats else ""
 
 
 def board(public: Public, names: Names) -> str:

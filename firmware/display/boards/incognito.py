@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.display.parts import Names, Narration, Public, esc, seat_table, whole, yes
+from firmware.display.parts import (
+    Names,
+    Narration,
+    Public,
+    esc,
+    seat_table,
+    waiting_for,
+    whole,
+    yes,
+)
 from firmware.link.lang import _, plural
 
 
@@ -33,6 +42,19 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         heading = esc(_("The words"))
         out.append(f'<div class="words"><h2>{heading}</h2><ol class="wordlist">{words}</ol></div>')
     return "".join(out)
+
+
+def now(public: Public, view: dict[str, Any], names: Names) -> str:
+    """Drawing: who has not finished; voting: who has not voted on every drawing."""
+    players = len(names)
+    if view.get("phase") == "draw":
+        done = view.get("done") or []
+        return waiting_for([i for i in range(players) if not (i < len(done) and done[i])], names)
+    if view.get("phase") == "vote":
+        voted = view.get("voted") or []
+        cast = [sum(1 for row in voted if i in row) for i in range(players)]
+        return waiting_for([i for i in range(players) if cast[i] < players - 1], names)
+    return ""
 
 
 def log(view: dict[str, Any], names: Names) -> list[str]:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.display.parts import Names, Narration, Public, esc, seat_table, whole, yes
+from firmware.display.parts import (
+    Names,
+    Narration,
+    Public,
+    esc,
+    seat_table,
+    waiting_for,
+    whole,
+    yes,
+)
 from firmware.link.lang import N_, _, label, plural
 
 
@@ -110,6 +119,14 @@ def track(tokens: list[tuple[str, str, int]], squares: int = TRACK) -> str:
         cells.append(f"<li><small>{square}</small>{here}</li>")
     size = f' style="--squares: {squares + 1}"' if squares != TRACK else ""
     return f'<ol class="track"{size}>{"".join(cells)}</ol>'
+
+
+def now(public: Public, view: dict[str, Any], names: Names) -> str:
+    """While the safes are prepared and voted: the seats not ready yet."""
+    if view.get("mode") == "coop" or view.get("phase") not in ("prepare", "vote"):
+        return ""
+    seats = view.get("seats") or []
+    return waiting_for([i for i, s in enumerate(seats) if not s.get("ready")], names)
 
 
 def scores(view: dict[str, Any]) -> list[int] | None:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.display.parts import Names, Narration, Public, esc, seat_table, whole, yes
+from firmware.display.parts import (
+    Names,
+    Narration,
+    Public,
+    esc,
+    seat_table,
+    waiting_for,
+    whole,
+    yes,
+)
 from firmware.link.lang import N_, _, label, plural
 
 #: The five filing places (the engine's ``places``), in words.
@@ -72,6 +81,13 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         out.append(f"<p class=big>{ended}</p>")
     out.append(recap(view, names))
     return "".join(out)
+
+
+def now(public: Public, view: dict[str, Any], names: Names) -> str:
+    """The agents the turn still waits for."""
+    if view.get("phase") == "over":
+        return ""
+    return waiting_for([int(s) for s in view.get("waiting") or []], names)
 
 
 def rounds_text(public: Public, view: dict[str, Any]) -> str:
