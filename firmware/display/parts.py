@@ -6,12 +6,14 @@ ranking. The page (:mod:`firmware.display.render`) and every game's board
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from firmware.link.lang import _, colour, plural
 
 Public = dict[str, Any]
+#: How a board says one public event: (its data, the public view, names) -> HTML lines.
+Narration = Callable[[dict[str, Any], dict[str, Any], "Names"], list[str]]
 
 
 def esc(value: object) -> str:
@@ -22,6 +24,16 @@ def seat_colour(name: str) -> str:
     """A seat's colour in words ("red" -> "Rouge"; a second box's "red-2" -> "Rouge 2")."""
     base, _dash, rest = name.partition("-")
     return f"{colour(base)} {rest}" if rest else colour(name)
+
+
+#: A seat name longer than this may wrap inside its chip (a custom name from the config).
+LONG_NAME = 14
+
+
+def numbered(colour: str) -> int | None:
+    """The number of a seat named by number (``seat9`` -> 9), else None."""
+    digits = colour[4:] if colour.startswith("seat") else ""
+    return int(digits) if digits.isdigit() else None
 
 
 class Names:
@@ -38,32 +50,63 @@ class Names:
     def text(self, seat: int | None) -> str:
         if seat is None or not 0 <= seat < len(self.colours):
             return "—" if seat is None else _("Seat {n}", n=seat + 1)
+        number = numbered(self.colours[seat])
+        if number is not None:  # past a box's colours: "Seat 9", its swatch a number
+            return _("Seat {n}", n=number)
         return seat_colour(self.colours[seat])
 
     def chip(self, seat: int | None) -> str:
-        """A name with its colour swatch (colour is never the only cue: the name is there)."""
+        """A name with its colour swatch (colour is never the only cue: the name is there).
+
+        Seats past a box's colours (``seat9``..``seat16``) get a swatch of their own
+        colour with their number in it, so no two of sixteen chips look alike."""
         if seat is None or not 0 <= seat < len(self.colours):
             return esc(self.text(seat))
-        colour = esc(self.colours[seat])
-        return f'<span class="chip c-{colour}"><i></i>{esc(self.text(seat))}</span>'
+        colour = self.colours[seat]
+        number = numbered(colour)
+        mark = "" if number is None else str(number)
+        name = self.text(seat)
+        long = " long" if len(name) > LONG_NAME else ""  # wraps inside its chip
+        return f'<span class="chip{long} c-{esc(colour)}"><i>{mark}</i>{esc(name)}</span>'
 
     def list(self, seats: Iterable[int]) -> str:
         chips = [self.chip(s) for s in seats]
         return ", ".join(chips) if chips else esc(_("nobody"))
 
 
+#: The countdown ring's circle (its circumference is 100: the arc is a percentage).
+RING = (
+    '<svg class="ring" viewBox="0 0 36 36" aria-hidden="true">'
+    '<circle class="ring-bg" cx="18" cy="18" r="15.9155"/>'
+    '<circle class="ring-arc" cx="18" cy="18" r="15.9155" pathLength="100" '
+    'stroke-dasharray="100 100" transform="rotate(-90 18 18)"/></svg>'
+)
+
+
 def countdown(public: dict[str, Any]) -> str:
-    """A running countdown: the hub republishes each second, the page ticks in between."""
+    """A running countdown, a ring round the seconds left: the hub republishes each second,
+    the page ticks in between and empties the ring (an SVG of the package, no emoji font)."""
     left = public.get("timer")
     if not isinstance(left, int | float) or left <= 0:
         return ""
-    return f'<p class="countdown" data-left="{int(left)}">⏱ <b>{int(left)}</b> s</p>'
+    said = esc(plural("{n} second left", "{n} seconds left", int(left)))
+    return (
+        f'<div class="countdown" data-left="{int(left)}" role="timer" aria-label="{said}">'
+        f"{RING}<b>{int(left)}</b></div>"
+    )
 
 
-def ranking(public: dict[str, Any], names: Names) -> str:
-    """The final ranking: places, ties together, scores and how ties were broken."""
+def ranking(public: dict[str, Any], names: Names, verdict: str = "") -> str:
+    """The end box: how the game ended (``verdict``, a board's words, large), then the
+    places, ties together, scores and how ties were broken. A co-op team is one result:
+    no list of "winners" above a band that says the team lost."""
     groups: Sequence[Sequence[int]] = public.get("ranking") or []
     scores = public.get("scores") or []
+    band = f'<p class="band">{verdict}</p>' if verdict else ""
+    if (public.get("view") or {}).get("mode") == "coop":
+        heading = esc(_("Game over"))
+        rule = esc(_("co-op: the team scores together"))
+        return f'<div class="ranking"><h2>{heading}</h2>{band}<p class=note>{rule}</p></div>'
     rows = []
     place = 1
     for group in groups:
@@ -77,19 +120,38 @@ def ranking(public: dict[str, Any], names: Names) -> str:
             )
         place += len(group)
     won = bool(groups) and not nobody_won(groups, scores)
-    winners = names.list(groups[0]) if won else esc(_("nobody"))
     tie_break = (public.get("labels") or {}).get("tie_break")
-    rule = _(str(tie_break)) if tie_break else ""
-    if (public.get("view") or {}).get("mode") == "coop":
-        rule = _("co-op: the team scores together")
-    count = len(groups[0]) if won else 1
-    heading = plural(
-        "Game over — winner: {seats}", "Game over — winners: {seats}", count, seats=winners
+    rule = esc(_(str(tie_break))) if tie_break and won else ""
+    if won:
+        count = len(groups[0])
+        heading = plural(
+            "Game over — winner: {seats}",
+            "Game over — winners: {seats}",
+            count,
+            seats=names.list(groups[0]),
+        )
+    else:  # everyone together on no points: no rows of ties, the seats on one line
+        heading = plural(
+            "Game over — winner: {seats}",
+            "Game over — winners: {seats}",
+            1,
+            seats=esc(_("nobody")),
+        )
+        everyone = [s for group in groups for s in group]
+        band += f'<p class="note">{names.list(everyone)}</p>'
+        rows = []
+    # A long ranking (Identités cryptées seats 16) runs in two columns on a wide screen.
+    half = (len(rows) + 1) // 2 if len(rows) > RANKING_ROWS else len(rows)
+    tables = "".join(
+        f"<table>{''.join(part)}</table>" for part in (rows[:half], rows[half:]) if part
     )
-    return (
-        f'<div class="ranking"><h2>{heading}</h2>'
-        f"<table>{''.join(rows)}</table><p class=note>{esc(rule)}</p></div>"
-    )
+    note = f"<p class=note>{rule}</p>" if rule else ""
+    places = f'<div class="places">{tables}</div>'
+    return f'<div class="ranking"><h2>{heading}</h2>{band}{places}{note}</div>'
+
+
+#: A ranking longer than this is split in two columns.
+RANKING_ROWS = 8
 
 
 def nobody_won(groups: Sequence[Sequence[int]], scores: Sequence[Any]) -> bool:
@@ -97,13 +159,27 @@ def nobody_won(groups: Sequence[Sequence[int]], scores: Sequence[Any]) -> bool:
     return len(groups) == 1 and not any(scores)
 
 
+def waiting_for(seats: Sequence[int], names: Names) -> str:
+    """ "Waiting for Blue" (the hold-up named), for several seats, or for everyone."""
+    if not seats:
+        return ""
+    if len(seats) > 1 and len(set(seats)) >= len(names):
+        return esc(_("Waiting for everyone"))
+    return _("Waiting for {seats}", seats=names.list(seats))
+
+
 def seat_table(names: Names, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A table with one row per seat (cells are HTML already)."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     seat = esc(_("seat"))
+    # On a phone each row is a card and each cell says what it is (``data-label``).
+    labels = [esc(h) for h in header]
     body = "".join(
         f'<tr><td class="who">{names.chip(i)}</td>'
-        + "".join(f"<td>{c}</td>" for c in row)
+        + "".join(
+            f'<td data-label="{labels[k] if k < len(labels) else ""}">{c}</td>'
+            for k, c in enumerate(row)
+        )
         + "</tr>"
         for i, row in enumerate(rows)
     )

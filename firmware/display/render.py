@@ -12,15 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from firmware.display.boards import board, headline, log_lines, phase_text
+from firmware.display.boards import (
+    board,
+    headline,
+    log_lines,
+    now_line,
+    seat_scores,
+    verdict,
+)
 from firmware.display.feed import Snapshot
 from firmware.display.parts import Names, countdown, esc, ranking
 from firmware.link.lang import N_, _, label, speaking
 
 #: The hub's states other than ready, on the offline banner.
 HUB_STATES = {
-    "lost": N_("lost"),
-    "disconnected": N_("disconnected"),
+    "lost": N_("it stopped answering"),
+    "disconnected": N_("it was switched off"),
 }
 
 
@@ -42,20 +49,23 @@ def _table_fragment(snap: Snapshot) -> str:
     ]
     parts.append(_banner(snap))
     if not game:
-        waiting = esc(_("Waiting for the host to start a game."))
-        parts.append(f"<h1>{esc(snap.table)}</h1><p class=big>{waiting}</p>")
+        parts.append(_idle(snap))
         return "".join(parts) + "</section>"
     names = Names(public)
     where = esc(_("table {name}", name=snap.table))
     title = f"{esc(game_name(public))} <small>{where}</small>"
-    parts.append(f'<header><h1>{title}</h1><p class="state">{headline(public, names)}</p>')
+    parts.append(f'<header><div class="title"><h1>{title}</h1>')
+    parts.append(f'<p class="state">{headline(public, names)}</p></div>')
     parts.append(countdown(public))
     parts.append("</header>")
-    # Wide screens: the board left, the ranking and the log in a column on the right.
-    side = [ranking(public, names)] if public.get("over") else []
+    said = now_line(public, names)
+    if said:  # the one thing that matters now, in large type
+        parts.append(f'<p class="now" role="status">{said}</p>')
+    # Wide screens: the board left, the result and the feed in a column on the right.
+    side = [ranking(public, names, verdict(public, names))] if public.get("over") else []
     lines = log_lines(public, names)
     if lines:
-        items = "".join(f"<li>{line}</li>" for line in lines[-8:])
+        items = "".join(f"<li>{line}</li>" for line in lines[-FEED_LINES:])
         heading = esc(_("What happened"))
         side.append(f'<div class="log"><h2>{heading}</h2><ol>{items}</ol></div>')
     cols = "cols side" if side else "cols"
@@ -65,12 +75,26 @@ def _table_fragment(snap: Snapshot) -> str:
     return "".join(parts)
 
 
+#: How many lines of the feed the page shows (the newest; a TV has no scroll bar).
+FEED_LINES = 8
+
+
+def _idle(snap: Snapshot) -> str:
+    """Between games: the table's name, big, and what it waits for."""
+    waiting = esc(_("Waiting for the host to start a game."))
+    hint = esc(_("The host picks a game on the hub's panel; this screen follows it."))
+    return (
+        f'<div class="idle"><h1>{esc(snap.table)}</h1><p class="big">{waiting}</p>'
+        f'<p class="note">{hint}</p></div>'
+    )
+
+
 def _banner(snap: Snapshot) -> str:
     if not snap.broker:
-        why = _("the display lost the broker, reconnecting…")
+        why = _("this screen lost the network, reconnecting…")
     elif snap.status.get("state") != "ready":
         state = snap.status.get("state")
-        why = label(HUB_STATES, str(state)) if state else _("not seen yet")
+        why = label(HUB_STATES, str(state)) if state else _("no news from it yet")
     else:
         return ""
     banner = esc(_("Hub offline: {why}", why=why))
@@ -106,22 +130,36 @@ def overview_fragment(snaps: Sequence[Snapshot], language: str = "en") -> str:
 
 
 def _overview_card(snap: Snapshot) -> str:
+    """One table for a host walking the room: its game, phase and round, who it waits for,
+    the leader and every seat's score (where the table shows scores)."""
     public = snap.public
     game = public.get("game")
     names = Names(public)
+    lines = []
     if not snap.hub_online:
-        state = esc(_("hub offline"))
-    elif not game:
-        state = esc(_("waiting for a game"))
+        lines.append(f'<p class="alert">{esc(_("hub offline"))}</p>')
+    if not game:
+        idle = esc(_("waiting for a game"))
+        lines.append(f"<p>{idle}</p>")
     elif public.get("over"):
         first = (public.get("ranking") or [[]])[0]
-        state = _("game over — {seats} won", seats=names.list(first))
+        said = _("game over — {seats} won", seats=names.list(first))
+        lines.append(f"<p>{said}</p>")
     else:
-        state = esc(phase_text(public))
-    scores = public.get("scores") or []
+        lines.append(f"<p>{headline(public, names)}</p>")
+        waiting = now_line(public, names)
+        if waiting:
+            lines.append(f"<p>{waiting}</p>")
+    scores = seat_scores(public) if game else None
+    if scores and not public.get("over"):
+        best = max(scores)
+        leaders = [i for i, v in enumerate(scores) if v == best]
+        if best > 0:
+            said = _("Leader: {seats} ({score})", seats=names.list(leaders), score=esc(best))
+            lines.append(f"<p>{said}</p>")
     seats = " ".join(
         f"{names.chip(i)} <b>{esc(scores[i])}</b>"
-        if i < len(scores) and scores[i] is not None
+        if scores and i < len(scores) and scores[i] is not None
         else names.chip(i)
         for i in range(len(names))
     )
@@ -130,7 +168,7 @@ def _overview_card(snap: Snapshot) -> str:
         f'<a class="card" href="/table/{esc(snap.table)}" lang="{snap.language}" '
         f'data-version="{esc(public.get("version", 0))}">'
         f"<h2>{esc(snap.table)} · {esc(name)}</h2>"
-        f"<p>{state}</p><p class=seats-line>{seats}</p></a>"
+        f"{''.join(lines)}<p class=seats-line>{seats}</p></a>"
     )
 
 

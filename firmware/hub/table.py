@@ -19,7 +19,10 @@ from firmware.link.lang import colour, short_colour
 from firmware.link.protocol import Input, Screen
 from hardware.keys import Key, KeySet
 from rules import get_game
-from rules.core import Action, Event, Game, IllegalAction, action_to_json, decode_action, replay
+from rules.core import Action, Event, Game, IllegalAction, action_to_json, decode_action
+
+#: How many public events ``public`` carries for the table display's feed.
+FEED_SIZE = 24
 
 
 class Binding(Protocol):
@@ -94,6 +97,10 @@ class Table:
     #: The public events of the last engine action: what every station may say just
     #: happened (a safe opened, a program was played). Never a seat's private event.
     news: list[Event] = field(default_factory=list)
+    #: The table display's feed: the last public events of the game (kind, data and the
+    #: version they led to), oldest first. Only events the engine marks public (``to`` is
+    #: None) — what every station may already say — and rebuilt by replay after an undo.
+    feed: list[dict[str, Any]] = field(default_factory=list)
     _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
     _views_of: Any = None  # the state the cached views were computed for
 
@@ -125,13 +132,29 @@ class Table:
             self.actions.append(decode_action(self.engine, body["rules"]))
             self.state = new_state
             self.news = [e for e in evs if e.to is None]
+            self._tell(self.news)
         elif "undo" in body:
             self.actions.pop()
-            self.state = replay(self.engine, self.players, self.options, self.seed, self.actions)
+            self._replay_feed()
             self.ui.clear()
             self.news = []
         else:
             self.binding.apply_ui(self, body["ui"])
+
+    def _tell(self, events: Sequence[Event]) -> None:
+        version = self.state.version
+        self.feed += [{"kind": e.kind, "data": e.data, "version": version} for e in events]
+        del self.feed[:-FEED_SIZE]
+
+    def _replay_feed(self) -> None:
+        """Rebuild state and feed from the actions left (an undone move leaves the feed)."""
+        self.feed = []
+        state = self.engine.setup(self.players, self.options, self.seed)
+        for action in self.actions:
+            state, evs = self.engine.apply(state, action)
+            self.state = state
+            self._tell([e for e in evs if e.to is None])
+        self.state = state
 
     def ui_noop(self, body: dict[str, Any]) -> bool:
         """Whether a ``ui`` event would leave the binding's state as it is."""
@@ -202,6 +225,8 @@ class Table:
             "over": self.over,
             "ranking": self.engine.ranking(self.state) if self.over else None,
             "view": view,
+            # What just happened, for the table display to narrate (public events only).
+            "feed": list(self.feed),
             # A running countdown's whole seconds left: the table display ticks with it.
             "timer": None if self.timer_left is None else math.ceil(self.timer_left),
         }

@@ -74,8 +74,8 @@ def test_hub_offline_and_broker_lost_are_said_on_the_page() -> None:
     """A lost hub (its will) or a lost broker link shows a banner; ready shows none."""
     public = public_after("secret-identity", 4, 5)
     assert "Hub offline" not in render(public)
-    assert "Hub offline: lost" in render(public, state="lost")
-    assert "lost the broker" in render(public, broker=False)
+    assert "Hub offline: it stopped answering" in render(public, state="lost")
+    assert "this screen lost the network" in render(public, broker=False)
 
 
 def test_a_running_countdown_is_shown_and_a_finished_one_is_not() -> None:
@@ -184,10 +184,10 @@ def test_the_language_comes_from_the_hub_else_from_the_display() -> None:
     assert table_fragment(said) == table_fragment(silent)
     waiting = Snapshot("main", {}, {}, broker=False, fallback="fr")
     assert "On attend que l'hôte lance une partie." in page_text(table_fragment(waiting))
-    assert "Hub hors ligne" in table_fragment(waiting)
+    assert "Boîtier de la table hors ligne" in table_fragment(waiting)
 
 
 def test_a_lost_hub_leaves_the_page_in_its_tables_language() -> None:
     """The hub's will ("lost") says no language: the page keeps the last one it heard."""
     lost = Snapshot("main", {}, {"state": "lost"}, broker=True, heard="fr")
-    assert lost.language == "fr" and "Hub hors ligne : perdu" in table_fragment(lost)
+    assert lost.language == "fr" and "hors ligne : il ne répond plus" in table_fragment(lost)

@@ -59,7 +59,7 @@ def _bot(game: str) -> str | None:
 
 
 def _board(game: str) -> str | None:
-    missing = _has(f"firmware.display.boards.{stem(game)}", "board", "log")
+    missing = _has(f"firmware.display.boards.{stem(game)}", "board", "log", "NARRATE")
     if missing:
         where = f"firmware/display/boards/{stem(game)}.py"
         return f"no table-display board: {where} lacks {', '.join(missing)}"

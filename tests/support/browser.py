@@ -180,3 +180,36 @@ def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> di
         "p99_ms": pct(0.99),
         "max_ms": delays[-1],
     }
+
+
+class StaticPage:
+    """A browser tab that shows a rendered page as the display serves it (its stylesheet and
+    script from ``firmware/display/static``), without a broker or a server."""
+
+    BASE = "http://display.test/"
+
+    def __init__(self, browser: Any, viewport: dict[str, int]) -> None:
+        from firmware.display.server import STATIC
+
+        self.static = STATIC
+        self.html = ""
+        self.page = browser.new_page(viewport=viewport)
+        self.page.route(self.BASE + "**", self._serve)
+
+    def _serve(self, route: Any) -> None:
+        path = route.request.url[len(self.BASE) :]
+        if path.startswith("static/"):
+            route.fulfill(path=str(self.static / path[len("static/") :]))
+        else:
+            route.fulfill(body=self.html, content_type="text/html; charset=utf-8")
+
+    def show(self, html: str) -> dict[str, int]:
+        """Load ``html``; its scroll height and width once the page has laid itself out."""
+        self.html = html
+        self.page.goto(self.BASE + "table/main")
+        self.page.wait_for_load_state("load")
+        size: dict[str, int] = self.page.evaluate(
+            "({height: document.documentElement.scrollHeight,"
+            " width: document.documentElement.scrollWidth})"
+        )
+        return size

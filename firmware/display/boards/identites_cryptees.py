@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.display.parts import Names, Public, esc, seat_table, whole
-from firmware.link.lang import N_, _, in_language, label
+from firmware.display.parts import Names, Narration, Public, esc, seat_table, whole
+from firmware.link.lang import N_, _, in_language, label, plural
 
 #: The sides of Identités cryptées (a victory's ``winning_side``).
 IC_SIDES = {
@@ -40,6 +40,11 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
             )
         loyalty = s.get("loyalty") or {}
         face_up = [_card(s.get("id"))] + [_card(loyalty.get(k)) for k in ("left", "right")]
+        side = s.get("faction")  # said at game over: the seat's side, coloured by team
+        if isinstance(side, str):
+            face_up.insert(
+                0, f'<b class="card-up side-{esc(side)}">{esc(label(IC_SIDES, side))}</b>'
+            )
         programs = ", ".join(
             esc(in_language(p.get("name", p))) if isinstance(p, dict) else esc(p)
             for p in s.get("permanent") or []
@@ -70,16 +75,18 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         lying = _("Weapons on the table: {weapons}", weapons=shown)
         out.append(f"<p>{lying}</p>")
     declared = table.get("declared")
-    if isinstance(declared, dict):
+    if isinstance(declared, dict) and not isinstance(table.get("window"), dict):
         said = _("Declared: {action}", action=_action(declared, weapons, names))
         out.append(f"<p class=big>{said}</p>")
     return "".join(out)
 
 
 def _card(card: Any) -> str:
+    """A face-up card, its border the colour of the side it counts for."""
     if not isinstance(card, dict):
         return ""
-    return f'<span class="card-up">{esc(in_language(card.get("name")) or "?")}</span>'
+    side = esc(card.get("colour") or "")
+    return f'<span class="card-up side-{side}">{esc(in_language(card.get("name")) or "?")}</span>'
 
 
 #: A declared action (the interrupt window's), in words.
@@ -117,23 +124,46 @@ def _action(action: dict[str, Any], weapons: list[dict[str, Any]], names: Names)
     return text
 
 
+def now(public: Public, view: dict[str, Any], names: Names) -> str:
+    """One line: the declared action and who the interrupt window waits for, or who must
+    answer a hit, re-aim, discard... (one hold-up, never two contradictory lines)."""
+    table = view.get("table") or {}
+    weapons = table.get("weapons") or []
+    declared = table.get("declared")
+    window = table.get("window")
+    if isinstance(window, dict) and isinstance(declared, dict):
+        return _(
+            "{action} — interrupt window: waiting for {seats}",
+            action=_action(declared, weapons, names),
+            seats=names.list(window.get("waiting") or []),
+        )
+    pending = table.get("pending") or {}
+    kind = pending.get("kind")
+    if kind not in (None, "over", "turn", "window"):
+        return _(
+            "Waiting for {seat}: {what}",
+            seat=names.chip(whole(pending.get("seat"))),
+            what=esc(label(IC_WAITS, str(kind))),
+        )
+    return ""
+
+
+def verdict(public: Public, view: dict[str, Any], names: Names) -> str:
+    """The winning side and its seats, said in the end box (not only in the log)."""
+    table = view.get("table") or {}
+    side = table.get("winning_side")
+    if not side:
+        return ""
+    word = esc(label(IC_SIDES, str(side)))
+    winners = names.list(table.get("winners") or [])
+    return _(
+        "Victory: {seats} ({side})", seats=winners, side=f'<b class="side-{esc(side)}">{word}</b>'
+    )
+
+
 def log(view: dict[str, Any], names: Names) -> list[str]:
     table = view.get("table") or {}
     lines = []
-    pending = table.get("pending") or {}
-    kind = pending.get("kind")
-    if kind not in (None, "over", "turn"):
-        lines.append(
-            _(
-                "Waiting for {seat}: {what}",
-                seat=names.chip(pending.get("seat")),
-                what=esc(label(IC_WAITS, str(kind))),
-            )
-        )
-    window = table.get("window")
-    if isinstance(window, dict):
-        waiting = names.list(window.get("waiting") or [])
-        lines.append(_("Interrupt window: waiting for {seats}", seats=waiting))
     if table.get("winners"):
         side = table.get("winning_side")
         winners = names.list(table["winners"])
@@ -144,3 +174,181 @@ def log(view: dict[str, Any], names: Names) -> list[str]:
         else:
             lines.append(_("Victory: {seats}", seats=winners))
     return lines
+
+
+# --- the feed: each public event of the game in words ---------------------------------------
+
+#: A seat's cards by their slot (what a reveal or an investigation is about).
+IC_SLOTS = {"id": N_("ID card"), "left": N_("left loyalty card"), "right": N_("right loyalty card")}
+
+
+def _weapon(view: dict[str, Any], key: Any) -> str:
+    """A weapon's name in the table's language, from its key."""
+    weapons = (view.get("table") or {}).get("weapons") or []
+    name = next((w.get("name") for w in weapons if w.get("key") == key), key)
+    return esc(in_language(name) or "?")
+
+
+def _seat(data: dict[str, Any], names: Names, key: str = "seat") -> str:
+    return names.chip(whole(data.get(key)))
+
+
+def _targets(data: dict[str, Any], names: Names) -> str:
+    return names.list(int(t) for t in data.get("targets") or [])
+
+
+def _program(d: dict[str, Any], v: dict[str, Any], n: Names) -> list[str]:
+    name = esc(in_language(d.get("name")) or d.get("key") or "?")
+    if whole(d.get("target")) is not None:
+        return [
+            _(
+                "{seat} plays {program} on {target}",
+                seat=_seat(d, n),
+                program=name,
+                target=_seat(d, n, "target"),
+            )
+        ]
+    return [_("{seat} plays {program}", seat=_seat(d, n), program=name)]
+
+
+def _damage(d: dict[str, Any], v: dict[str, Any], n: Names) -> list[str]:
+    said = plural(
+        "{seat} loses {n} HP ({hp} left)",
+        "{seat} loses {n} HP ({hp} left)",
+        int(d.get("amount") or 0),
+        seat=_seat(d, n),
+        hp=esc(d.get("hp")),
+    )
+    return [f'<span class="lost">{said}</span>']
+
+
+def _steal(d: dict[str, Any], v: dict[str, Any], n: Names) -> list[str]:
+    if not d.get("count"):
+        return [
+            _(
+                "{seat} tries to steal from {target}: empty hand",
+                seat=_seat(d, n),
+                target=_seat(d, n, "target"),
+            )
+        ]
+    return [
+        _("{seat} steals a program from {target}", seat=_seat(d, n), target=_seat(d, n, "target"))
+    ]
+
+
+def _check(d: dict[str, Any], v: dict[str, Any], n: Names) -> list[str]:
+    if d.get("result") == "won":
+        winners = n.list(int(s) for s in d.get("winners") or [])
+        return ["<b>" + _("Victory check: {seats} win", seats=winners) + "</b>"]
+    return [esc(_("Victory check: the game goes on"))]
+
+
+def _ability(d: dict[str, Any], v: dict[str, Any], n: Names) -> list[str]:
+    if whole(d.get("target")) is not None:
+        return [
+            _(
+                "{seat} uses their ID's ability on {target}",
+                seat=_seat(d, n),
+                target=_seat(d, n, "target"),
+            )
+        ]
+    return [_("{seat} uses their ID's ability", seat=_seat(d, n))]
+
+
+NARRATE: dict[str, Narration] = {
+    "declare": lambda d, v, n: [
+        _(
+            "{action}: anyone may react",
+            action=_action(d.get("action") or {}, (v.get("table") or {}).get("weapons") or [], n),
+        )
+    ],
+    "window": lambda d, v, n: [
+        plural(
+            "Interrupt window: {n} second to react",
+            "Interrupt window: {n} seconds to react",
+            int(d.get("seconds") or 0),
+        )
+    ],
+    "pass": lambda d, v, n: [_("{seat} lets it go", seat=_seat(d, n))],
+    "window_closed": lambda d, v, n: [esc(_("The interrupt window closes"))],
+    "interrupted": lambda d, v, n: [_("{seat}'s action is cancelled", seat=_seat(d, n))],
+    "program": _program,
+    "equip": lambda d, v, n: [
+        _(
+            "{seat} takes the {weapon}, aimed at {targets}",
+            seat=_seat(d, n),
+            weapon=_weapon(v, d.get("weapon")),
+            targets=_targets(d, n),
+        )
+    ],
+    "aim": lambda d, v, n: [
+        _(
+            "{seat} aims the {weapon} at {targets}",
+            seat=_seat(d, n),
+            weapon=_weapon(v, d.get("weapon")),
+            targets=_targets(d, n),
+        )
+    ],
+    "fire": lambda d, v, n: [
+        "<b>"
+        + _(
+            "{seat} fires the {weapon} at {targets}",
+            seat=_seat(d, n),
+            weapon=_weapon(v, d.get("weapon")),
+            targets=_targets(d, n),
+        )
+        + "</b>"
+    ],
+    "drop": lambda d, v, n: [
+        _("{seat} drops the {weapon}", seat=_seat(d, n), weapon=_weapon(v, d.get("weapon")))
+    ],
+    "unlock": lambda d, v, n: [_("The {weapon} is unlocked", weapon=_weapon(v, d.get("weapon")))],
+    "damage": _damage,
+    "heal": lambda d, v, n: [_("{seat} is healed: {hp} HP", seat=_seat(d, n), hp=esc(d.get("hp")))],
+    "revive": lambda d, v, n: [
+        _("{seat} is back in the game: {hp} HP", seat=_seat(d, n), hp=esc(d.get("hp")))
+    ],
+    "reveal": lambda d, v, n: [
+        _(
+            "{seat} reveals their {card}",
+            seat=_seat(d, n),
+            card=esc(label(IC_SLOTS, str(d.get("card")))),
+        )
+    ],
+    "investigate": lambda d, v, n: [
+        _(
+            "{seat} investigates {target}'s {card}",
+            seat=_seat(d, n),
+            target=_seat(d, n, "target"),
+            card=esc(label(IC_SLOTS, str(d.get("card")))),
+        )
+    ],
+    "draw": lambda d, v, n: [
+        plural(
+            "{seat} draws {n} program",
+            "{seat} draws {n} programs",
+            int(d.get("count") or 0),
+            seat=_seat(d, n),
+        )
+    ],
+    "discard": lambda d, v, n: [_("{seat} discards a program", seat=_seat(d, n))],
+    "steal": _steal,
+    "swap": lambda d, v, n: [esc(_("Two loyalty cards swap places"))],
+    "eliminated": lambda d, v, n: ["<b>" + _("{seat} is eliminated", seat=_seat(d, n)) + "</b>"],
+    "check": _check,
+    "ability": _ability,
+    "change_faction": lambda d, v, n: [
+        _(
+            "{seat} changes sides: {side}",
+            seat=_seat(d, n),
+            side=esc(label(IC_SIDES, str(d.get("to")))),
+        )
+    ],
+    "skip_next": lambda d, v, n: [_("{seat} will skip their next turn", seat=_seat(d, n))],
+    "skip": lambda d, v, n: [_("{seat} skips this turn", seat=_seat(d, n))],
+    "turn": lambda d, v, n: [_("{seat}'s turn", seat=_seat(d, n))],
+}
+#: Runs of these seat-only events read as one line (a window's passes).
+MERGE = {
+    "pass": lambda k, seats: plural("{seats} lets it go", "{seats} let it go", k, seats=seats),
+}

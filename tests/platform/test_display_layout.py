@@ -1,0 +1,64 @@
+"""Every registered game at its largest table, mid-game, at its busiest and at game over, in
+Chromium at TV, tablet and phone sizes: a TV or tablet page needs no scrolling, a phone page
+no sideways scrolling, and every seat and every fact of the page is on screen.
+
+The tables come from the registry (:mod:`tests.support.display_samples`), never a list kept
+by hand. Figures (page heights and widths) are in the assertion messages.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firmware.display.parts import Names
+from firmware.display.render import page
+from firmware.link.lang import speaking
+from tests.support.browser import StaticPage, chromium
+from tests.support.display_samples import fragment, samples
+
+SIZES = {"tv": (1920, 1080), "tablet": (1024, 768), "phone": (390, 844)}
+
+#: Every element that carries a fact, with its box and type size (checked on screen).
+BOXES = """() => Array.from(document.querySelectorAll(
+  '#live .chip, #live td, #live li, #live p, #live h1, #live h2, #live .countdown'))
+  .filter(e => e.getClientRects().length)
+  .map(e => { const r = e.getBoundingClientRect();
+    return {what: e.textContent.slice(0, 40), left: r.left, right: r.right, top: r.top,
+            bottom: r.bottom, font: parseFloat(getComputedStyle(e).fontSize)}; })"""
+
+#: The smallest type a TV or tablet page may shrink to (px), to stay readable.
+SMALLEST_FONT = 9
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_game_fits_the_screen_with_every_seat_on_it(size: str, language: str) -> None:
+    """TV and tablet: no scrolling at all; phone: no sideways scrolling; every seat named,
+    every fact inside the screen, no type smaller than a TV can show."""
+    width, height = SIZES[size]
+    problems = []
+    with chromium() as browser:
+        tab = StaticPage(browser, {"width": width, "height": height})
+        for sample in samples():
+            public = sample.public
+            got = tab.show(page("t", fragment(public, language), language=language))
+            where = f"{sample.name} {size} {language}: {got['width']}x{got['height']}"
+            if got["width"] > width:
+                problems.append(f"{where} scrolls sideways")
+            if size != "phone" and got["height"] > height:
+                problems.append(f"{where} runs below the screen")
+            text = tab.page.inner_text("#live")
+            with speaking(language):
+                names = Names(public)
+                missing = [names.text(i) for i in range(len(names)) if names.text(i) not in text]
+            if missing:
+                problems.append(f"{where}: seats {missing} not on the page")
+            for box in tab.page.evaluate(BOXES):
+                off = box["right"] > width + 0.5 or box["left"] < -0.5
+                if size != "phone":
+                    off = off or box["bottom"] > height + 0.5
+                    if box["font"] < SMALLEST_FONT:
+                        problems.append(f"{where}: {box['what']!r} in {box['font']}px type")
+                if off:
+                    problems.append(f"{where}: {box['what']!r} off screen {box}")
+    assert not problems, "\n".join(problems[:20])
