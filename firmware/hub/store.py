@@ -257,14 +257,23 @@ class Store:
         return None
 
     def remember(
-        self, source_id: str, ok: bool, message: str, *, table_id: str = "", game_no: int = 0
+        self,
+        source_id: str,
+        ok: bool,
+        message: str,
+        *,
+        table_id: str = "",
+        game_no: int = 0,
+        keep: bool = False,
     ) -> None:
         """Record the answer to an input or command that is not an event (a refusal...).
 
-        Only the newest REFUSALS_KEPT of a table's game are kept word for word.
+        Only the newest REFUSALS_KEPT of a table's game are kept word for word; a ``keep``
+        answer (a host command's: redoing one could end a game) is kept for good, whatever
+        the stations send.
         """
         self.check()
-        scope = f"{table_id}/{game_no}" if table_id else ""
+        scope = f"{table_id}/{game_no}" if table_id and not keep else ""
         with self.transaction():
             self._db.execute(
                 "INSERT OR IGNORE INTO answered VALUES (?, ?, ?, ?)",
