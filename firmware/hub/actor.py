@@ -45,6 +45,8 @@ class TableActor:
     offline: set[str] = field(default_factory=set)
     #: Each station's last announced state (online, lost...), to log changes only.
     station_states: dict[str, str] = field(default_factory=dict)
+    #: The highest input sequence seen per station boot (``<table>/<station>/<boot>``).
+    last_seq: dict[str, int] = field(default_factory=dict)
     #: The countdown second the screens were last drawn with.
     shown_left: int | None = None
     #: probing: not known to be this hub's yet (nothing goes out); live: this hub runs

@@ -23,6 +23,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: How far ahead of a station's last input id (in the same boot) the next may be: a
+#: station counts its inputs one by one from 1, so a far bigger jump is no real input,
+#: and must not raise the floor that later answers its real ones "Too late".
+MAX_SEQ_JUMP = 10_000
+#: Answer to an id that jumps implausibly far ahead.
+BAD_SEQUENCE = "Bad message: id out of sequence"
+
 
 def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, payload: bytes) -> None:
     """One input from a station: stored and applied, or refused; answered either way."""
@@ -40,6 +47,10 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
         ack(proto.Ack(inp.id, False, say(actor, "Unknown station")))
         return
     source_id = f"{actor.config.name}/{station}/{inp.id}"
+    if not plausible(hub, actor, station, inp.id):
+        bad_payload(hub, actor, station, proto.ProtocolError(BAD_SEQUENCE, inp.id))
+        ack(proto.Ack(inp.id, False, BAD_SEQUENCE))  # not remembered: it moves no floor
+        return
     prior = hub.store.answer(source_id)
     if prior is not None:
         # Delivered again (QoS 1, a resend): the same answer, and nothing applied twice.
@@ -75,6 +86,26 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
         ack(proto.Ack(inp.id, False, say(actor, "Hub error: tell the host")))
         return
     ack(proto.Ack(inp.id, True, ""))
+
+
+def plausible(hub: Hub, actor: TableActor, station: str, input_id: str) -> bool:
+    """Whether an input id follows on from its station's last one in that boot (see
+    MAX_SEQ_JUMP); the last one is the store's until this hub has seen one."""
+    boot, _, seq = input_id.rpartition(":")
+    stream = f"{actor.config.name}/{station}/{boot}"
+    last = actor.last_seq.get(stream)
+    if last is None:
+        if len(actor.last_seq) > 4 * len(actor.config.stations) + 64:
+            actor.last_seq.clear()  # old boots: asked of the store again if ever seen
+        try:
+            last = hub.store.last_n(stream)
+        except STORE_ERRORS:
+            return True  # the disk's trouble is not the station's: its input goes on
+    n = int(seq)
+    if n > last + MAX_SEQ_JUMP:
+        return False
+    actor.last_seq[stream] = max(last, n)
+    return True
 
 
 def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) -> None:

@@ -304,6 +304,20 @@ class Store:
                 (table_id, table_id, FLOORS_KEPT),
             )
 
+    def last_n(self, stream: str) -> int:
+        """The highest ``n`` this store knows of ids ``<stream>:<n>`` (0: none)."""
+        low, high = f"{stream}:", f"{stream};"  # ';' follows ':': the stream's ids only
+        best = 0
+        with self._lock:
+            for sql in (
+                "SELECT source_id FROM answered WHERE source_id >= ? AND source_id < ?",
+                "SELECT source_id FROM events WHERE source_id >= ? AND source_id < ?",
+            ):
+                for (source_id,) in self._db.execute(sql, (low, high)):
+                    best = max(best, _stream(str(source_id))[1])
+            row = self._db.execute("SELECT n FROM floors WHERE stream=?", (stream,)).fetchone()
+        return max(best, int(row[0])) if row is not None else best
+
     def remembered(self, table_id: str, game_no: int) -> int:
         """How many answers are kept word for word for one table's game."""
         with self._lock:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from firmware.hub.inputs import BAD_SEQUENCE
 from tests.redteam.harness import KEYS, TABLE, Rig, T
 from tests.redteam.test_hub_abuse import voting_rig
 
@@ -56,3 +57,36 @@ def test_a_host_answer_outlives_any_number_of_station_refusals(
     game = rig.hub.store.current_game(TABLE)
     assert game is not None and game.game_no == 1 and game.status == "playing"
     assert rig.hub.store.last_game(TABLE) == game
+
+
+# --- station ids -----------------------------------------------------------------------
+
+
+def test_a_far_future_station_id_is_refused_and_moves_no_floor(tmp_path: Path) -> None:
+    """`<boot>:10^9` from a station is refused as malformed under its id; once 600 other
+    refusals have gone by, that station's real inputs are still answered, not "Too late"."""
+    rig = Rig(tmp_path)
+    rig.start()
+    vote = {"kind": "tag", "uid": KEYS.uid_for("vote", "red", 1)}  # no vote in prepare
+    rig.deliver(T.station("p1", "input"), {"id": "ab:1", **vote})
+    rig.deliver(T.station("p1", "input"), {"id": "ab:1000000000", **vote})
+    assert rig.acks("p1")[-1] == {"id": "ab:1000000000", "ok": False, "message": BAD_SEQUENCE}
+    for n in range(600):
+        rig.deliver(T.station("p2", "input"), {"id": f"b{n % 8}:{n + 1}", **vote})
+    ack = rig.tap("p1", KEYS.uid_for("mystery", None, 3), "ab:2")
+    assert ack == {"id": "ab:2", "ok": True, "message": ""}
+    assert rig.table.view(0)["my_mystery"] == 3
+
+
+def test_a_station_far_along_its_boot_is_believed_after_a_hub_restart(tmp_path: Path) -> None:
+    """The last id of a boot comes from the store: a restarted hub takes the next one."""
+    rig = Rig(tmp_path)
+    rig.start()
+    vote = {"kind": "tag", "uid": KEYS.uid_for("vote", "red", 1)}
+    for n in range(0, 30_001, 5_000):
+        rig.deliver(T.station("p1", "input"), {"id": f"ab:{n + 1}", **vote})
+        assert rig.acks("p1")[-1]["message"] != BAD_SEQUENCE
+    rig.close()
+    again = Rig(tmp_path)
+    ack = again.tap("p1", KEYS.uid_for("mystery", None, 3), "ab:30002")
+    assert ack == {"id": "ab:30002", "ok": True, "message": ""}
