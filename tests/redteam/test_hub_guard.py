@@ -90,3 +90,49 @@ def test_a_station_far_along_its_boot_is_believed_after_a_hub_restart(tmp_path: 
     again = Rig(tmp_path)
     ack = again.tap("p1", KEYS.uid_for("mystery", None, 3), "ab:30002")
     assert ack == {"id": "ab:30002", "ok": True, "message": ""}
+
+
+# --- malformed payloads ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"id":"ab:7","kind":"knob","step":1e999}',
+        b'{"id":"ab:7","kind":"button","button":"\\ud800"}',
+        b'{"kind":"tag","uid":"\\ud800x","id":"ab:7"}',
+    ],
+)
+def test_a_malformed_input_is_answered_under_its_id(tmp_path: Path, payload: bytes) -> None:
+    """Whatever else is wrong with a payload, a readable id gets the refusal addressed to it."""
+    rig = Rig(tmp_path)
+    rig.start()
+    rig.deliver(T.station("p1", "input"), payload)
+    ack = rig.acks("p1")[-1]
+    assert ack["id"] == "ab:7" and ack["ok"] is False and ack["message"].startswith("Bad message")
+
+
+LONG_ID = "cli-" + "7" * 36  # 40 characters: a valid host command id
+
+
+@pytest.mark.parametrize(
+    ("payload", "command_id"),
+    [
+        (b'{"cmd":"start","id":"%s","players":1e999}' % LONG_ID.encode(), LONG_ID),
+        (b'{"cmd":"start","id":"%s","game":"\\ud800"}' % LONG_ID.encode(), LONG_ID),
+        (b'{"cmd":"start","id":"%s","game":"No Such"}' % LONG_ID.encode(), LONG_ID),
+        (b'{"cmd":"dance","id":"%s"}' % ("x" * 64).encode(), "x" * 64),
+        (b'{"cmd":"start","id":"h:1","seed":1e999}', "h:1"),
+    ],
+)
+def test_every_malformed_host_command_with_an_id_is_answered(
+    tmp_path: Path, payload: bytes, command_id: str
+) -> None:
+    """A host command with an id of up to 64 characters is answered on host/ack under it,
+    whatever else is wrong with it (the command line waits for that answer)."""
+    rig = Rig(tmp_path)
+    rig.deliver(T.host_command, payload)
+    acks = host_acks(rig)
+    assert len(acks) == 1 and acks[0]["ok"] is False
+    assert acks[0]["id"] == command_id
+    assert rig.hub.actors[TABLE].table is None
