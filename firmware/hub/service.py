@@ -53,6 +53,7 @@ from firmware.hub.events import (
     TimersDue,
 )
 from firmware.hub.hostmenu import HostMenu
+from firmware.hub.inbox import FairInbox
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS
 from firmware.hub.publish import Held, Publisher
 from firmware.hub.store import Store, StoreError, commit_delay_from_env
@@ -159,7 +160,7 @@ class Hub:
         self.on_give_up: Callable[[str], None] | None = None
         # One connection per table, so each table's hub/status has its own will ("lost"),
         # all feeding one mailbox: the hub handles every table's messages in order.
-        self.inbox: queue.Queue[Item | None] = queue.Queue()
+        self.inbox: queue.Queue[Item | None] = FairInbox()  # bounded, a share per sender
         for actor in self.actors.values():
             t = actor.topics
             name = actor.config.name
