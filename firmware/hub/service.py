@@ -423,6 +423,7 @@ class Hub:
         for actor in self.live():
             if not ownership.tick(self, actor, now):
                 continue  # refused: the broker never showed this hub its claim
+            inputs.redraw_due(self, actor, now)  # what flapping station statuses changed
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:

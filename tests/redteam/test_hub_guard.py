@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
+from firmware.hub.events import Tick
 from firmware.hub.inputs import BAD_SEQUENCE
-from tests.redteam.harness import KEYS, TABLE, Rig, T
+from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T
 from tests.redteam.test_hub_abuse import voting_rig
 
 RUNNING = "A game is running: abort it first"
@@ -136,3 +138,31 @@ def test_every_malformed_host_command_with_an_id_is_answered(
     assert len(acks) == 1 and acks[0]["ok"] is False
     assert acks[0]["id"] == command_id
     assert rig.hub.actors[TABLE].table is None
+
+
+# --- station status flapping ---------------------------------------------------------------
+
+
+def test_a_flapping_station_status_logs_a_line_per_state_and_redraws_rarely(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2,000 retained online/lost statuses from one station at once: one log line per state,
+    its screen sent again a handful of times (a burst the size of the table, then one a
+    second); once it settles, what it settled on is shown."""
+    clock = Clock()
+    rig = Rig(tmp_path, clock=clock)
+    rig.start()
+    screen = T.station("p1", "screen")
+    before = len([t for t, _p, _r in rig.sent if t == screen])
+    with caplog.at_level(logging.INFO):
+        for n in range(2000):
+            state = "online" if n % 2 == 0 else "lost"
+            rig.deliver(T.station("p1", "status"), {"state": state}, retain=True)
+    lines = [r for r in caplog.records if "station p1 is" in r.getMessage()]
+    assert len(lines) == 2
+    rig.deliver(T.station("p1", "status"), {"state": "online"}, retain=True)
+    clock.now += 2
+    rig.hub.feed(Tick())
+    assert len([t for t, _p, _r in rig.sent if t == screen]) - before <= len(rig.stations) + 4
+    assert rig.last(screen) is not None  # sent again after the flapping
+    assert "Offline" not in rig.last(T.host_screen)["title"]
