@@ -112,12 +112,16 @@ def resume(hub: Hub, actor: TableActor) -> None:
         return
     actor.record = record
     actor.table.replay_events(hub.store.events(record.table_id, record.game_no))
-    log.info(
-        "resumed %s game %d at v%d",
-        actor.config.name,
-        record.game_no,
-        actor.table.state.version,
-    )
+    # Also after every batch a failing disk rolled back: one line per LOG_EVERY, not 30.
+    held = hub.throttle.allow(("resumed", actor.config.name))
+    if held is not None:
+        log.info(
+            "resumed %s game %d at v%d%s",
+            actor.config.name,
+            record.game_no,
+            actor.table.state.version,
+            f" (+{held} more)" if held else "",
+        )
     actor.arm_timer(hub.clock())
 
 

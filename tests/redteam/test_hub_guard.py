@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,26 @@ def test_a_flapping_station_status_logs_a_line_per_state_and_redraws_rarely(
     assert len([t for t, _p, _r in rig.sent if t == screen]) - before <= len(rig.stations) + 4
     assert rig.last(screen) is not None  # sent again after the flapping
     assert "Offline" not in rig.last(T.host_screen)["title"]
+
+
+# --- a failing disk --------------------------------------------------------------------------
+
+
+def test_a_failing_disk_logs_resumed_once_not_once_per_tap(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Disk full: 30 taps, each batch rolled back and its table rebuilt, one "resumed" line."""
+    rig = voting_rig(tmp_path)
+    real = rig.hub.store.commit
+
+    def full() -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    rig.hub.store.commit = full  # type: ignore[method-assign]
+    with caplog.at_level(logging.INFO):
+        for n in range(30):
+            assert rig.vote(0, "p2", 5 + n % 3)["ok"] is False
+    rig.hub.store.commit = real  # type: ignore[method-assign]
+    resumed = [r for r in caplog.records if r.getMessage().startswith("resumed ")]
+    assert len(resumed) <= 1
+    assert rig.table.view(0)["my_votes"] == []
