@@ -10,6 +10,7 @@ import pytest
 
 from firmware.hub.events import Tick
 from firmware.hub.inputs import BAD_SEQUENCE
+from firmware.link import protocol as proto
 from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T
 from tests.redteam.test_hub_abuse import voting_rig
 
@@ -190,3 +191,35 @@ def test_a_failing_disk_logs_resumed_once_not_once_per_tap(
     resumed = [r for r in caplog.records if r.getMessage().startswith("resumed ")]
     assert len(resumed) <= 1
     assert rig.table.view(0)["my_votes"] == []
+
+
+# --- what goes out -----------------------------------------------------------------------------
+
+
+def test_nothing_over_the_protocols_output_limit_is_published(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A public table grown past 16 KB (20,000-character card texts) is not published (one
+    log line names it); the last good copy stays, inputs are still answered, the table runs."""
+    rig = Rig(tmp_path)
+    rig.start()
+    sizes: list[tuple[str, int]] = []
+    record = rig.hub.client.publish
+
+    def measured(topic: str, payload: bytes, *, retain: bool = False) -> object:
+        sizes.append((topic, len(payload)))
+        return record(topic, payload, retain=retain)
+
+    rig.hub.client.publish = measured  # type: ignore[method-assign]
+    table = rig.table
+    real = table.public
+    table.public = lambda: {**real(), "text": "x" * 20_000}  # type: ignore[method-assign]
+    with caplog.at_level(logging.ERROR):
+        assert rig.mystery("p1", 3)["ok"] and rig.mystery("p2", 4)["ok"]
+    assert sizes and max(size for _t, size in sizes) <= proto.MAX_OUTPUT_BYTES
+    assert not [t for t, _s in sizes if t == T.public]
+    lines = [r for r in caplog.records if "not published" in r.getMessage()]
+    assert len(lines) == 1 and T.public in lines[0].getMessage()
+    table.public = real  # type: ignore[method-assign]
+    assert rig.mystery("p3", 5)["ok"]
+    assert [t for t, _s in sizes if t == T.public]  # published again once it fits
