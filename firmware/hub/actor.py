@@ -17,7 +17,7 @@ from firmware.hub.hostmenu import HostMenu
 from firmware.hub.store import GameRecord
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
-from firmware.link.mqtt import Client
+from firmware.link.mqtt import Client, Message
 
 #: A station whose status flaps redraws the screens at most this often (seconds; see
 #: hub.inputs.redraw_due), after a first burst of STATUS_BURST.
@@ -66,6 +66,12 @@ class TableActor:
     #: The claim this hub took the table over from (``coffre hub --take-over``): its
     #: retained copy, left behind by a hub that is gone, no longer counts.
     taken_from: proto.Claim | None = None
+    #: Taking the table over: until when this hub holds the table's inputs and commands
+    #: unanswered (None: not yet connected), in case the old owner is alive after all; and
+    #: what it holds (see ownership.hold).
+    holding: bool = False
+    hold_until: float | None = None
+    held_inputs: list[Message] = field(default_factory=list)
     #: When the hub gives up waiting to see its own claim come back (see ownership.tick).
     echo_due: float | None = None
     #: When to send the whole table again after another hub claimed it and left: what it
@@ -133,6 +139,8 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
             dues.append(a.echo_due)
         if a.repaint_due is not None:
             dues.append(a.repaint_due)
+        if a.holding and a.hold_until is not None:
+            dues.append(a.hold_until)
         status = a.status_due()
         if status is not None:
             dues.append(status)

@@ -350,8 +350,9 @@ class Hub:
         """After the commit: what was held (screens, then answers, in order), then broker acks."""
         for held in self.out.release():
             self._guarded(self._send_held, held)
+        held = {id(m) for a in self.actors.values() for m in a.held_inputs}
         for item in handled:
-            if isinstance(item, Message):
+            if isinstance(item, Message) and id(item) not in held:
                 self._guarded(item.done)
 
     def _send_held(self, item: Held) -> None:
@@ -403,6 +404,8 @@ class Hub:
         if is_event and not msg.payload and msg.topic in self._clearing:
             self._clearing.discard(msg.topic)  # the echo of our own clearing
             return
+        if is_event and ownership.hold(actor, msg):
+            return  # a table being taken over: answered once its old owner is known gone
         if msg.topic == actor.topics.host_command:
             hostcmd.host_payload(self, batch, actor, msg.payload)
             return
@@ -420,9 +423,11 @@ class Hub:
         """While a countdown runs, screens that show it are refreshed as seconds pass; a
         finished note or a long host screen's next page redraws the hub display."""
         now = self.clock()
+        released: list[Item] = []
         for actor in self.live():
             if not ownership.tick(self, actor, now):
                 continue  # refused: the broker never showed this hub its claim
+            released += ownership.release_due(actor, now)
             inputs.redraw_due(self, actor, now)  # what flapping station statuses changed
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
@@ -432,3 +437,5 @@ class Hub:
                 actor.host_pages > 1 and now >= page_turn(actor.host_page_at)
             ):
                 self.out.host(actor)  # a note ends, or the next page of a long screen
+        if released:
+            self.feed(*released)  # what a table taken over held, answered now

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from firmware.hub.events import Tick
+from firmware.hub.claim import Verdict, will_delay
+from firmware.hub.config import TableConfig
+from firmware.hub.events import ClaimDecided, Connected, Tick
 from firmware.hub.inputs import BAD_SEQUENCE
+from firmware.hub.service import Hub
 from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Message
 from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T
 from tests.redteam.test_hub_abuse import voting_rig
 
@@ -223,3 +228,76 @@ def test_nothing_over_the_protocols_output_limit_is_published(
     table.public = real  # type: ignore[method-assign]
     assert rig.mystery("p3", 5)["ok"]
     assert [t for t, _s in sizes if t == T.public]  # published again once it fits
+
+
+# --- a mistaken --take-over ----------------------------------------------------------------
+
+
+OLD = proto.Claim(hub="~", run="old", host="old-pi", keepalive=3)
+
+
+def taker(tmp_path: Path) -> tuple[Hub, Clock, list[tuple[str, object]]]:
+    """A hub started with --take-over t, handed the table, connected; what it sends, kept."""
+    clock = Clock()
+    hub = Hub(
+        BrokerConfig(port=1),
+        [TableConfig(TABLE, ["p1", "p2", "p3"])],
+        tmp_path / "taker.db",
+        keys=KEYS,
+        clock=clock,
+        take_over=[TABLE],
+    )
+    sent: list[tuple[str, object]] = []
+    client = hub.client
+    client.publish = lambda topic, payload, retain=False: sent.append(  # type: ignore[method-assign]
+        (topic, json.loads(payload) if payload else None)
+    )
+    client.start = lambda: None  # type: ignore[method-assign]
+    client.leave = lambda: sent.append(("left", None))  # type: ignore[method-assign]
+    client.connected.set()
+    hub.feed(ClaimDecided(Verdict(TABLE, taken_from=OLD)), Connected(TABLE))
+    return hub, clock, sent
+
+
+def tap(acked: list[str], n: int) -> Message:
+    payload = proto.encode({"id": f"ab:{n}", "kind": "press"})
+    return Message(T.station("p1", "input"), payload, ack=lambda: acked.append(f"ab:{n}"))
+
+
+def test_a_mistaken_take_over_answers_no_input_while_the_owner_lives(tmp_path: Path) -> None:
+    """--take-over while the owner runs: inputs in the overlap get no answer and no broker
+    ack from the taker, which leaves as soon as the owner's live claim shows."""
+    hub, clock, sent = taker(tmp_path)
+    acked: list[str] = []
+    hub.feed(tap(acked, 1), Tick())
+    clock.now += 1
+    hub.feed(tap(acked, 2), Tick())
+    owner = proto.encode(proto.HubStatus("ready", claim=OLD))
+    hub.feed(Message(T.hub_status, owner), Tick())  # live: the old owner is alive
+    assert hub.actors[TABLE].state == "refused"
+    clock.now += 60
+    hub.feed(Tick())
+    assert [t for t, _p in sent if t.endswith("/ack")] == [] and acked == []
+    hub.store.close()
+
+
+def test_a_take_over_answers_once_the_old_owner_is_known_gone(tmp_path: Path) -> None:
+    """The old owner's will, or its will's delay gone by: what was held is answered once
+    and acked to the broker after; later inputs at once."""
+    for will in (True, False):
+        (tmp_path / str(will)).mkdir()
+        hub, clock, sent = taker(tmp_path / str(will))
+        acked: list[str] = []
+        hub.feed(tap(acked, 1), Tick())
+        assert acked == []
+        if will:
+            lost = proto.encode(proto.HubStatus("lost", claim=OLD))
+            hub.feed(Message(T.hub_status, lost), Tick())
+        else:
+            clock.now += will_delay(OLD) + 0.1
+            hub.feed(Tick())
+        answers = [p for t, p in sent if t == T.station("p1", "ack")]
+        assert [a["id"] for a in answers] == ["ab:1"] and acked == ["ab:1"]  # type: ignore[index]
+        hub.feed(tap(acked, 2))
+        assert acked == ["ab:1", "ab:2"] and hub.actors[TABLE].state == "live"
+        hub.store.close()
