@@ -350,9 +350,9 @@ class Hub:
         """After the commit: what was held (screens, then answers, in order), then broker acks."""
         for held in self.out.release():
             self._guarded(self._send_held, held)
-        held = {id(m) for a in self.actors.values() for m in a.held_inputs}
-        for item in handled:
-            if isinstance(item, Message) and id(item) not in held:
+        waiting = {id(m) for a in self.actors.values() for m in a.held_inputs}
+        for item in handled:  # not what a table being taken over holds (ownership.hold)
+            if isinstance(item, Message) and id(item) not in waiting:
                 self._guarded(item.done)
 
     def _send_held(self, item: Held) -> None:
