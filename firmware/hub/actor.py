@@ -17,8 +17,12 @@ from firmware.hub.hostmenu import HostMenu
 from firmware.hub.store import GameRecord
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
-from firmware.link.mqtt import Client
+from firmware.link.mqtt import Client, Message
 
+#: A station whose status flaps redraws the screens at most this often (seconds; see
+#: hub.inputs.redraw_due), after a first burst of STATUS_BURST.
+STATUS_REDRAW = 1.0
+STATUS_BURST = 3.0
 #: How long a host note ("Game started", a refusal) stays on the hub display.
 NOTE_SECONDS = 5.0
 
@@ -45,6 +49,14 @@ class TableActor:
     offline: set[str] = field(default_factory=set)
     #: Each station's last announced state (online, lost...), to log changes only.
     station_states: dict[str, str] = field(default_factory=dict)
+    #: Stations back online whose screens are sent again at the next status redraw.
+    reborn: set[str] = field(default_factory=set)
+    #: Station statuses not drawn yet: (station, "state") for a change, (station, "again").
+    status_pending: set[tuple[str, str]] = field(default_factory=set)
+    #: Per such key, the redraws it has left and when (a token bucket, see STATUS_REDRAW).
+    status_tokens: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    #: The highest input sequence seen per station boot (``<table>/<station>/<boot>``).
+    last_seq: dict[str, int] = field(default_factory=dict)
     #: The countdown second the screens were last drawn with.
     shown_left: int | None = None
     #: probing: not known to be this hub's yet (nothing goes out); live: this hub runs
@@ -54,6 +66,12 @@ class TableActor:
     #: The claim this hub took the table over from (``coffre hub --take-over``): its
     #: retained copy, left behind by a hub that is gone, no longer counts.
     taken_from: proto.Claim | None = None
+    #: Taking the table over: until when this hub holds the table's inputs and commands
+    #: unanswered (None: not yet connected), in case the old owner is alive after all; and
+    #: what it holds (see ownership.hold).
+    holding: bool = False
+    hold_until: float | None = None
+    held_inputs: list[Message] = field(default_factory=list)
     #: When the hub gives up waiting to see its own claim come back (see ownership.tick).
     echo_due: float | None = None
     #: When to send the whole table again after another hub claimed it and left: what it
@@ -68,6 +86,23 @@ class TableActor:
     @property
     def playing(self) -> bool:
         return self.table is not None and not self.table.over
+
+    def take_status_token(self, key: tuple[str, str], now: float) -> bool:
+        """Whether a station's status may be drawn now (STATUS_BURST at once, then one
+        every STATUS_REDRAW seconds)."""
+        tokens, at = self.status_tokens.get(key, (STATUS_BURST, now))
+        tokens = min(STATUS_BURST, tokens + (now - at) / STATUS_REDRAW)
+        ok = tokens >= 1
+        self.status_tokens[key] = (tokens - 1 if ok else tokens, now)
+        return ok
+
+    def status_due(self) -> float | None:
+        """When the first station status held back may be drawn."""
+        dues = []
+        for key in self.status_pending:
+            tokens, at = self.status_tokens.get(key, (STATUS_BURST, 0.0))
+            dues.append(at + max(0.0, 1 - tokens) * STATUS_REDRAW)
+        return min(dues) if dues else None
 
     def arm_timer(self, now: float) -> None:
         """Ask the binding for its timer; one already running for the same event keeps going."""
@@ -104,4 +139,9 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
             dues.append(a.echo_due)
         if a.repaint_due is not None:
             dues.append(a.repaint_due)
+        if a.holding and a.hold_until is not None:
+            dues.append(a.hold_until)
+        status = a.status_due()
+        if status is not None:
+            dues.append(status)
     return max(0.0, min(dues) - now) if dues else None

@@ -58,7 +58,7 @@ def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostComma
     try:
         if cmd.cmd == "start":
             start(hub, batch, actor, cmd)
-            remember(hub, batch, actor, source_id, True, "Game started")
+            remember(hub, batch, actor, source_id, True, "Game started", keep=True)
             hub.out.note(actor, N_("Game started"))
             answer(True, "Game started")
             return
@@ -77,7 +77,7 @@ def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostComma
             hub.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
             log.info("%s: game %d aborted by the host", actor.config.name, actor.record.game_no)
             batch.touch(actor)
-            remember(hub, batch, actor, source_id, True, "")
+            remember(hub, batch, actor, source_id, True, "", keep=True)
             actor.table = None
             actor.record = None
             actor.timer_due = None
@@ -85,11 +85,11 @@ def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostComma
         actor.message = ""
         answer(True, "")
     except IllegalAction as exc:
-        remember(hub, batch, actor, source_id, False, exc.message)
+        remember(hub, batch, actor, source_id, False, exc.message, keep=True)
         hub.out.note(actor, exc.msgid, exc.params)
         answer(False, exc.message)
     except RulesError as exc:
-        remember(hub, batch, actor, source_id, False, str(exc)[:63])
+        remember(hub, batch, actor, source_id, False, str(exc)[:63], keep=True)
         hub.out.note(actor, str(exc))
         answer(False, str(exc)[:63])
     except STORE_ERRORS as exc:
@@ -104,6 +104,10 @@ def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostComma
 
 def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:
     """A new game on the table, stored before anything shows it."""
+    if actor.playing:
+        # Only an explicit abort ends a game: a second panel, a script or a stray command
+        # line must not wipe one out with a start.
+        raise IllegalAction("A game is running: abort it first")
     game = cmd.game or actor.menu.games[actor.menu.game]
     players = cmd.players or actor.menu.players
     if game not in bound_games():

@@ -23,6 +23,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: How far ahead of a station's last input id (in the same boot) the next may be: a
+#: station counts its inputs one by one from 1, so a far bigger jump is no real input,
+#: and must not raise the floor that later answers its real ones "Too late".
+MAX_SEQ_JUMP = 10_000
+#: Answer to an id that jumps implausibly far ahead.
+BAD_SEQUENCE = "Bad message: id out of sequence"
+
 
 def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, payload: bytes) -> None:
     """One input from a station: stored and applied, or refused; answered either way."""
@@ -40,6 +47,10 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
         ack(proto.Ack(inp.id, False, say(actor, "Unknown station")))
         return
     source_id = f"{actor.config.name}/{station}/{inp.id}"
+    if not plausible(hub, actor, station, inp.id):
+        bad_payload(hub, actor, station, proto.ProtocolError(BAD_SEQUENCE, inp.id))
+        ack(proto.Ack(inp.id, False, BAD_SEQUENCE))  # not remembered: it moves no floor
+        return
     prior = hub.store.answer(source_id)
     if prior is not None:
         # Delivered again (QoS 1, a resend): the same answer, and nothing applied twice.
@@ -77,25 +88,73 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
     ack(proto.Ack(inp.id, True, ""))
 
 
+def plausible(hub: Hub, actor: TableActor, station: str, input_id: str) -> bool:
+    """Whether an input id follows on from its station's last one in that boot (see
+    MAX_SEQ_JUMP); the last one is the store's until this hub has seen one."""
+    boot, _, seq = input_id.rpartition(":")
+    stream = f"{actor.config.name}/{station}/{boot}"
+    last = actor.last_seq.get(stream)
+    if last is None:
+        if len(actor.last_seq) > 4 * len(actor.config.stations) + 64:
+            actor.last_seq.clear()  # old boots: asked of the store again if ever seen
+        try:
+            last = hub.store.last_n(stream)
+        except STORE_ERRORS:
+            return True  # the disk's trouble is not the station's: its input goes on
+    n = int(seq)
+    if n > last + MAX_SEQ_JUMP:
+        return False
+    actor.last_seq[stream] = max(last, n)
+    return True
+
+
 def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) -> None:
-    """A station came online (it gets its screen again) or went away (the host sees it)."""
+    """A station came online (it gets its screen again) or went away (the host sees it).
+
+    A station whose status flaps (a bad link, a hostile client with its credentials) gets
+    one log line per state every 10 s, and the screens it changes are soon drawn at most
+    every STATUS_REDRAW seconds, the last state winning (see :func:`redraw_due`).
+    """
     try:
         status = proto.decode_status(payload)
     except proto.ProtocolError as exc:
         bad_payload(hub, actor, f"{station}/status", exc)
         return
-    if actor.station_states.get(station) != status.state:
+    changed = actor.station_states.get(station) != status.state
+    if changed:
         actor.station_states[station] = status.state
-        level = logging.WARNING if status.state == "lost" else logging.INFO
-        log.log(level, "%s: station %s is %s", actor.config.name, station, status.state)
+        held = hub.throttle.allow(("status", actor.config.name, station, status.state))
+        if held is not None:
+            level = logging.WARNING if status.state == "lost" else logging.INFO
+            more = f" (+{held} more)" if held else ""
+            log.log(level, "%s: station %s is %s%s", actor.config.name, station, status.state, more)
     if status.state == "online":
         actor.offline.discard(station)
         # Rebirth: make sure the station has its screen, even if retained ones were lost.
-        actor.published.pop(actor.topics.station(station, "screen"), None)
-        hub.out.all(actor)
+        actor.reborn.add(station)
     else:
         actor.offline.add(station)
-        hub.out.host(actor)
+        actor.reborn.discard(station)
+    # A change of state and a mere "online again" draw at their own pace: a station that
+    # says "online" often cannot hold back the news that it is gone.
+    actor.status_pending.add((station, "state" if changed else "again"))
+    redraw_due(hub, actor, hub.clock())
+
+
+def redraw_due(hub: Hub, actor: TableActor, now: float) -> None:
+    """Draw what station statuses changed: at once at a human pace, then (a station whose
+    status flaps) one redraw per station every STATUS_REDRAW seconds at most, the last
+    state winning; the hub's loop wakes for the next (see TableActor.status_due)."""
+    ready = [key for key in actor.status_pending if actor.take_status_token(key, now)]
+    if not ready:
+        return
+    for key in ready:
+        actor.status_pending.discard(key)
+        station = key[0]
+        if station in actor.reborn:
+            actor.reborn.discard(station)
+            actor.published.pop(actor.topics.station(station, "screen"), None)
+    hub.out.all(actor)
 
 
 def bad_payload(hub: Hub, actor: TableActor, source: str, exc: proto.ProtocolError) -> None:

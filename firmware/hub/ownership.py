@@ -3,7 +3,10 @@
 The probe's verdict connects a table or leaves it alone; once connected, the hub watches
 the table's hub status: its own claim coming back (the broker lets it on the table),
 another hub's claim (a race, settled alike on both sides), or the hub it took the table
-over from alive after all. A refused table gets nothing more from this hub.
+over from alive after all. A refused table gets nothing more from this hub. A table taken
+over (``--take-over``) holds its inputs and commands, unanswered and not acked to the
+broker, until the old owner is known gone: its will or goodbye, or its will's delay past
+this hub's claim with no word from it; a mistaken take-over answers nothing.
 """
 
 from __future__ import annotations
@@ -13,16 +16,21 @@ import logging
 from typing import TYPE_CHECKING
 
 from firmware.hub.actor import TableActor
-from firmware.hub.claim import ECHO_SECONDS, REPAINT_SECONDS, Verdict, read_status
+from firmware.hub.claim import ECHO_SECONDS, REPAINT_SECONDS, Verdict, read_status, will_delay
 from firmware.hub.events import Connected, Denied, LinkChanged
 from firmware.hub.panel import link_changed
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
+from firmware.link.mqtt import Message
 
 if TYPE_CHECKING:
     from firmware.hub.service import Hub
 
 log = logging.getLogger(__name__)
+
+#: Inputs a table being taken over holds at most (the broker's in-flight window holds
+#: QoS 1 ones back long before).
+HELD_MOST = 1000
 
 
 def claimed(hub: Hub, verdict: Verdict) -> None:
@@ -33,6 +41,8 @@ def claimed(hub: Hub, verdict: Verdict) -> None:
         return
     actor.state = "live"
     actor.taken_from = verdict.taken_from
+    # A --take-over may be a mistake: answer nothing until the old owner is known gone.
+    actor.holding = verdict.taken_from is not None
     assert actor.client is not None
     actor.client.start()
 
@@ -65,6 +75,10 @@ def connected(hub: Hub, actor: TableActor) -> None:
     # nothing (see tick).
     if actor.client is not None and actor.client.connected.is_set():
         actor.echo_due = hub.clock() + ECHO_SECONDS
+    if actor.holding and actor.hold_until is None:
+        # The old owner, if alive, sees the claim this hub sends now and says so at once; if
+        # its link is dead but not yet noticed, the broker sends its will by then.
+        actor.hold_until = hub.clock() + will_delay(actor.taken_from)
     hub.out.all(actor, hub_ready=True)
 
 
@@ -85,6 +99,8 @@ def hub_status(hub: Hub, actor: TableActor, payload: bytes, *, retained: bool = 
             refuse(hub, actor, Verdict(actor.config.name, owner=claim, taken_from=claim))
             return
         # Else the stale copy this hub took the table over from, or that hub's goodbye.
+        if not retained and status is not None and status.state != "ready" and actor.holding:
+            actor.hold_until = hub.clock()  # its will or goodbye: it is gone, answer now
     elif status is not None and status.state == "ready" and claim is not None:
         if claim.took == hub.claim.run:
             why = "was told to take it over from this hub, which is alive"
@@ -119,6 +135,27 @@ def tick(hub: Hub, actor: TableActor, now: float) -> bool:
     return True
 
 
+def hold(actor: TableActor, msg: Message) -> bool:
+    """Keep an input or command of a table being taken over, unanswered and not acked to
+    the broker, until the old owner is known gone (True: held)."""
+    if not actor.holding:
+        return False
+    if len(actor.held_inputs) < HELD_MOST:
+        actor.held_inputs.append(msg)  # beyond: dropped unacked (the broker sends it again)
+    return True
+
+
+def release_due(actor: TableActor, now: float) -> list[Message]:
+    """The held inputs, once the old owner of a table taken over is known gone."""
+    if not actor.holding or actor.hold_until is None or now < actor.hold_until:
+        return []
+    actor.holding = False
+    held, actor.held_inputs = actor.held_inputs, []
+    if held:
+        log.info("hub: table %s: the hub it took over from is gone; answering", actor.config.name)
+    return held
+
+
 def goodbye(hub: Hub) -> None:
     """The hub stops: "disconnected" on every table it runs (its claim ends, no will)."""
     for actor in hub.live():
@@ -143,6 +180,7 @@ def refuse(hub: Hub, actor: TableActor, verdict: Verdict) -> None:
         actor.client.leave()  # a clean DISCONNECT: no will overwrites the owner's claim
     actor.state, actor.refused = "refused", verdict
     actor.timer_due = actor.echo_due = actor.repaint_due = None
+    actor.holding, actor.held_inputs = False, []  # never answered, never acked: the owner's
     panel = hub.out.panel_actor
     if panel is not None and panel is not actor:
         hub.out.note(panel, N_("Table {table} refused: see log"), {"table": verdict.table})

@@ -56,12 +56,25 @@ def apply(
 
 
 def remember(
-    hub: Hub, batch: Batch, actor: TableActor, source_id: str, ok: bool, message: str
+    hub: Hub,
+    batch: Batch,
+    actor: TableActor,
+    source_id: str,
+    ok: bool,
+    message: str,
+    *,
+    keep: bool = False,
 ) -> None:
-    """Keep an answer that is not an event; a failing disk breaks the batch, not the answer."""
+    """Keep an answer that is not an event; a failing disk breaks the batch, not the answer.
+
+    ``keep``: for good (a host command's), never among the station refusals that are
+    forgotten after REFUSALS_KEPT.
+    """
     game_no = actor.record.game_no if actor.record is not None else 0
     try:
-        hub.store.remember(source_id, ok, message, table_id=actor.config.name, game_no=game_no)
+        hub.store.remember(
+            source_id, ok, message, table_id=actor.config.name, game_no=game_no, keep=keep
+        )
     except STORE_ERRORS as exc:
         batch.broken = exc
 
@@ -99,12 +112,16 @@ def resume(hub: Hub, actor: TableActor) -> None:
         return
     actor.record = record
     actor.table.replay_events(hub.store.events(record.table_id, record.game_no))
-    log.info(
-        "resumed %s game %d at v%d",
-        actor.config.name,
-        record.game_no,
-        actor.table.state.version,
-    )
+    # Also after every batch a failing disk rolled back: one line per LOG_EVERY, not 30.
+    held = hub.throttle.allow(("resumed", actor.config.name))
+    if held is not None:
+        log.info(
+            "resumed %s game %d at v%d%s",
+            actor.config.name,
+            record.game_no,
+            actor.table.state.version,
+            f" (+{held} more)" if held else "",
+        )
     actor.arm_timer(hub.clock())
 
 

@@ -27,6 +27,7 @@ from device.panel import Panel
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
 from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
+from firmware.hub.throttle import Throttle
 from firmware.link import protocol as proto
 from firmware.link.lang import _, refusal, short_colour, speaking
 from firmware.link.render import BODY_LINES, CHARS, render_lines
@@ -108,6 +109,7 @@ class Publisher:
         #: table it drives.
         self.tables = 1
         self.painter = Painter(panel) if panel is not None else None
+        self.throttle = Throttle()
         #: While holding: what to send once the batch is committed, in order.
         self.held: list[Held] | None = None
         self._paint: tuple[str, list[str]] | None = None  # held for the painter
@@ -211,6 +213,16 @@ class Publisher:
     def send(self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False) -> Any:
         if actor.state != "live":
             return None  # not this hub's table (yet): nothing goes out on it
+        if len(payload) > proto.MAX_OUTPUT_BYTES:
+            # The protocol's limit, well under the broker's packet limit: a broker that
+            # drops the hub for an oversized packet would drop it again at every
+            # reconnect. The last good copy stays; the table goes on.
+            self.throttle.error(
+                ("too big", topic),
+                f"hub: {topic} not published: {len(payload)} bytes, over the protocol's "
+                f"{proto.MAX_OUTPUT_BYTES} (a card set with very long texts?)",
+            )
+            return None
         if self.held is not None:
             self.held.append(Held(actor, topic, payload, retain))
             return None

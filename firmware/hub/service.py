@@ -53,6 +53,7 @@ from firmware.hub.events import (
     TimersDue,
 )
 from firmware.hub.hostmenu import HostMenu
+from firmware.hub.inbox import FairInbox
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS
 from firmware.hub.publish import Held, Publisher
 from firmware.hub.store import Store, StoreError, commit_delay_from_env
@@ -159,7 +160,7 @@ class Hub:
         self.on_give_up: Callable[[str], None] | None = None
         # One connection per table, so each table's hub/status has its own will ("lost"),
         # all feeding one mailbox: the hub handles every table's messages in order.
-        self.inbox: queue.Queue[Item | None] = queue.Queue()
+        self.inbox: queue.Queue[Item | None] = FairInbox()  # bounded, a share per sender
         for actor in self.actors.values():
             t = actor.topics
             name = actor.config.name
@@ -349,8 +350,9 @@ class Hub:
         """After the commit: what was held (screens, then answers, in order), then broker acks."""
         for held in self.out.release():
             self._guarded(self._send_held, held)
-        for item in handled:
-            if isinstance(item, Message):
+        waiting = {id(m) for a in self.actors.values() for m in a.held_inputs}
+        for item in handled:  # not what a table being taken over holds (ownership.hold)
+            if isinstance(item, Message) and id(item) not in waiting:
                 self._guarded(item.done)
 
     def _send_held(self, item: Held) -> None:
@@ -402,6 +404,8 @@ class Hub:
         if is_event and not msg.payload and msg.topic in self._clearing:
             self._clearing.discard(msg.topic)  # the echo of our own clearing
             return
+        if is_event and ownership.hold(actor, msg):
+            return  # a table being taken over: answered once its old owner is known gone
         if msg.topic == actor.topics.host_command:
             hostcmd.host_payload(self, batch, actor, msg.payload)
             return
@@ -419,9 +423,12 @@ class Hub:
         """While a countdown runs, screens that show it are refreshed as seconds pass; a
         finished note or a long host screen's next page redraws the hub display."""
         now = self.clock()
+        released: list[Item] = []
         for actor in self.live():
             if not ownership.tick(self, actor, now):
                 continue  # refused: the broker never showed this hub its claim
+            released += ownership.release_due(actor, now)
+            inputs.redraw_due(self, actor, now)  # what flapping station statuses changed
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
@@ -430,3 +437,5 @@ class Hub:
                 actor.host_pages > 1 and now >= page_turn(actor.host_page_at)
             ):
                 self.out.host(actor)  # a note ends, or the next page of a long screen
+        if released:
+            self.feed(*released)  # what a table taken over held, answered now

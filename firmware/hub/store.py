@@ -257,14 +257,23 @@ class Store:
         return None
 
     def remember(
-        self, source_id: str, ok: bool, message: str, *, table_id: str = "", game_no: int = 0
+        self,
+        source_id: str,
+        ok: bool,
+        message: str,
+        *,
+        table_id: str = "",
+        game_no: int = 0,
+        keep: bool = False,
     ) -> None:
         """Record the answer to an input or command that is not an event (a refusal...).
 
-        Only the newest REFUSALS_KEPT of a table's game are kept word for word.
+        Only the newest REFUSALS_KEPT of a table's game are kept word for word; a ``keep``
+        answer (a host command's: redoing one could end a game) is kept for good, whatever
+        the stations send.
         """
         self.check()
-        scope = f"{table_id}/{game_no}" if table_id else ""
+        scope = f"{table_id}/{game_no}" if table_id and not keep else ""
         with self.transaction():
             self._db.execute(
                 "INSERT OR IGNORE INTO answered VALUES (?, ?, ?, ?)",
@@ -294,6 +303,20 @@ class Store:
                 "floors WHERE table_id=? ORDER BY rowid DESC LIMIT ?)",
                 (table_id, table_id, FLOORS_KEPT),
             )
+
+    def last_n(self, stream: str) -> int:
+        """The highest ``n`` this store knows of ids ``<stream>:<n>`` (0: none)."""
+        low, high = f"{stream}:", f"{stream};"  # ';' follows ':': the stream's ids only
+        best = 0
+        with self._lock:
+            for sql in (
+                "SELECT source_id FROM answered WHERE source_id >= ? AND source_id < ?",
+                "SELECT source_id FROM events WHERE source_id >= ? AND source_id < ?",
+            ):
+                for (source_id,) in self._db.execute(sql, (low, high)):
+                    best = max(best, _stream(str(source_id))[1])
+            row = self._db.execute("SELECT n FROM floors WHERE stream=?", (stream,)).fetchone()
+        return max(best, int(row[0])) if row is not None else best
 
     def remembered(self, table_id: str, game_no: int) -> int:
         """How many answers are kept word for word for one table's game."""

@@ -44,6 +44,11 @@ class Throttle:
         if held is not None:
             log.warning("%s%s", text, f" (+{held} more like it)" if held else "")
 
+    def error(self, key: Any, text: str) -> None:
+        held = self.allow(key)
+        if held is not None:
+            log.error("%s%s", text, f" (+{held} more like it)" if held else "")
+
 
 def line(exc: BaseException) -> str:
     """An exception as one short line."""

@@ -22,6 +22,11 @@ MAX_OUTPUT_BYTES = 16 * 1024
 
 QOS = 1
 
+#: Longest id a station input's answer can carry (its pattern allows 27).
+INPUT_ID_CHARS = 32
+#: Longest id a host command may carry (HostCommand.id).
+HOST_ID_CHARS = 64
+
 Name = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9-]{1,32}$")]
 ShortText = Annotated[str, msgspec.Meta(max_length=64)]
 InputId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9]{1,16}:[0-9]{1,10}$")]
@@ -234,7 +239,7 @@ def decode_input(payload: bytes) -> Input:
 def decode_host_command(payload: bytes) -> HostCommand:
     """Parse a host command or raise ProtocolError with a readable message."""
     try:
-        return _decode(payload, HostCommand)
+        return _decode(payload, HostCommand, longest=HOST_ID_CHARS)
     except ProtocolError as exc:
         if "missing required field `id`" in str(exc):
             raise ProtocolError("Host command needs an id") from None
@@ -251,11 +256,11 @@ def decode_status(payload: bytes) -> StationStatus:
     return _decode(payload, StationStatus)
 
 
-def _decode(payload: bytes, kind: type[_T]) -> _T:
+def _decode(payload: bytes, kind: type[_T], *, longest: int = INPUT_ID_CHARS) -> _T:
     try:
         return _parse(payload, kind)
     except ProtocolError as exc:
-        exc.id = salvage_id(payload)
+        exc.id = salvage_id(payload, longest=longest)
         raise
 
 
@@ -276,21 +281,30 @@ def _parse(payload: bytes, kind: type[_T]) -> _T:
         raise ProtocolError("Bad message: not JSON") from None
 
 
-def salvage_id(payload: bytes) -> str | None:
-    """Best-effort input id from a payload that failed validation (to address the ack).
+def salvage_id(payload: bytes, *, longest: int = INPUT_ID_CHARS) -> str | None:
+    """Best-effort id from a payload that failed validation (to address the answer).
 
-    Bytes that are not UTF-8 are replaced first, so a payload broken anywhere but in its
-    id still names the input it was; an id that was itself broken is not an id.
+    Whatever else is wrong (bytes that are not UTF-8, a number JSON cannot hold, a lone
+    surrogate escape), an ``"id": "..."`` of at most ``longest`` plain characters names
+    the input or command it was; an id that was itself broken is not an id, nor is one of
+    several different ones. An oversized payload is not read at all.
     """
     if len(payload) > MAX_INPUT_BYTES:
         return None
-    text = payload.decode("utf-8", errors="replace")
     try:
-        data = msgspec.json.decode(text.encode())
+        data = msgspec.json.decode(payload.decode("utf-8", errors="replace").encode())
     except msgspec.DecodeError:
+        pass  # not JSON as a whole (1e999, a lone surrogate): the raw bytes may name it
+    else:
+        value = data.get("id") if isinstance(data, dict) else None
+        ok = isinstance(value, str) and 0 < len(value) <= longest and "\ufffd" not in value
+        return value if ok else None
+    found = {m.group(1) for m in _RAW_ID.finditer(payload)}
+    if len(found) != 1:
         return None
-    if isinstance(data, dict):
-        value = data.get("id")
-        if isinstance(value, str) and len(value) <= 32 and "\ufffd" not in value:
-            return value
-    return None
+    value = found.pop().decode("ascii", errors="replace")
+    return value if len(value) <= longest and "\ufffd" not in value else None
+
+
+#: An id in raw bytes: printable ASCII without quotes or escapes (what real ids are).
+_RAW_ID = re.compile(rb'"id"\s*:\s*"([\x20-\x21\x23-\x5b\x5d-\x7e]{1,64})"')

@@ -135,3 +135,21 @@ def test_a_malformed_command_with_an_id_is_refused_on_host_ack(make_table: Table
     finally:
         client.stop()
     assert sim.watch.public.get("game") is None
+
+
+def test_a_start_over_a_running_game_is_refused_with_a_failing_status(
+    make_table: TableFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`coffre host start` while a game runs: exit 1 and the hub's reason; the game goes on."""
+    sim = make_table(players=3)
+    config = host_toml(sim, tmp_path)
+    start = ("--table", TABLE, "start", "--game", GAME, "--players", "3")
+    assert run(capsys, config, *start)[0] == 0
+    sim.watch.wait(lambda p: p.get("game") == GAME)
+    assert run(capsys, config, *start) == (
+        1,
+        f"{TABLE}: start refused: A game is running: abort it first",
+        "",
+    )
+    current = Store(sim.store_path).current_game(TABLE)
+    assert current is not None and current.game_no == 1

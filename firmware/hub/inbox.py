@@ -1,0 +1,102 @@
+"""The hub's mailbox, bounded, with a fair share for every sender.
+
+Every table connection and the panel feed one mailbox that the hub's thread works in
+order (see :mod:`firmware.hub.service`). A station's credentials publishing at full speed
+must not grow the hub without bound, nor put every other station and table behind its
+backlog: each sender (a station, the host, by table) may have at most SHARE messages
+waiting, and the mailbox at most LIMIT. Beyond that a message is dropped: acknowledged to
+the broker (so a QoS 1 flood does not stall the connection's in-flight window) and
+never answered (a message with no broker ack, QoS 0, has a smaller share); a real
+station sends an unanswered input again. One log line per sender
+every LOG_EVERY seconds says so. The hub's own events (panel, timers, links) are never
+dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+from collections import Counter
+from typing import Any
+
+from firmware.hub.events import Item
+from firmware.hub.throttle import Throttle
+from firmware.link.mqtt import Message
+
+log = logging.getLogger(__name__)
+
+#: Messages one sender (a table's station, its host) may have waiting for the hub: more
+#: than the broker has in flight to one connection (mosquitto: 20), so what a real station
+#: sends at QoS 1 is never dropped, even the backlog a restarted hub is handed.
+SHARE = 64
+#: The same for QoS 0, which nothing of coffre sends (a flood, a stray client): no
+#: in-flight window holds it back, and nobody sends it again.
+SHARE_QOS0 = 8
+#: Messages the mailbox holds at most, whoever sent them.
+LIMIT = 4096
+
+
+def sender(topic: str) -> str:
+    """Who a message comes from, as far as sharing goes: ``<table>/station/<id>`` for a
+    station's topics, else the topic less its last level (``<table>/host``...)."""
+    parts = topic.split("/")
+    if len(parts) >= 4 and parts[2] == "station":
+        return "/".join(parts[1:4])
+    return "/".join(parts[1:-1]) or topic
+
+
+class FairInbox(queue.Queue[Item | None]):
+    """A FIFO mailbox that drops a sender's messages beyond its share (see the module)."""
+
+    def __init__(
+        self, share: int = SHARE, limit: int = LIMIT, share_qos0: int = SHARE_QOS0
+    ) -> None:
+        super().__init__()
+        self.share, self.limit, self.share_qos0 = share, limit, share_qos0
+        self.waiting: Counter[str] = Counter()
+        self.dropped = 0
+        self._throttle = Throttle()
+        self._log_lock = threading.Lock()
+
+    def put(self, item: Item | None, block: bool = True, timeout: float | None = None) -> None:
+        if isinstance(item, Message):
+            who = sender(item.topic)
+            share = self.share if item.ack is not None else self.share_qos0
+            with self.mutex:
+                full = self.waiting[who] >= share or self._qsize() >= self.limit
+            if full:
+                self._drop(item, who)
+                return
+        super().put(item, block, timeout)
+
+    def _put(self, item: Any) -> None:
+        if isinstance(item, Message):
+            self.waiting[sender(item.topic)] += 1
+        super()._put(item)
+
+    def _get(self) -> Any:
+        item = super()._get()
+        if isinstance(item, Message):
+            who = sender(item.topic)
+            self.waiting[who] -= 1
+            if self.waiting[who] <= 0:
+                del self.waiting[who]
+        return item
+
+    def _drop(self, item: Message, who: str) -> None:
+        self.dropped += 1
+        # The broker forgets it: its in-flight window stays open (a connection going
+        # down meanwhile has nothing more to be told).
+        with contextlib.suppress(Exception):
+            item.done()
+        with self._log_lock:
+            held = self._throttle.allow(who)
+        if held is not None:
+            log.warning(
+                "hub: %s sends faster than the hub answers: messages beyond its share of "
+                "the hub's mailbox are dropped%s",
+                who,
+                f" (+{held} more)" if held else "",
+            )

@@ -1,0 +1,62 @@
+"""The hub's mailbox: bounded, a fair share per sender, the hub's own events never dropped."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from firmware.hub.events import Tick
+from firmware.hub.inbox import FairInbox, sender
+from firmware.link.mqtt import Message
+
+
+def test_senders_are_stations_and_hosts_by_table() -> None:
+    """A station's input and status share one sender; the host is its table's own."""
+    assert (
+        sender("coffre/a/station/p1/input")
+        == sender("coffre/a/station/p1/status")
+        == ("a/station/p1")
+    )
+    assert sender("coffre/a/host/command") == "a/host"
+    assert sender("coffre/b/station/p1/input") != sender("coffre/a/station/p1/input")
+
+
+def test_a_flooding_sender_is_held_to_its_share_and_others_get_in(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Beyond its share a sender's messages are dropped (acked to the broker, one log line);
+    another station, the host and the hub's own events still get in."""
+    inbox = FairInbox(share=10, share_qos0=4, limit=100)
+    acked: list[int] = []
+    with caplog.at_level(logging.WARNING):
+        for n in range(1000):
+            inbox.put(
+                Message("coffre/a/station/p1/input", b"%d" % n, ack=lambda n=n: acked.append(n))
+            )
+        for _ in range(1000):
+            inbox.put(Message("coffre/a/station/p2/input", b"q0"))  # QoS 0: no broker ack
+    inbox.put(Message("coffre/b/station/p1/input", b"other", ack=lambda: None))
+    inbox.put(Message("coffre/a/host/command", b"host", ack=lambda: None))
+    for _ in range(200):
+        inbox.put(Tick())
+    assert inbox.qsize() == 10 + 4 + 2 + 200
+    assert len(acked) == 990 and acked[0] == 10  # the dropped ones, told to the broker
+    assert inbox.dropped == 990 + 996
+    assert len([r for r in caplog.records if "faster than" in r.message]) == 2  # one per sender
+    items = [inbox.get_nowait() for _ in range(inbox.qsize())]
+    assert [m.payload for m in items if isinstance(m, Message)][:10] == [
+        b"%d" % n for n in range(10)
+    ]
+    assert inbox.waiting == {}
+    inbox.put(Message("coffre/a/station/p1/input", b"again", ack=lambda: None))
+    assert inbox.qsize() == 1  # its share is back once the hub took its messages
+
+
+def test_the_mailbox_holds_at_most_its_limit_of_messages() -> None:
+    """Many senders at once: no more than the limit wait, whoever sent them."""
+    inbox = FairInbox(share=10, limit=50)
+    for station in range(30):
+        for _ in range(10):
+            inbox.put(Message(f"coffre/a/station/s{station}/input", b"x", ack=lambda: None))
+    assert inbox.qsize() == 50
