@@ -467,12 +467,19 @@ def _hub(args: Any, stop: threading.Event) -> int:
     from firmware.hub.config import load_hub
     from firmware.hub.service import Hub, HubRefused
     from firmware.link import notify
+    from firmware.link.config import ConfigError
     from hardware.keys import load_keyset
     from hardware.pins import load_hub_pins
 
     log = logging.getLogger("coffre.hub")
     settings = load_hub(args.config)
     keys = _load_keyset(load_keyset, settings.keyset)
+    _check_colours(keys, settings, args.config)
+    if not settings.store.parent.is_dir():  # checked here: backup and doctor read hub.toml too
+        raise ConfigError(
+            f"{args.config}: [store] path {settings.store}: folder {settings.store.parent} "
+            "does not exist (create it, owned by the hub's user)"
+        )
     pins_file = args.pins or settings.panel_pins
     panel = None
     if settings.panel != "none":
@@ -531,6 +538,19 @@ def _load_keyset(load: Any, path: Any) -> Any:
         raise ConfigError(f"keyset {path} does not exist") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"keyset {path}: {exc}") from None
+
+
+def _check_colours(keys: Any, settings: Any, config: str) -> None:
+    """Every table's seat colours must have keys (else no vote key could ever count)."""
+    from firmware.link.config import ConfigError
+    from hardware.keys import KeySetError
+
+    source = settings.keyset or "the default key set"
+    for n, table in enumerate(settings.tables, start=1):
+        try:
+            keys.check_colours(table.colours or (), f"{config}: [[table]] {n} colours")
+        except KeySetError as exc:
+            raise ConfigError(f"{exc} ({source})") from None
 
 
 def _run_station(args: Any) -> int:
