@@ -446,14 +446,38 @@ def _dispatch(args: Any) -> int:
 def _stop_on_signal() -> Iterator[threading.Event]:
     """An event SIGTERM or SIGINT sets; installed before anything starts, so a stop that
     comes early (the broker unreachable, systemd giving up) is still a clean exit 0. The
-    previous handlers come back on exit."""
+    previous handlers come back on exit.
+
+    The event is set by a thread of its own, woken through :func:`signal.set_wakeup_fd`
+    (a self-pipe): a Python handler that set it could be re-entered by a second signal
+    while it held the event's lock, and never return (a stop that hung 1 time in 35).
+    The handlers themselves do nothing; the pipe byte is written by the C handler.
+    """
     done = threading.Event()
-    saved = {sig: signal.signal(sig, lambda *_: done.set()) for sig in STOP_SIGNALS}
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)  # set_wakeup_fd's demand: a full pipe drops bytes
+
+    def relay() -> None:
+        while os.read(read_fd, 64):  # b"": our write end closed, the context is over
+            done.set()
+
+    relay_thread = threading.Thread(target=relay, name="stop-signals", daemon=True)
+    relay_thread.start()
+    saved_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    saved = {sig: signal.signal(sig, _ignore_signal) for sig in STOP_SIGNALS}
     try:
         yield done
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+        signal.set_wakeup_fd(saved_fd)
+        os.close(write_fd)
+        relay_thread.join()
+        os.close(read_fd)
+
+
+def _ignore_signal(_signum: int, _frame: object) -> None:
+    """The Python half of a stop signal: nothing (the wake-up fd carries it)."""
 
 
 def _run_hub(args: Any) -> int:
