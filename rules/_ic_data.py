@@ -10,6 +10,7 @@ that a state can name a card by its index.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 from collections.abc import Mapping
@@ -64,6 +65,7 @@ AT_ELIMINATED: frozenset[str] = frozenset({"revive", "change_faction"})
 # (a count of millions) or making views the broker refuses (texts of thousands of
 # characters). Documented in rules/docs/identites-cryptees.md, "Card data".
 MAX_FILE_BYTES = 256 * 1024
+MAX_SETS = 100  # files listed from an owner's directory
 MAX_KEY = 32  # characters of a card's key
 MAX_NAME = 40  # characters of a card's name, per language
 MAX_TEXT = 300  # characters of a card's text, per language
@@ -321,13 +323,16 @@ def from_json(data: Mapping[str, Any], where: str = "card set") -> Cards:
 def card_sets_in(directory: str | os.PathLike[str]) -> dict[str, Path]:
     """The card-set files (``<name>.json``) in an owner's directory, by name.
 
-    A missing directory has none. Files are not read here: :func:`read_card_set`
+    A missing directory has none; past :data:`MAX_SETS` files, or with a name longer
+    than :data:`MAX_KEY`, a file is not listed. Files are not read here: :func:`read_card_set`
     reads and checks the one a host picks.
     """
     folder = Path(directory)
     if not folder.is_dir():
         return {}
-    return {p.stem: p for p in sorted(folder.glob("*.json")) if p.is_file()}
+    # A name goes on the host's menu: at most MAX_KEY characters, and MAX_SETS of them.
+    files = (p for p in sorted(folder.glob("*.json")) if len(p.stem) <= MAX_KEY and p.is_file())
+    return {p.stem: p for p in itertools.islice(files, MAX_SETS)}
 
 
 def read_card_set(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -119,3 +119,15 @@ def test_an_outsized_identiquest_deck_is_refused(deck: dict[str, int], message: 
         check_deck(deck)
     with pytest.raises(BadOptions, match=re.escape(message)):
         IDENTIQUEST.setup(4, {"deck": deck}, 1)
+
+
+def test_a_directory_of_thousands_of_sets_lists_a_bounded_menu(tmp_path: Path) -> None:
+    """A card-set directory of 1,000 files (one with a 200-character name) lists at most
+    100 sets, none with a name longer than 32 characters."""
+    from rules._ic_data import card_sets_in
+
+    for n in range(1000):
+        (tmp_path / f"set{n:04}.json").write_text("{}", encoding="utf-8")
+    (tmp_path / ("a" * 200 + ".json")).write_text("{}", encoding="utf-8")
+    listed = card_sets_in(tmp_path)
+    assert len(listed) == 100 and max(len(name) for name in listed) <= 32
