@@ -65,7 +65,8 @@ def test_hub_config_typo_is_refused_at_start(tmp_path: Path, typo: str) -> None:
 
 
 def _tls_files(folder: Path) -> dict[str, Path]:
-    """An empty file, a DER CA certificate and a PEM private key: none is a ca.crt."""
+    """An empty file, a DER CA certificate and a PEM private key (none is a ca.crt), and a
+    key set nested too deep."""
     from cryptography.hazmat.primitives import serialization
 
     from firmware.hub.certs import _private_pem, make_ca
@@ -75,6 +76,7 @@ def _tls_files(folder: Path) -> dict[str, Path]:
     files["empty"].write_bytes(b"")
     files["der"].write_bytes(cert.public_bytes(serialization.Encoding.DER))
     files["key"].write_bytes(_private_pem(key))
+    (folder / "deep-keys.toml").write_text(DEEP)
     return files
 
 
@@ -93,6 +95,7 @@ MISTAKES = {
     'hub: host = ""': ("hub", '[broker]\nhost = ""\n' + TABLE),
     "hub: deep TOML": ("hub", DEEP + TABLE),
     "hub: missing store folder": ("hub", '[store]\npath = "{tls}/no/such/hub.db"\n' + TABLE),
+    "hub: deep TOML key set": ("hub", 'keyset = "{tls}/deep-keys.toml"\n' + TABLE),
     "hub: key set lacks a colour": ("hub", TABLE + 'colours = ["red", "yellow", "mauve"]\n'),
     "hub: reveal_delay = inf": ("hub", TABLE + "reveal_delay = inf\n"),
     "hub: reveal_delay = nan": ("hub", TABLE + "reveal_delay = nan\n"),
@@ -105,16 +108,31 @@ MISTAKES = {
 }
 
 
+#: What the one line must name, by mistake.
+WHAT = {
+    "empty ca_file": "ca_file",
+    "DER ca_file": "ca_file",
+    "key file as ca_file": "ca_file",
+    "keepalive = -5": "keepalive",
+    'host = ""': "host",
+    "deep TOML": "nested too deep",
+    "deep TOML key set": "nested too deep",
+    "missing store folder": "does not exist",
+    "key set lacks a colour": "no mauve keys",
+    "reveal_delay = inf": "reveal_delay",
+    "reveal_delay = nan": "reveal_delay",
+}
+
+
 @pytest.mark.parametrize("mistake", list(MISTAKES))
 def test_config_mistake_is_one_line_and_exit_78(tmp_path: Path, mistake: str) -> None:
     """A config mistake stops `coffre hub`/`coffre station` with one `coffre:` line, exit 78."""
     _tls_files(tmp_path)
     command, text = MISTAKES[mistake]
     config = tmp_path / f"{command}.toml"
-    store = f'[store]\npath = "{tmp_path / "hub.db"}"\n' if command == "hub" else ""
-    if "[store]" in text:
-        store = ""
-    config.write_text(store + text.replace("{tls}", str(tmp_path)))
+    if command == "hub" and "[store]" not in text:  # the store in a folder that exists
+        text = text.replace("[[table]]", f'[store]\npath = "{tmp_path / "hub.db"}"\n[[table]]', 1)
+    config.write_text(text.replace("{tls}", str(tmp_path)))
     run = subprocess.run(
         [sys.executable, "-m", "firmware.cli", command, "--config", str(config)],
         capture_output=True,
@@ -123,5 +141,7 @@ def test_config_mistake_is_one_line_and_exit_78(tmp_path: Path, mistake: str) ->
     )
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 78, run.stderr[-2000:]
-    assert len(lines) == 1 and lines[0].startswith(f"coffre: {config}"), run.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("coffre: "), run.stderr[-2000:]
+    assert str(tmp_path) in lines[0], "the line names the file (the config or the key set)"
     assert "Traceback" not in run.stderr
+    assert WHAT[mistake.split(": ", 1)[1]] in lines[0], lines[0]
