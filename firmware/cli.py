@@ -446,14 +446,38 @@ def _dispatch(args: Any) -> int:
 def _stop_on_signal() -> Iterator[threading.Event]:
     """An event SIGTERM or SIGINT sets; installed before anything starts, so a stop that
     comes early (the broker unreachable, systemd giving up) is still a clean exit 0. The
-    previous handlers come back on exit."""
+    previous handlers come back on exit.
+
+    The event is set by a thread of its own, woken through :func:`signal.set_wakeup_fd`
+    (a self-pipe): a Python handler that set it could be re-entered by a second signal
+    while it held the event's lock, and never return (a stop that hung 1 time in 35).
+    The handlers themselves do nothing; the pipe byte is written by the C handler.
+    """
     done = threading.Event()
-    saved = {sig: signal.signal(sig, lambda *_: done.set()) for sig in STOP_SIGNALS}
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)  # set_wakeup_fd's demand: a full pipe drops bytes
+
+    def relay() -> None:
+        while os.read(read_fd, 64):  # b"": our write end closed, the context is over
+            done.set()
+
+    relay_thread = threading.Thread(target=relay, name="stop-signals", daemon=True)
+    relay_thread.start()
+    saved_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    saved = {sig: signal.signal(sig, _ignore_signal) for sig in STOP_SIGNALS}
     try:
         yield done
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+        signal.set_wakeup_fd(saved_fd)
+        os.close(write_fd)
+        relay_thread.join()
+        os.close(read_fd)
+
+
+def _ignore_signal(_signum: int, _frame: object) -> None:
+    """The Python half of a stop signal: nothing (the wake-up fd carries it)."""
 
 
 def _run_hub(args: Any) -> int:
@@ -467,12 +491,19 @@ def _hub(args: Any, stop: threading.Event) -> int:
     from firmware.hub.config import load_hub
     from firmware.hub.service import Hub, HubRefused
     from firmware.link import notify
+    from firmware.link.config import ConfigError
     from hardware.keys import load_keyset
     from hardware.pins import load_hub_pins
 
     log = logging.getLogger("coffre.hub")
     settings = load_hub(args.config)
     keys = _load_keyset(load_keyset, settings.keyset)
+    _check_colours(keys, settings, args.config)
+    if not settings.store.parent.is_dir():  # checked here: backup and doctor read hub.toml too
+        raise ConfigError(
+            f"{args.config}: [store] path {settings.store}: folder {settings.store.parent} "
+            "does not exist (create it, owned by the hub's user)"
+        )
     pins_file = args.pins or settings.panel_pins
     panel = None
     if settings.panel != "none":
@@ -531,6 +562,19 @@ def _load_keyset(load: Any, path: Any) -> Any:
         raise ConfigError(f"keyset {path} does not exist") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"keyset {path}: {exc}") from None
+
+
+def _check_colours(keys: Any, settings: Any, config: str) -> None:
+    """Every table's seat colours must have keys (else no vote key could ever count)."""
+    from firmware.link.config import ConfigError
+    from hardware.keys import KeySetError
+
+    source = settings.keyset or "the default key set"
+    for n, table in enumerate(settings.tables, start=1):
+        try:
+            keys.check_colours(table.colours or (), f"{config}: [[table]] {n} colours")
+        except KeySetError as exc:
+            raise ConfigError(f"{exc} ({source})") from None
 
 
 def _run_station(args: Any) -> int:

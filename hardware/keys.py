@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -106,6 +106,15 @@ class KeySet(Mapping[str, Key]):
                 raise KeySetError(f"{key.label} has two UIDs: {self._by_key[key]} and {uid}")
             self._by_uid[uid] = key
             self._by_key[key] = uid
+
+    def check_colours(self, colours: Iterable[str], where: str) -> None:
+        """Raise KeySetError naming the first of ``colours`` this set has no keys for."""
+        for colour in colours:
+            if colour not in self.colours:
+                raise KeySetError(
+                    f"{where}: the key set has no {colour} keys "
+                    f"(its colours: {', '.join(self.colours)})"
+                )
 
     def lookup(self, uid: str) -> Key | None:
         """The key with this UID (any case, separators allowed), or None if unknown."""
@@ -226,6 +235,8 @@ def load_keyset(path: str | Path | None = None) -> KeySet:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise KeySetError(f"{source}: not valid TOML ({exc})") from exc
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise KeySetError(f"{source}: not valid TOML (nested too deep)") from None
     return parse_keyset(data, source)
 
 

@@ -10,12 +10,13 @@ that a state can name a card by its index.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -58,6 +59,32 @@ PASSIVE: frozenset[str] = frozenset({"armor", "hand_limit"})
 AT_ELIMINATED: frozenset[str] = frozenset({"revive", "change_faction"})
 
 
+# Bounds on a card set, far above any printed box (the shipped set: 24 IDs, 6 loyalty
+# and 18 program entries, counts up to 6, names of 19 characters, texts of 175), so that
+# a mistaken or hostile file is refused when it is read instead of stalling the hub
+# (a count of millions) or making views the broker refuses (texts of thousands of
+# characters). Documented in rules/docs/identites-cryptees.md, "Card data".
+MAX_FILE_BYTES = 256 * 1024
+MAX_SETS = 100  # files listed from an owner's directory
+MAX_KEY = 32  # characters of a card's key
+MAX_NAME = 40  # characters of a card's name, per language
+MAX_TEXT = 300  # characters of a card's text, per language
+MAX_LABEL = 120  # the set's label
+MAX_NOTICE = 2000  # the set's notice
+MAX_CARDS = 64  # entries in each card list (IDs, loyalty, programs, weapons)
+MAX_COUNT = 32  # copies of one card
+MAX_DECK = 256  # loyalty (and program) cards once copies are counted
+MAX_EFFECTS = 8  # effects of one card
+MAX_NUMBER = 99  # amount, weight, damage, heal, unlock count, players
+
+Key = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_KEY)]
+Name = Annotated[str, msgspec.Meta(max_length=MAX_NAME)]
+Words = Annotated[str, msgspec.Meta(max_length=MAX_TEXT)]
+Number = Annotated[int, msgspec.Meta(ge=0, le=MAX_NUMBER)]
+Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
+Effects = Annotated[tuple["Effect", ...], msgspec.Meta(max_length=MAX_EFFECTS)]
+
+
 class DataError(ValueError):
     """A card-set file that breaks the schema or cannot set up a game."""
 
@@ -67,25 +94,34 @@ LANGUAGES: tuple[str, ...] = ("en", "fr")
 
 
 class Texts(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """A card's name or text per language (``{"en": "Pistol", "fr": "Pistolet"}``)."""
+    """A card's text per language (``{"en": "...", "fr": "..."}``)."""
 
-    en: str = ""
-    fr: str = ""
+    en: Words = ""
+    fr: Words = ""
+
+
+class Names(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """A card's name per language (``{"en": "Pistol", "fr": "Pistolet"}``)."""
+
+    en: Name = ""
+    fr: Name = ""
 
 
 #: A card's words: one string (a set written in one language: the same at every table)
 #: or the words per language. The engine never picks: the table speaks its language.
-Text = str | Texts
+Text = Words | Texts
+#: A card's name, the same way (shorter: it goes on a 128x64 screen).
+CardName = Name | Names
 
 
-def words(text: Text) -> str | dict[str, str]:
+def words(text: Text | CardName) -> str | dict[str, str]:
     """A card's words as the views carry them: the string, or ``{language: words}``."""
     if isinstance(text, str):
         return text
     return {code: getattr(text, code) for code in LANGUAGES if getattr(text, code)}
 
 
-def written(text: Text) -> bool:
+def written(text: Text | CardName) -> bool:
     """Whether ``text`` has words in at least one language."""
     return bool(words(text))
 
@@ -96,23 +132,23 @@ class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     do: EffectKind
     who: Literal["self", "other", "any", "eliminated"] = "self"
     card: Literal["loyalty", "id"] = "loyalty"
-    amount: int = 1
-    weapon: str | None = None
+    amount: Number = 1
+    weapon: Key | None = None
     to: Faction | None = None
 
 
 class IdCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """An ID card: its pile, the colour it counts as, an optional "always"."""
 
-    key: str
-    name: Text
+    key: Key
+    name: CardName
     pile: Literal["human", "machine", "outlaw"]
     colour: Faction | None = None
     always: Faction | None = None
     boss: bool = False
     extension: Literal["legion"] | None = None
     text: Text = ""
-    effects: tuple[Effect, ...] = ()
+    effects: Effects = ()
 
     @property
     def counts_as(self) -> str:
@@ -123,11 +159,11 @@ class IdCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class LoyaltyCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A loyalty card: a colour and a weight (2 for the "x2" cards)."""
 
-    key: str
-    name: Text
+    key: Key
+    name: CardName
     colour: Faction
-    weight: int = 1
-    count: int = 1
+    weight: Number = 1
+    count: Count = 1
     extension: Literal["legion"] | None = None
     always: Faction | None = None
 
@@ -136,23 +172,23 @@ class Instead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A program's other effects from ``players_from`` players, when ``weapon`` (if
     named) is on the table (« ... de la même manière que le Programme Pourriel »)."""
 
-    effects: tuple[Effect, ...]
-    players_from: int = SHARED_FROM
-    weapon: str | None = None
+    effects: Effects
+    players_from: Number = SHARED_FROM
+    weapon: Key | None = None
 
 
 class ProgramCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A program card; ``loyalty`` set makes it a hidden-loyalty card."""
 
-    key: str
-    name: Text
+    key: Key
+    name: CardName
     timing: Literal["anytime", "turn", "permanent"]
     text: Text = ""
-    count: int = 1
+    count: Count = 1
     red_dot: bool = False
     loyalty: Faction | None = None
-    weight: int = 1
-    effects: tuple[Effect, ...] = ()
+    weight: Number = 1
+    effects: Effects = ()
     instead: Instead | None = None
 
 
@@ -160,20 +196,20 @@ class Unlock(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """When a locked weapon may be taken (see SCHEMA.md)."""
 
     kind: Literal["open", "own_revealed", "eliminated", "hp_at_most", "program"] = "open"
-    count: int = 0
+    count: Number = 0
 
 
 class WeaponCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A weapon: how it aims, what a hit asks of its target, what follows."""
 
-    key: str
-    name: Text
-    min_players: int = MIN_PLAYERS
+    key: Key
+    name: CardName
+    min_players: Number = MIN_PLAYERS
     aim: Literal["equip", "fire"] = "equip"
     targets: Literal[1, 2] = 1
     reveal: Literal["loyalty", "id"] = "loyalty"
-    damage: int = 1
-    heal: int = 0
+    damage: Number = 1
+    heal: Number = 0
     draw: bool = False
     unlock: Unlock = Unlock()
     text: Text = ""
@@ -182,9 +218,9 @@ class WeaponCard(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class Piles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """How many cards of each colour pile a setup row takes."""
 
-    human: int
-    machine: int
-    outlaw: int
+    human: Number
+    machine: Number
+    outlaw: Number
 
     def get(self, pile: str) -> int:
         """The count for ``pile``."""
@@ -199,24 +235,26 @@ class Piles(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class SetupRow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The setup table row for one player count."""
 
-    players: int
+    players: Number
     ids: Piles
     loyalty: Piles
-    weapons: tuple[str, ...] | None = None  # the weapons on the table (default: min_players)
+    weapons: Annotated[tuple[Key, ...], msgspec.Meta(max_length=MAX_CARDS)] | None = (
+        None  # the weapons on the table (default: min_players)
+    )
 
 
 class CardSet(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A whole card set as stored in its JSON file."""
 
-    name: str
-    label: str
+    name: Key
+    label: Annotated[str, msgspec.Meta(max_length=MAX_LABEL)]
     generic: bool
-    setup: tuple[SetupRow, ...]
-    ids: tuple[IdCard, ...]
-    loyalty: tuple[LoyaltyCard, ...]
-    programs: tuple[ProgramCard, ...]
-    weapons: tuple[WeaponCard, ...]
-    notice: str = ""
+    setup: Annotated[tuple[SetupRow, ...], msgspec.Meta(max_length=MAX_PLAYERS + 1)]
+    ids: Annotated[tuple[IdCard, ...], msgspec.Meta(max_length=MAX_CARDS)]
+    loyalty: Annotated[tuple[LoyaltyCard, ...], msgspec.Meta(max_length=MAX_CARDS)]
+    programs: Annotated[tuple[ProgramCard, ...], msgspec.Meta(max_length=MAX_CARDS)]
+    weapons: Annotated[tuple[WeaponCard, ...], msgspec.Meta(max_length=MAX_CARDS)]
+    notice: Annotated[str, msgspec.Meta(max_length=MAX_NOTICE)] = ""
 
 
 class Cards(msgspec.Struct, frozen=True):
@@ -266,23 +304,35 @@ def load(name: str) -> Cards:
 
 
 def from_json(data: Mapping[str, Any], where: str = "card set") -> Cards:
-    """Check and expand a card set given as its JSON object (a file's content)."""
+    """Check and expand a card set given as its JSON object (a file's content).
+
+    Any mistake is one line naming ``where`` and the field: ``big.json: loyalty[0].count:
+    expected `int` <= 32``.
+    """
     try:
         return check(msgspec.convert(data, type=CardSet))
-    except (msgspec.ValidationError, DataError) as exc:
-        raise DataError(f"{where}: {exc}") from exc
+    except msgspec.ValidationError as exc:
+        what, _, field = str(exc).partition(" - at `$")
+        place = field.rstrip("`").lstrip(".")
+        what = what[:1].lower() + what[1:]
+        raise DataError(f"{where}: {place}: {what}" if place else f"{where}: {what}") from None
+    except DataError as exc:
+        raise DataError(f"{where}: {exc}") from None
 
 
 def card_sets_in(directory: str | os.PathLike[str]) -> dict[str, Path]:
     """The card-set files (``<name>.json``) in an owner's directory, by name.
 
-    A missing directory has none. Files are not read here: :func:`read_card_set`
+    A missing directory has none; past :data:`MAX_SETS` files, or with a name longer
+    than :data:`MAX_KEY`, a file is not listed. Files are not read here: :func:`read_card_set`
     reads and checks the one a host picks.
     """
     folder = Path(directory)
     if not folder.is_dir():
         return {}
-    return {p.stem: p for p in sorted(folder.glob("*.json")) if p.is_file()}
+    # A name goes on the host's menu: at most MAX_KEY characters, and MAX_SETS of them.
+    files = (p for p in sorted(folder.glob("*.json")) if len(p.stem) <= MAX_KEY and p.is_file())
+    return {p.stem: p for p in itertools.islice(files, MAX_SETS)}
 
 
 def read_card_set(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -293,9 +343,13 @@ def read_card_set(path: str | os.PathLike[str]) -> dict[str, Any]:
     """
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{file.name}: {exc}") from exc
+        with file.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+        data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_FILE_BYTES else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise DataError(f"{file.name}: {str(exc)[:200] or type(exc).__name__}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise DataError(f"{file.name}: more than {MAX_FILE_BYTES // 1024} KiB, not a card set")
     if not isinstance(data, dict):
         raise DataError(f"{file.name}: a card set is a JSON object")
     from_json(data, file.name)
@@ -336,6 +390,10 @@ def check(raw: CardSet) -> Cards:
             prog.effects or prog.instead or prog.timing != "permanent"
         ):
             raise DataError(f"program {prog.key}: hidden loyalty is permanent, no effects")
+    for kind, entries in (("loyalty", raw.loyalty), ("programs", raw.programs)):
+        copies = sum(card.count for card in entries)
+        if copies > MAX_DECK:
+            raise DataError(f"{kind}: {copies} cards once counted, more than {MAX_DECK}")
     loyalty = tuple(card for card in raw.loyalty for _ in range(card.count))
     programs = tuple(card for card in raw.programs for _ in range(card.count))
     rows = {row.players: row for row in raw.setup}

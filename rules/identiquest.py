@@ -41,6 +41,13 @@ MIN_GEMS_TO_ACCUSE = 2
 GIVE_MODES = ("top", "choose")
 COLOUR_NAME = re.compile(r"[a-z][a-z0-9-]{0,11}")
 DECK_NAME = re.compile(r"[a-z0-9_-]{1,32}")
+# Bounds on a deck, far above any box (the default: 7 colours of 8 gems), so that a
+# mistaken deck (a file or a host's option) is refused instead of stalling the hub with
+# millions of gems to shuffle. Documented in rules/docs/identiquest.md.
+MAX_COLOURS = 16
+MAX_GEMS = 64  # of one colour
+MAX_DECK = 512  # gems in all
+MAX_DECK_FILE = 64 * 1024  # bytes
 
 PLAY, GIVE, OVER = "play", "give", "over"
 T = TypeVar("T")
@@ -53,20 +60,35 @@ def load_deck(name: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     path = resources.files("rules") / "data" / "identiquest" / f"{name}.json"
     if not path.is_file():
         raise BadOptions(f"Unknown deck: {name}")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return check_deck({item["colour"]: item["gems"] for item in data["colours"]})
+    raw = path.read_bytes()
+    if len(raw) > MAX_DECK_FILE:
+        raise BadOptions(f"Deck {name}.json: more than {MAX_DECK_FILE // 1024} KiB")
+    try:
+        items = json.loads(raw.decode("utf-8"))["colours"]
+        if not isinstance(items, list) or len(items) > MAX_COLOURS:
+            raise BadOptions(f"Deck {name}.json: colours: a list of at most {MAX_COLOURS}")
+        gems = {item["colour"]: item["gems"] for item in items}
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        raise BadOptions(f"Deck {name}.json: not a deck ({type(exc).__name__})") from None
+    return check_deck(gems)
 
 
 def check_deck(gems: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """Validate a colour -> gem count mapping (kept in its order)."""
+    if len(gems) > MAX_COLOURS:
+        raise BadOptions(f"The deck has {len(gems)} colours, at most {MAX_COLOURS}")
     colours, counts = tuple(gems), tuple(gems.values())
     for colour, count in zip(colours, counts, strict=True):
         if not isinstance(colour, str) or not COLOUR_NAME.fullmatch(colour):
-            raise BadOptions(f"Bad colour name: {colour!r}")
+            raise BadOptions(f"Bad colour name: {str(colour)[:20]!r}")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise BadOptions(f"Bad gem count for {colour}")
+        if count > MAX_GEMS:
+            raise BadOptions(f"Too many gems for {colour}: {count}, at most {MAX_GEMS}")
     if sum(counts) < MARKET:
         raise BadOptions(f"The deck needs at least {MARKET} gems")
+    if sum(counts) > MAX_DECK:
+        raise BadOptions(f"The deck has {sum(counts)} gems, at most {MAX_DECK}")
     return colours, counts
 
 

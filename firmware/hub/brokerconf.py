@@ -75,9 +75,16 @@ from pathlib import Path
 
 import msgspec
 
-from firmware.hub.certs import TlsFiles, listener_lines, write_private, write_tls_files
+from firmware.hub.certs import (
+    CA_KEY_FILE,
+    TlsFiles,
+    listener_lines,
+    write_private,
+    write_tls_files,
+)
 from firmware.link.config import ConfigError, decode, read_toml
 from firmware.link.protocol import Topics, check_name
+from firmware.link.tls import KEY_FILE
 
 #: coffre's own mosquitto's whole configuration, in the broker-config folder.
 BROKER_CONF = "mosquitto.conf"
@@ -366,12 +373,12 @@ def write_broker_files(
         passwords.update(table.passwords)
         acl_parts.append(table.acl())
     # The hub and host users of several tables are the same users: one line each.
-    (conf_dir / "passwd").write_text(
-        "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(passwords.items()))
+    # Password hashes are nobody else's business: private to us (or to mosquitto).
+    write_private(
+        conf_dir / "passwd",
+        "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(passwords.items())).encode(),
     )
     (conf_dir / "acl").write_text(_merge_acl(acl_parts))
-    # Password hashes are nobody else's business: private to us (or to mosquitto).
-    (conf_dir / "passwd").chmod(0o600)
     if not stay_root:
         give_key_to_mosquitto(conf_dir / "passwd")
     tls = write_tls_files(conf_dir, tls_hostnames) if tls_hostnames is not None else None
@@ -516,10 +523,10 @@ def configure_broker(
     old_conf = _read(conf_dir / BROKER_CONF)
     wanted = {u: known.get(u) or secrets.token_urlsafe(16) for u in venue.users()}
     conf_dir.mkdir(parents=True, exist_ok=True)
-    (conf_dir / "passwd").write_text(
-        "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(wanted.items()))
+    write_private(  # 0600 from its first byte, whatever the umask
+        conf_dir / "passwd",
+        "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(wanted.items())).encode(),
     )
-    (conf_dir / "passwd").chmod(0o600)
     give_key_to_mosquitto(conf_dir / "passwd")
     (conf_dir / "acl").write_text(venue.acl())
     folder = conf_dir / CREDENTIALS
@@ -541,6 +548,7 @@ def configure_broker(
     conf.write_text(text)
     # An older coffre wrote its conf.d snippet here; it is not ours to serve any more.
     (conf_dir / CONF_D_FILE).unlink(missing_ok=True)
+    repair_modes(conf_dir)
     users_changed = old_passwd is None or old_acl != venue.acl() or set(known) != set(wanted)
     if old_conf != text or (tls is not None and tls.signed):
         apply = "restart"
@@ -559,6 +567,38 @@ def configure_broker(
         apply=apply,
         legacy_conf_d=legacy if (_read(legacy) or "").startswith(GENERATED) else None,
     )
+
+
+#: The folder's secrets: only their owner (coffre's root, or mosquitto) may read them.
+PRIVATE_FILES = ("passwd", CA_KEY_FILE, KEY_FILE)
+
+
+def repair_modes(conf_dir: Path) -> None:
+    """Make modes what they should be, whatever the umask of an earlier run.
+
+    Secrets 0600, the credentials folder 0700 and its files 0600; nothing else in the
+    folder (the ACL, the config, the certificates) writable by anyone but its owner.
+    Symbolic links are left alone: they point at somebody else's file.
+    """
+
+    def set_mode(path: Path, mode: int | None, strip: int = 0) -> None:
+        if path.is_symlink() or not path.exists():
+            return
+        current = path.stat().st_mode & 0o7777
+        wanted = current & ~strip if mode is None else mode
+        if wanted != current:
+            path.chmod(wanted)
+
+    set_mode(conf_dir, None, 0o022)
+    for path in sorted(conf_dir.iterdir()):
+        if path.name in PRIVATE_FILES:
+            set_mode(path, 0o600)
+        elif path.name == CREDENTIALS:
+            set_mode(path, 0o700)
+            for file in path.iterdir() if path.is_dir() and not path.is_symlink() else ():
+                set_mode(file, 0o600)
+        else:
+            set_mode(path, None, 0o022)
 
 
 def _read(path: Path) -> str | None:

@@ -32,6 +32,7 @@ Unknown keys are refused with their place (TOML puts every key written after
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -44,6 +45,9 @@ from firmware.link.config import BrokerSection, ConfigError, broker_config, deco
 from firmware.link.lang import LANGUAGES
 from firmware.link.mqtt import BrokerConfig
 from hardware.keys import COLOURS
+
+#: The longest pause between safes a host may ask for (an hour: far above any table's).
+MAX_REVEAL_DELAY = 3600.0
 
 
 @dataclass
@@ -80,6 +84,15 @@ class TableConfig:
             raise ValueError(f"table {self.name}: seed must be a whole number")
         if self.seed is not None and not 0 <= self.seed < 2**63:
             raise ValueError(f"table {self.name}: seed must be 0 to 2**63-1")
+        if not (
+            isinstance(self.reveal_delay, int | float)
+            and math.isfinite(self.reveal_delay)
+            and 0 <= self.reveal_delay <= MAX_REVEAL_DELAY
+        ):
+            # inf or nan would kill the table's thread at the first reveal.
+            raise ValueError(
+                f"table {self.name}: reveal_delay must be 0 to {MAX_REVEAL_DELAY:g} seconds"
+            )
         if self.language not in LANGUAGES:
             raise ValueError(f"table {self.name}: language must be one of {', '.join(LANGUAGES)}")
 

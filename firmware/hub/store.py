@@ -114,12 +114,15 @@ class Store:
         self._lock_file: IO[str] | None = None
         if exclusive:
             # One hub per store: a second one (systemd plus a manual run) would split the table.
-            self._lock_file = open(f"{self.path}.lock", "w")  # noqa: SIM115 - held while open
+            # 0600 whatever the unit's UMask: the lock and the store are the hub's alone.
+            lock_fd = os.open(f"{self.path}.lock", os.O_WRONLY | os.O_CREAT, 0o600)
+            self._lock_file = os.fdopen(lock_fd, "w")
             try:
                 fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 self._lock_file.close()
                 raise StoreError(f"another hub is using {self.path}") from None
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))  # SQLite's -wal/-shm copy it
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         # A few inputs a minute: durability is worth an fsync each.

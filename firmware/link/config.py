@@ -15,10 +15,13 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from firmware.link import tls
 from firmware.link.mqtt import BrokerConfig
 
 #: sysexits.h EX_CONFIG: systemd's RestartPreventExitStatus=78 stops the restart loop.
 EX_CONFIG = 78
+#: MQTT 3.1.1 keep alive is a 16-bit number of seconds (0: none).
+MAX_KEEPALIVE = 65535
 
 T = TypeVar("T")
 
@@ -57,6 +60,8 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deep") from None
 
 
 def read_text(path: Path, what: str) -> str:
@@ -147,9 +152,20 @@ def broker_config(section: BrokerSection, path: Path) -> BrokerConfig:
             Path(ca_file),
             "is not there",
         )
+    if ca_file is not None:
+        try:
+            tls.check_ca_file(ca_file)
+        except ValueError as exc:
+            raise ConfigError(f"{path}: [broker] ca_file {ca_file} {exc}") from None
     port = section.port if section.port is not None else (8883 if ca_file else 1883)
     if not 0 < port < 65536:
         raise ConfigError(f"{path}: [broker] port {port} is not a TCP port")
+    if not section.host.strip() or any(c.isspace() for c in section.host):
+        raise ConfigError(f"{path}: [broker] host {section.host!r} is not a host name or address")
+    if not 0 <= section.keepalive <= MAX_KEEPALIVE:
+        raise ConfigError(
+            f"{path}: [broker] keepalive {section.keepalive} is not 0 to {MAX_KEEPALIVE} seconds"
+        )
     return BrokerConfig(
         host=section.host,
         port=port,

@@ -18,6 +18,23 @@ KEY_FILE = "broker.key"
 TLS_PORT = 8883  # IANA "secure-mqtt"; plain MQTT stays on 1883
 
 
+def check_ca_file(ca_file: str | os.PathLike[str]) -> None:
+    """Raise ValueError (one line) unless ``ca_file`` holds at least one PEM certificate.
+
+    An empty file, a DER certificate or a private key would otherwise only fail when
+    the link is first dialled, deep inside the MQTT client.
+    """
+    try:
+        ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=os.fspath(ca_file))
+    except ssl.SSLError:
+        raise ValueError(
+            "holds no PEM certificate (it should begin with -----BEGIN CERTIFICATE-----: "
+            "copy ca.crt from the hub's broker-config folder)"
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"cannot be read ({exc.strerror})") from None
+
+
 def client_context(ca_file: str | os.PathLike[str]) -> ssl.SSLContext:
     """TLS 1.2+ trusting only ``ca_file``, with the broker's host name checked."""
     context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=os.fspath(ca_file))

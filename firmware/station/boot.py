@@ -191,7 +191,7 @@ class Boot:
         """As much of ``station.toml`` as reads as TOML, unchecked ({} if nothing)."""
         try:
             data = tomllib.loads(self.config.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
             return {}
         station = data.get("station")
         return station if isinstance(station, dict) else {}
