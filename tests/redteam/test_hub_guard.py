@@ -16,8 +16,7 @@ from firmware.hub.inputs import BAD_SEQUENCE
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Message
-from tests.redteam.harness import KEYS, TABLE, Clock, Rig, T
-from tests.redteam.test_hub_abuse import voting_rig
+from tests.support.hubrig import KEYS, TABLE, Clock, Rig, T, voting_rig
 
 RUNNING = "A game is running: abort it first"
 
