@@ -126,9 +126,10 @@ def _goldens(game: str) -> str | None:
 
 
 def _redeal(game: str) -> str | None:
-    missing = _has(f"tests.support.games.{stem(game)}", "redeal_for_seat")
+    wanted = ("redeal_for_seat", "redeal_public", "PUBLIC_PLAYERS", "FOLLOW")
+    missing = _has(f"tests.support.games.{stem(game)}", *wanted)
     if missing:
-        return f"no re-deal helper: tests/support/games/{stem(game)}.py with redeal_for_seat()"
+        return f"no test helpers: tests/support/games/{stem(game)}.py lacks {', '.join(missing)}"
     return None
 
 

@@ -11,6 +11,7 @@ import pytest
 from firmware.link.lang import _, colour, speaking
 from firmware.tools.bots import bot_class
 from firmware.tools.simtable import TABLE, SimTable
+from rules import GAMES as REGISTERED
 from tests.support.browser import (
     chromium,
     new_page,
@@ -19,16 +20,14 @@ from tests.support.browser import (
     start_display,
     wait_version,
 )
+from tests.support.games import game_support
 from tests.support.golden import picture_problems
 from tests.support.tables import TableFactory
 
-#: game -> (players, table seed, bot seed, bot options): the platform tests' games.
+#: game -> (players, table seed, bot seed, bot options), for every registered game
+#: (``FOLLOW`` in ``tests/support/games/<stem>.py``).
 GAMES: dict[str, tuple[int, int, int, dict[str, Any]]] = {
-    "secret-identity": (5, 7, 3, {}),
-    "incognito": (4, 7, 3, {}),
-    "identiquest": (4, 7, 3, {}),
-    "ultra-secret": (3, 7, 3, {"max_turns": 4}),
-    "identites-cryptees": (4, 3, 3, {}),
+    g: game_support(g).FOLLOW for g in REGISTERED
 }
 
 

@@ -7,16 +7,13 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from msgspec.structs import replace
-
 from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
-from rules import get_game
-from tests.support.games import identiquest as iq_tests
+from rules import GAMES, get_game
+from tests.support.games import game_support
 from tests.support.games import identites_cryptees as ic_tests
-from tests.support.games import incognito as inc_tests
 from tests.support.games import ultra_secret as us_tests
 
 KEYS = load_keyset()
@@ -25,39 +22,10 @@ KEYS = load_keyset()
 Redeal = Callable[[Any, random.Random], Any]
 
 
-def redeal_secret_identity(st: Any, r: random.Random) -> Any:
-    """Other mystery keys and votes in every safe not opened yet (the rest is public)."""
-    if st.mode != "competitive" or st.phase not in ("prepare", "vote", "reveal"):
-        return st
-    first = st.opened if st.phase == "reveal" else 0
-    mystery = [m if t < first or not m else r.randint(1, 8) for t, m in enumerate(st.mystery)]
-    votes = []
-    for row in st.votes:
-        shown = {n for t, n in enumerate(row) if t < first and n}
-        free = r.sample([n for n in range(1, 9) if n not in shown], 8 - len(shown))
-        votes.append(tuple(n if t < first or not n else free.pop() for t, n in enumerate(row)))
-    return replace(st, mystery=tuple(mystery), votes=tuple(votes))
-
-
-def redeal_incognito(st: Any, r: random.Random) -> Any:
-    if st.phase == "draw":
-        return inc_tests.redeal_draw(st, 0, r.randrange(1000))
-    if st.phase == "vote":
-        return inc_tests.redeal_vote(st, 0, r.randrange(1000))
-    return st
-
-
-def redeal_identiquest(st: Any, r: random.Random) -> Any:
-    over = get_game("identiquest").is_over(st)
-    return st if over else iq_tests.redeal(st, 0, r.randrange(1000))
-
-
+#: Per registered game: the table size of the display no-leak tests and its public re-deal
+#: (``tests/support/games/<stem>.py``: ``PUBLIC_PLAYERS``, ``redeal_public``).
 REDEALS: dict[str, tuple[int, Redeal]] = {
-    "secret-identity": (5, redeal_secret_identity),
-    "incognito": (4, redeal_incognito),
-    "identiquest": (5, redeal_identiquest),
-    "ultra-secret": (4, lambda st, r: us_tests.redeal(st, None, r)),
-    "identites-cryptees": (12, lambda st, r: ic_tests.redeal(st, None, r)),
+    g: (game_support(g).PUBLIC_PLAYERS, game_support(g).redeal_public) for g in GAMES
 }
 
 

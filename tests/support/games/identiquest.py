@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from msgspec.structs import replace
 
+from rules import get_game
 from rules.identiquest import (
     IdentiquestState,
 )
@@ -35,3 +37,13 @@ def redeal(state: IdentiquestState, keep: int, seed: int) -> IdentiquestState:
 def redeal_for_seat(state: IdentiquestState, seat: int, k: int) -> IdentiquestState | None:
     """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
     return redeal(state, seat, k)
+
+
+def redeal_public(st: Any, r: random.Random) -> Any:
+    """What the public may not know, dealt again (identities, the deck)."""
+    over = get_game("identiquest").is_over(st)
+    return st if over else redeal(st, 0, r.randrange(1000))
+
+
+PUBLIC_PLAYERS = 5
+FOLLOW: tuple[int, int, int, dict[str, Any]] = (4, 7, 3, {})

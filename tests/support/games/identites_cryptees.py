@@ -216,3 +216,12 @@ def redeal(st: ICState, viewer: int | None, r: random.Random) -> ICState:
 def redeal_for_seat(state: ICState, seat: int, k: int) -> ICState | None:
     """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
     return redeal(state, seat, random.Random(k))
+
+
+def redeal_public(st: Any, r: random.Random) -> Any:
+    """What the public may not know, dealt again."""
+    return redeal(st, None, r)
+
+
+PUBLIC_PLAYERS = 12
+FOLLOW: tuple[int, int, int, dict[str, Any]] = (4, 3, 3, {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -51,3 +52,16 @@ def redeal_for_seat(state: IncognitoState, seat: int, k: int) -> IncognitoState 
     if state.phase == "vote":
         return redeal_vote(state, seat, k)
     return None
+
+
+def redeal_public(st: Any, r: random.Random) -> Any:
+    """What the public may not know, dealt again (the words, the votes)."""
+    if st.phase == "draw":
+        return redeal_draw(st, 0, r.randrange(1000))
+    if st.phase == "vote":
+        return redeal_vote(st, 0, r.randrange(1000))
+    return st
+
+
+PUBLIC_PLAYERS = 4
+FOLLOW: tuple[int, int, int, dict[str, Any]] = (4, 7, 3, {})

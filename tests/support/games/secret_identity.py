@@ -147,3 +147,23 @@ def _put(items: tuple[int, ...], i: int, value: int) -> tuple[int, ...]:
 def redeal_for_seat(state: State, seat: int, k: int) -> State | None:
     """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
     return redeal(state, seat, random.Random(k))
+
+
+def redeal_public(st: Any, r: random.Random) -> Any:
+    """Other mystery keys and votes in every safe not opened yet (the rest is public)."""
+    if st.mode != "competitive" or st.phase not in ("prepare", "vote", "reveal"):
+        return st
+    first = st.opened if st.phase == "reveal" else 0
+    mystery = [m if t < first or not m else r.randint(1, 8) for t, m in enumerate(st.mystery)]
+    votes = []
+    for row in st.votes:
+        shown = {n for t, n in enumerate(row) if t < first and n}
+        free = r.sample([n for n in range(1, 9) if n not in shown], 8 - len(shown))
+        votes.append(tuple(n if t < first or not n else free.pop() for t, n in enumerate(row)))
+    return replace(st, mystery=tuple(mystery), votes=tuple(votes))
+
+
+#: The table display's no-leak test plays at this many seats.
+PUBLIC_PLAYERS = 5
+#: The table display follow test: players, table seed, bot seed, bot options.
+FOLLOW: tuple[int, int, int, dict[str, Any]] = (5, 7, 3, {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -286,3 +287,12 @@ SAMPLES = _sample_states()
 def redeal_for_seat(state: UltraState, seat: int, k: int) -> UltraState | None:
     """The screens no-leak re-deal: what ``seat`` may not know, dealt again (seed ``k``)."""
     return redeal(state, seat, random.Random(k))
+
+
+def redeal_public(st: Any, r: random.Random) -> Any:
+    """What the public may not know, dealt again."""
+    return redeal(st, None, r)
+
+
+PUBLIC_PLAYERS = 4
+FOLLOW: tuple[int, int, int, dict[str, Any]] = (3, 7, 3, {"max_turns": 4})
