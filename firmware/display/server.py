@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +29,44 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 OVERVIEW = ""  # the stream key of the overview page
+#: Open event streams one client address may hold (a TV, a few phones behind one NAT).
+STREAMS_PER_ADDRESS = 16
+#: Open event streams in all: well under the unit's LimitNOFILE (4096), so a crowd of idle
+#: connections can never take the file descriptors the page and the broker need.
+STREAMS_TOTAL = 512
+#: A stream ends after this long (the page's EventSource reconnects at once and gets the
+#: current state), so a forgotten or half-open one cannot hold a slot for ever.
+STREAM_SECONDS = 600.0
+#: A write a client does not take within this long ends its stream (a dead peer).
+WRITE_SECONDS = 30.0
+#: One log line per kind of trouble at most this often.
+LOG_EVERY = 10.0
+
+
+class _Throttled(logging.Filter):
+    """Let one record per message kind through every LOG_EVERY seconds (a flood of refused
+    streams or accept errors must not flood the journal)."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        super().__init__()
+        self.keys = tuple(keys)
+        self.last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        key = next((k for k in self.keys if k in text), None)
+        if key is None:
+            return True
+        now = time.monotonic()
+        if now - self.last.get(key, -LOG_EVERY) < LOG_EVERY:
+            return False
+        self.last[key] = now
+        return True
+
+
+_THROTTLE = _Throttled(("refused a stream", "accept", "Too many open files"))
+log.addFilter(_THROTTLE)
+logging.getLogger("asyncio").addFilter(_THROTTLE)
 
 
 class Display:
@@ -42,6 +81,9 @@ class Display:
         port: int = 8080,
         record: bool = False,
         language: str = LANGUAGES[0],
+        streams_per_address: int = STREAMS_PER_ADDRESS,
+        streams_total: int = STREAMS_TOTAL,
+        stream_seconds: float = STREAM_SECONDS,
     ) -> None:
         self.tables = list(tables)
         #: The display's own language: the overview's heading, and any table whose hub has
@@ -52,6 +94,10 @@ class Display:
         #: With ``record``: every fragment pushed, per stream key (for the no-leak tests).
         self.record: dict[str, list[str]] | None = {} if record else None
         self._clients: dict[str, set[asyncio.Queue[str | None]]] = {}
+        self.streams_per_address, self.streams_total = streams_per_address, streams_total
+        self.stream_seconds = stream_seconds
+        #: Open streams per client address.
+        self.open_streams: dict[str, int] = {}
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="display-web", daemon=True)
@@ -177,6 +223,30 @@ class Display:
         return name
 
     async def _stream(self, request: web.Request, key: str) -> web.StreamResponse:
+        address = request.remote or "?"
+        if (
+            self.open_streams.get(address, 0) >= self.streams_per_address
+            or sum(self.open_streams.values()) >= self.streams_total
+        ):
+            log.warning(
+                "display: refused a stream from %s (%d open from it, %d in all)",
+                address,
+                self.open_streams.get(address, 0),
+                sum(self.open_streams.values()),
+            )
+            raise web.HTTPServiceUnavailable(
+                text="Too many open pages here; close some and reload.",
+                headers={"Retry-After": "10"},
+            )
+        self.open_streams[address] = self.open_streams.get(address, 0) + 1
+        try:
+            return await self._serve_stream(request, key)
+        finally:
+            self.open_streams[address] -= 1
+            if not self.open_streams[address]:
+                del self.open_streams[address]
+
+    async def _serve_stream(self, request: web.Request, key: str) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -184,24 +254,37 @@ class Display:
                 "X-Accel-Buffering": "no",
             }
         )
+        response.force_close()  # a stream that ends closes its connection too
         await response.prepare(request)
         queue: asyncio.Queue[str | None] = asyncio.Queue()
         self._clients.setdefault(key, set()).add(queue)
+        ends = time.monotonic() + self.stream_seconds
+
+        async def write(data: bytes) -> None:
+            await asyncio.wait_for(response.write(data), WRITE_SECONDS)
+
         try:
             # A (re)connecting page gets the current state at once.
-            await response.write(sse(self.fragments[key]))
-            while True:
+            await write(sse(self.fragments[key]))
+            quiet = 0.0
+            while (left := ends - time.monotonic()) > 0:
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break  # the page went away: its slot is free at once
                 try:
-                    fragment = await asyncio.wait_for(queue.get(), 15)
+                    fragment = await asyncio.wait_for(queue.get(), min(1.0, left))
                 except TimeoutError:
-                    await response.write(b": keep-alive\n\n")
+                    quiet += 1.0
+                    if quiet >= 15:
+                        quiet = 0.0
+                        await write(b": keep-alive\n\n")
                     continue
                 while fragment is not None and not queue.empty():
                     fragment = queue.get_nowait()  # a slow browser skips to the newest state
                 if fragment is None:
                     break
-                await response.write(sse(fragment))
-        except (ConnectionResetError, asyncio.CancelledError):
+                await write(sse(fragment))
+        except (ConnectionResetError, asyncio.CancelledError, TimeoutError):
             pass
         finally:
             self._clients[key].discard(queue)
