@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from firmware.hub.claim import Verdict
 from firmware.hub.config import TableConfig
@@ -18,6 +18,9 @@ from firmware.hub.store import GameRecord
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
 from firmware.link.mqtt import Client
+
+if TYPE_CHECKING:
+    from firmware.hub.pairing import Pending
 
 #: How long a host note ("Game started", a refusal) stays on the hub display.
 NOTE_SECONDS = 5.0
@@ -45,6 +48,12 @@ class TableActor:
     offline: set[str] = field(default_factory=set)
     #: Each station's last announced state (online, lost...), to log changes only.
     station_states: dict[str, str] = field(default_factory=dict)
+    #: Pairings in progress, by station (see firmware.hub.pairing).
+    pairing: dict[str, Pending] = field(default_factory=dict)
+    #: A station's own one-line reason when its status says ``error`` (firmware.hub.health).
+    reasons: dict[str, str] = field(default_factory=dict)
+    #: When the host was asked to confirm a start with seats not online (health.may_start).
+    start_asked: float | None = None
     #: The countdown second the screens were last drawn with.
     shown_left: int | None = None
     #: probing: not known to be this hub's yet (nothing goes out); live: this hub runs
@@ -104,4 +113,5 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
             dues.append(a.echo_due)
         if a.repaint_due is not None:
             dues.append(a.repaint_due)
+        dues.extend(p.expires for p in a.pairing.values())
     return max(0.0, min(dues) - now) if dues else None

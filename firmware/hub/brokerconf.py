@@ -51,7 +51,9 @@ The broker users (only a station's user has a dot, so no two kinds can collide):
   ``host/screen``, ``host/ack``, ``public`` and ``hub/status`` (``coffre host --table T``
   takes this user by default);
 - ``host``: the venue host (``venue_host = true``): the same on every table;
-- ``spectator``: the table display: reads every table's ``public`` and ``hub/status``.
+- ``spectator``: the table display: reads every table's ``public`` and ``hub/status``;
+- ``enrol-<table>``: a station that pairs (public password ``coffre-enrol``): writes only
+  ``enrol/<station>/request`` and reads only ``enrol/<station>/reply`` of its table.
 
 Re-runnable: ``<out>/venue.toml`` keeps the description last written (a folder written
 before venues is read from its password files: its tables belong to the hub ``hub``,
@@ -77,6 +79,7 @@ import msgspec
 
 from firmware.hub.certs import TlsFiles, listener_lines, write_private, write_tls_files
 from firmware.link.config import ConfigError, decode, read_toml
+from firmware.link.pairing import ENROL_PASSWORD, all_enrol_requests, enrol_user
 from firmware.link.protocol import Topics, check_name
 
 #: coffre's own mosquitto's whole configuration, in the broker-config folder.
@@ -115,6 +118,11 @@ def hub_user(hub: str) -> str:
 def host_user(table: str) -> str:
     """The broker user of one table's host."""
     return f"host-{table}"
+
+
+def new_password(user: str) -> str:
+    """A new user's password: random, but the enrol users' is public (docs/pairing.md)."""
+    return ENROL_PASSWORD if user.startswith("enrol-") else secrets.token_urlsafe(16)
 
 
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
@@ -190,6 +198,11 @@ class Venue:
             for line in (f"topic read {t.public}", f"topic read {t.hub_status}")
         ]
         for table, t in topics.items():
+            # Pairing (docs/pairing.md): a public password, so the ACL is the whole wall.
+            blocks[enrol_user(table)] = [
+                f"topic write {all_enrol_requests(table)}",
+                f"topic read {all_enrol_requests(table).removesuffix('request')}reply",
+            ]
             for s in self.stations.get(table, []):
                 blocks[station_user(table, s)] = [
                     f"topic write {t.station(s, 'input')}",
@@ -427,7 +440,7 @@ class TableAccess:
     def __post_init__(self) -> None:
         self.venue = Venue({DEFAULT_HUB: [self.table]}, {self.table: self.stations}, True).check()
         for user in self.users():
-            self.passwords.setdefault(user, secrets.token_urlsafe(16))
+            self.passwords.setdefault(user, new_password(user))
 
     def users(self) -> list[str]:
         return self.venue.users()
@@ -514,7 +527,7 @@ def configure_broker(
     old_passwd = _read(conf_dir / "passwd")
     old_acl = _read(conf_dir / "acl")
     old_conf = _read(conf_dir / BROKER_CONF)
-    wanted = {u: known.get(u) or secrets.token_urlsafe(16) for u in venue.users()}
+    wanted = {u: known.get(u) or new_password(u) for u in venue.users()}
     conf_dir.mkdir(parents=True, exist_ok=True)
     (conf_dir / "passwd").write_text(
         "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(wanted.items()))

@@ -18,6 +18,9 @@ Hub (``/etc/coffre/hub.toml``); top-level keys come before the first ``[section]
     backend = "real"          # real | mock | emulated | none
     # pins = "/etc/coffre/hub-pins.toml"   # your own panel pin map (see hardware/hub.toml)
 
+    [pairing]
+    broker_dir = "/etc/mosquitto/coffre"  # stations pair (docs/pairing.md); leave out: no pairing
+
     [[table]]
     name = "main"
     stations = ["p1", "p2", "p3", "p4", "p5"]
@@ -112,12 +115,18 @@ class _Panel(msgspec.Struct, forbid_unknown_fields=True):
     pins: str | None = None
 
 
+class _Pairing(msgspec.Struct, forbid_unknown_fields=True):
+    #: broker-config's folder: where a paired station's user goes (None: no pairing).
+    broker_dir: str | None = None
+
+
 class _HubFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table: list[_Table]
     keyset: str | None = None
     broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
     store: _Store = msgspec.field(default_factory=_Store)
     panel: _Panel = msgspec.field(default_factory=_Panel)
+    pairing: _Pairing = msgspec.field(default_factory=_Pairing)
 
 
 #: Advice for keys that are valid somewhere else in the file.
@@ -137,6 +146,8 @@ class HubSettings:
     panel: PanelBackend
     keyset: Path | None
     panel_pins: Path | None = None
+    #: broker-config's folder, for pairing (docs/pairing.md); None: stations cannot pair.
+    pairing_dir: Path | None = None
 
 
 def load_hub(path: str | Path) -> HubSettings:
@@ -181,4 +192,5 @@ def load_hub(path: str | Path) -> HubSettings:
         panel=hub.panel.backend,
         keyset=Path(hub.keyset) if hub.keyset else None,
         panel_pins=Path(hub.panel.pins) if hub.panel.pins else None,
+        pairing_dir=Path(hub.pairing.broker_dir) if hub.pairing.broker_dir else None,
     )

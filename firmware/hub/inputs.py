@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from firmware.hub.actor import TableActor
 from firmware.hub.events import Batch
+from firmware.hub.health import status_reason
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, remember
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
@@ -84,6 +85,7 @@ def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) ->
     except proto.ProtocolError as exc:
         bad_payload(hub, actor, f"{station}/status", exc)
         return
+    actor.reasons[station] = status_reason(status)
     if actor.station_states.get(station) != status.state:
         actor.station_states[station] = status.state
         level = logging.WARNING if status.state == "lost" else logging.INFO
@@ -95,7 +97,7 @@ def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) ->
         hub.out.all(actor)
     else:
         actor.offline.add(station)
-        hub.out.host(actor)
+        hub.out.all(actor)  # hub/status carries every seat's health
 
 
 def bad_payload(hub: Hub, actor: TableActor, source: str, exc: proto.ProtocolError) -> None:

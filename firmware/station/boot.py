@@ -109,7 +109,11 @@ class Boot:
         open_devices: OpenDevices = open_station,
         open_display: OpenDisplay = open_station_display,
         retry_seconds: float | None = None,
+        pair: bool = False,
     ) -> None:
+        """``pair``: a missing password file or ``ca.crt`` is asked of the hub (pairing,
+        docs/pairing.md) instead of waited for."""
+        self.pair = pair
         self.config = Path(config)
         self.pins_file = Path(pins) if pins is not None else None
         self.open_devices = open_devices
@@ -143,6 +147,8 @@ class Boot:
         watchdog: notify.Watchdog | None = None
         try:
             while True:
+                if self.pair and not self._paired(stop):
+                    return 0 if stop.is_set() else EX_CONFIG
                 outcome = self.attempt()
                 if isinstance(outcome, Started):
                     return outcome
@@ -174,6 +180,11 @@ class Boot:
         self._show(problem, retry)
 
     def _show(self, problem: Problem, retry: bool) -> None:
+        title = "coffre " + (self._station_id() or "station")
+        self.show_lines(title, glass_lines(problem, retry=retry))
+
+    def show_lines(self, title: str, lines: list[str]) -> None:
+        """Draw a few lines on the glass (opened alone if need be), if there is one."""
         from firmware.link.render import render_lines
 
         if self.display is None:
@@ -183,9 +194,16 @@ class Boot:
             except Exception as exc:  # no glass to write on: the journal has the line
                 log.debug("no display to show the problem on: %s", exc)
                 return
-        title = "coffre " + (self._station_id() or "station")
         with suppress(DeviceError):
-            self.display.show(render_lines(title, glass_lines(problem, retry=retry)))
+            self.display.show(render_lines(title, lines))
+
+    def _paired(self, stop: threading.Event) -> bool:
+        """Pair if the config calls for it (see firmware.station.pairing); False when it
+        did not pair and will not try again (stopped, or refused with no --retry)."""
+        from firmware.station import pairing
+
+        again = pairing.AGAIN_SECONDS if self.retry_seconds is not None else None
+        return pairing.pair_until_done(self.config, self.show_lines, stop, again=again)
 
     def _raw(self) -> dict[str, Any]:
         """As much of ``station.toml`` as reads as TOML, unchecked ({} if nothing)."""
