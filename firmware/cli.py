@@ -557,7 +557,7 @@ def _station(args: Any, stop: threading.Event) -> int:
 
     log = logging.getLogger("coffre.station")
     # A config mistake, a missing file or a silent part: on the glass too (see boot.py).
-    boot = Boot(args.config, args.pins, retry_seconds=args.retry, pair=True)
+    boot = Boot(args.config, args.pins, retry_seconds=args.retry, pair=args.retry is not None)
     outcome = boot.run(stop)
     if not isinstance(outcome, Started):
         if outcome != 0 and boot.problems:

@@ -64,6 +64,10 @@ class TableConfig:
     card_sets: Path | None = None
     #: What the stations and the hub display speak (``fr``, ``en``); the host may change it.
     language: str = LANGUAGES[0]
+    #: Seats never seen count as not ready (the hub display lists them, ``start`` asks
+    #: to confirm: firmware.hub.health). hub.toml's tables do; a table built in code
+    #: (a test's hub with no station at all) does not unless told.
+    watch_seats: bool = False
 
     def __post_init__(self) -> None:
         """Refuse at start what would break the table mid-game (a typo in hub.toml)."""
@@ -104,6 +108,7 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     seed: int | None = None
     card_sets: str | None = None
     language: str = LANGUAGES[0]
+    watch_seats: bool = True
 
 
 class _Store(msgspec.Struct, forbid_unknown_fields=True):
@@ -170,6 +175,7 @@ def load_hub(path: str | Path) -> HubSettings:
                     t.seed,
                     card_sets=card_sets,
                     language=t.language,
+                    watch_seats=t.watch_seats,
                 )
             )
         except ValueError as exc:

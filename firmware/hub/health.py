@@ -46,8 +46,10 @@ def report(actor: TableActor) -> dict[str, SeatHealth]:
 
 
 def not_ready(actor: TableActor, stations: list[str] | None = None) -> list[str]:
-    """The stations (of ``stations``, default all) that are not online."""
-    return [s for s in stations or actor.config.stations if state(actor, s) != "online"]
+    """The stations (of ``stations``, default all) that are not online (never seen
+    counts only on a table that watches its seats: TableConfig.watch_seats)."""
+    ok = {"online"} if actor.config.watch_seats else {"online", "never-seen"}
+    return [s for s in stations or actor.config.stations if state(actor, s) not in ok]
 
 
 def host_title(actor: TableActor, *, noted: bool) -> tuple[str, dict[str, str]] | None:
@@ -72,7 +74,7 @@ def host_title(actor: TableActor, *, noted: bool) -> tuple[str, dict[str, str]] 
 def may_start(actor: TableActor, stations: list[str], now: float) -> list[str]:
     """The seats of a game about to start that are not online, unless the host already
     heard that and starts again within CONFIRM_SECONDS (then [])."""
-    missing = not_ready(actor, stations)
+    missing = not_ready(actor, stations) if actor.config.watch_seats else []
     asked = actor.start_asked
     if not missing or (asked is not None and now - asked <= CONFIRM_SECONDS):
         actor.start_asked = None

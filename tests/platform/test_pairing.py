@@ -103,7 +103,7 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     panel = MockPanel()
     hub = Hub(
         broker.config("hub"),
-        [TableConfig(TABLE, list(SEATS))],
+        [TableConfig(TABLE, list(SEATS), watch_seats=True)],
         tmp_path / "hub.sqlite3",
         panel=panel,
         door=BrokerDoor(broker.conf_dir, reload=reload),
