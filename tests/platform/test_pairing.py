@@ -111,6 +111,7 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     hub.start()
     r = Rig(tmp_path, broker, hub, panel, reloads)
     try:
+        latest(r.watch(T.hub_status), T.hub_status, '"ready"')  # the hub runs the table
         yield r
     finally:
         for thing in reversed(r.started):
