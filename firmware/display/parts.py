@@ -27,10 +27,17 @@ def seat_colour(name: str) -> str:
 class Names:
     """Seat -> a player's name and colour chip, as the table calls them."""
 
-    def __init__(self, public: dict[str, Any]) -> None:
+    def __init__(self, public: dict[str, Any], status: dict[str, Any] | None = None) -> None:
         # The hub resolves each seat's colour (a game's own, as Ultra Secret's agents).
         seats = public.get("seats") or []
         self.colours = [str(s.get("colour", f"seat {i + 1}")) for i, s in enumerate(seats)]
+        # hub/status's health (firmware.hub.health): a seat whose station is not online.
+        health = (status or {}).get("stations") or {}
+        self.off = {
+            i
+            for i, s in enumerate(seats)
+            if health.get(s.get("station"), {}).get("state", "online") != "online"
+        }
 
     def __len__(self) -> int:
         return len(self.colours)
@@ -45,7 +52,9 @@ class Names:
         if seat is None or not 0 <= seat < len(self.colours):
             return esc(self.text(seat))
         colour = esc(self.colours[seat])
-        return f'<span class="chip c-{colour}"><i></i>{esc(self.text(seat))}</span>'
+        mark = _("station offline")  # hub/status says its station is not online
+        off = f' <em class="off">{esc(mark)}</em>' if seat in self.off else ""
+        return f'<span class="chip c-{colour}"><i></i>{esc(self.text(seat))}</span>{off}'
 
     def list(self, seats: Iterable[int]) -> str:
         chips = [self.chip(s) for s in seats]

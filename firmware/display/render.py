@@ -45,7 +45,7 @@ def _table_fragment(snap: Snapshot) -> str:
         waiting = esc(_("Waiting for the host to start a game."))
         parts.append(f"<h1>{esc(snap.table)}</h1><p class=big>{waiting}</p>")
         return "".join(parts) + "</section>"
-    names = Names(public)
+    names = Names(public, snap.status)
     where = esc(_("table {name}", name=snap.table))
     title = f"{esc(game_name(public))} <small>{where}</small>"
     parts.append(f'<header><h1>{title}</h1><p class="state">{headline(public, names)}</p>')
