@@ -415,6 +415,26 @@ def give_key_to_mosquitto(key: Path, user: str = "mosquitto") -> bool:
     return True
 
 
+def share_with_hub(conf_dir: Path, group: str = "coffre") -> bool:
+    """As root, let the hub's service (group ``coffre``) add a paired station's user:
+    ``passwd`` (mosquitto's, 0660), ``acl`` (0664) and ``credentials/`` (0770) in that
+    group. ``ca.key`` and ``broker.key`` are untouched. False when not root or no group."""
+    import grp
+
+    if os.geteuid() != 0:
+        return False
+    try:
+        gid = grp.getgrnam(group).gr_gid
+    except KeyError:
+        return False
+    for name, mode in (("passwd", 0o660), ("acl", 0o664), (CREDENTIALS, 0o770)):
+        path = conf_dir / name
+        if path.exists():
+            os.chown(path, -1, gid)
+            path.chmod(mode)
+    return True
+
+
 def _merge_acl(parts: list[str]) -> str:
     blocks: dict[str, list[str]] = {}
     for part in parts:
@@ -544,6 +564,7 @@ def configure_broker(
     for user in removed:
         (folder / f"{user}.password").unlink(missing_ok=True)
     (conf_dir / VENUE_FILE).write_text(venue.to_toml())
+    share_with_hub(conf_dir)
     had_ca = (conf_dir / "ca.key").is_file()
     tls = None
     if tls_hostnames is not None:

@@ -19,14 +19,13 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from firmware.hub.actor import TableActor
-from firmware.hub.brokerconf import BROKER_UNIT, CREDENTIALS, Venue, hash_password, station_user
+from firmware.hub.brokerconf import CREDENTIALS, Venue, hash_password, station_user
 from firmware.hub.certs import write_private
 from firmware.link import pairing as pair
 from firmware.link import protocol as proto
@@ -42,16 +41,16 @@ log = logging.getLogger(__name__)
 MAX_PENDING = 8
 
 
-def reload_broker() -> None:
-    """Ask systemd to reload coffre's broker (SIGHUP); the unit file allows the hub to."""
-    subprocess.run(["systemctl", "reload", BROKER_UNIT], check=False, timeout=10)
+def reload_by_path_unit() -> None:
+    """On a Pi nothing to do: ``coffre-broker-reload.path`` sees ``passwd`` change and
+    reloads coffre-broker (SIGHUP) as root, so the hub needs no privilege for it."""
 
 
 class BrokerDoor:
     """The broker's users and ACL, as far as pairing touches them (``broker-config``'s
     folder, e.g. ``/etc/mosquitto/coffre``)."""
 
-    def __init__(self, conf_dir: Path, reload: Callable[[], None] = reload_broker) -> None:
+    def __init__(self, conf_dir: Path, reload: Callable[[], None] = reload_by_path_unit) -> None:
         self.conf_dir = Path(conf_dir)
         self.reload = reload
 
