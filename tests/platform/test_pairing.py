@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from device.factory import open_station
+from device.mock import MockDisplay
 from device.panel import MockPanel
 from firmware.hub.brokerconf import Venue, read_credentials
 from firmware.hub.config import TableConfig
@@ -26,6 +27,7 @@ from firmware.link import pairing as pair
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
 from firmware.station import pairing as station_pairing
+from firmware.station.boot import Boot, Started
 from firmware.station.config import load_station
 from firmware.station.service import Station
 from firmware.tools.brokers import BrokerSetup, start_venue_broker
@@ -382,3 +384,33 @@ def test_every_seats_health_and_start_with_a_seat_missing(rig: Rig) -> None:
     p1.stop()
     status = latest(statuses, T.hub_status, '"p1":{"state":"offline"}')
     assert status["stations"]["p2"] == {"state": "never-seen"}  # type: ignore[index]
+
+
+def test_a_station_service_pairs_at_boot_then_starts(rig: Rig) -> None:
+    """``coffre station --retry`` as the unit runs it (Boot with pairing): with no password
+    file nor ca.crt it pairs, the host's ok on the panel grants it, and it starts with
+    the files it was given."""
+    screens = rig.watch(T.host_screen)
+    config = rig.station_toml("p3")
+    glass = MockDisplay()
+    boot = Boot(
+        config,
+        open_devices=lambda _pins, _backend: open_station(None, "mock"),
+        open_display=lambda _pins, _backend: glass,
+        retry_seconds=1,
+        pair=True,
+    )
+    stop = threading.Event()
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(boot.run(stop)), daemon=True)
+    thread.start()
+    latest(screens, T.host_screen, "Pair p3? ")
+    rig.panel.press("ok")
+    thread.join(20)
+    stop.set()
+    assert outcome and isinstance(outcome[0], Started), outcome
+    started = outcome[0]
+    assert (
+        started.settings.broker.password == (config.parent / "station.password").read_text().strip()
+    )
+    assert glass.frames, "the code was never drawn on the glass"
