@@ -23,6 +23,7 @@ sets ``real``) and the packaged pin map.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import tomllib
@@ -122,6 +123,9 @@ class Boot:
         #: The display opened alone to show a problem (closed once the station starts).
         self.display: Display | None = None
         self.problems: list[Problem] = []
+        #: The settings, once they read (a later problem is then told to the hub too).
+        self.settings: StationSettings | None = None
+        self._status_link: Any = None
         self.attempts = 0
 
     def attempt(self) -> Started | Problem:
@@ -129,6 +133,7 @@ class Boot:
         self.attempts += 1
         try:
             settings = load_station(self.config)
+            self.settings = settings
             pins = load_station_pins(self.pins_file or settings.pins)
             if self.display is not None:  # the real parts need the I2C bus back
                 self.display.close()
@@ -165,6 +170,9 @@ class Boot:
                 if stop.wait(self.retry_seconds):
                     return 0
         finally:
+            if self._status_link is not None:
+                self._status_link.stop()
+                self._status_link = None
             if watchdog is not None:
                 watchdog.__exit__(None, None, None)
             if self.display is not None and stop.is_set():
@@ -177,11 +185,30 @@ class Boot:
             if retry:
                 log.error("%s; retrying every %g s", problem.message, self.retry_seconds)
             self.problems.append(problem)
+            self._tell_hub(problem)
         self._show(problem, retry)
 
     def _show(self, problem: Problem, retry: bool) -> None:
         title = "coffre " + (self._station_id() or "station")
         self.show_lines(title, glass_lines(problem, retry=retry))
+
+    def _tell_hub(self, problem: Problem) -> None:
+        """A part that does not answer, once the settings read: the station's retained
+        status says ``error`` and the reason, so the hub lists the seat (firmware.hub.health)."""
+        settings = self.settings
+        if settings is None or not problem.retry:
+            return
+        from firmware.link import protocol as proto
+        from firmware.link.mqtt import Client
+
+        if self._status_link is None:
+            client_id = f"coffre-{settings.table}-{settings.id}-{os.urandom(4).hex()}"
+            self._status_link = Client(settings.broker, client_id, [])
+            self._status_link.start()
+        topic = proto.Topics(settings.table).station(settings.id, "status")
+        reason = (problem.short or problem.message).removeprefix("hardware: ")[:64]
+        status = proto.StationStatus(state="error", reason=reason)
+        self._status_link.publish(topic, proto.encode(status), retain=True)
 
     def show_lines(self, title: str, lines: list[str]) -> None:
         """Draw a few lines on the glass (opened alone if need be), if there is one."""

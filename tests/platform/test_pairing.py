@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from device.base import ReaderError
 from device.factory import open_station
 from device.mock import MockDisplay
 from device.panel import MockPanel
@@ -414,3 +415,34 @@ def test_a_station_service_pairs_at_boot_then_starts(rig: Rig) -> None:
         started.settings.broker.password == (config.parent / "station.password").read_text().strip()
     )
     assert glass.frames, "the code was never drawn on the glass"
+
+
+def test_a_station_whose_reader_does_not_answer_says_so_to_the_hub(rig: Rig) -> None:
+    """A paired station whose reader fails at start: its retained status says error with
+    its own reason, hub/status carries it, the hub display names it."""
+    screens, statuses = rig.watch(T.host_screen), rig.watch(T.hub_status)
+    config = rig.station_toml("p2")
+    password = read_credentials(rig.broker.conf_dir)["main.p2"]  # type: ignore[arg-type]
+    (config.parent / "station.password").write_text(password + "\n")
+    (config.parent / "ca.crt").write_bytes(rig.broker.tls_ca.read_bytes())  # type: ignore[union-attr]
+
+    def no_reader(_pins: object, _backend: str | None) -> object:
+        raise ReaderError("no reader")
+
+    boot = Boot(
+        config,
+        open_devices=no_reader,  # type: ignore[arg-type]
+        open_display=lambda _pins, _backend: MockDisplay(),
+        retry_seconds=0.5,
+        pair=True,
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=boot.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        status = latest(statuses, T.hub_status, '"error"')
+        assert status["stations"]["p2"] == {"state": "error", "reason": "no reader"}  # type: ignore[index]
+        latest(screens, T.host_screen, "Not ready: p1 p2 p3")
+    finally:
+        stop.set()
+        thread.join(10)
