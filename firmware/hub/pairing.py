@@ -142,9 +142,13 @@ def _hello(
         _end(hub, actor, station, N_("{station}: two requests, refused"), pending)
         _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Two requests"))
         return
-    if pending is not None or len(actor.pairing) >= MAX_PENDING:
-        return  # a repeated hello, or a flood: the challenge already went out
     door = hub.pairing
+    if pending is not None:  # the same hello again (the station did not hear the challenge)
+        if pending.code is None and door is not None:
+            _reply(hub, actor, station, _challenge(pending))
+        return
+    if len(actor.pairing) >= MAX_PENDING:
+        return  # a flood: no more answers until some pairings end
     if door is None:
         reason = "Hub cannot pair"
         _reply(hub, actor, station, pair.Reply("refused", req.session, reason=reason))
@@ -155,18 +159,22 @@ def _hello(
     except proto.ProtocolError:
         return
     nonce = os.urandom(16)
-    actor.pairing[station] = Pending(
+    pending = Pending(
         req.session, public, req.commit, nonce, now + pair.PAIR_SECONDS, door.ca_pem()
     )
-    challenge = pair.Reply(
+    actor.pairing[station] = pending
+    _reply(hub, actor, station, _challenge(pending))
+    hub.out.all(actor)  # the seat is "pairing" in hub/status
+
+
+def _challenge(pending: Pending) -> pair.Reply:
+    return pair.Reply(
         "challenge",
-        req.session,
-        nonce=pair.b64(nonce),
-        ca=door.ca_pem(),
+        pending.session,
+        nonce=pair.b64(pending.hub_nonce),
+        ca=pending.ca,
         expires_in=pair.PAIR_SECONDS,
     )
-    _reply(hub, actor, station, challenge)
-    hub.out.all(actor)  # the seat is "pairing" in hub/status
 
 
 def confirm(hub: Hub, actor: TableActor, station: str | None) -> tuple[bool, str]:

@@ -33,6 +33,7 @@ from firmware.station.config import load_station
 from firmware.station.service import Station
 from firmware.tools.brokers import BrokerSetup, start_venue_broker
 from firmware.tools.host import send
+from firmware.tools.host import status as host_status
 
 TABLE = "main"
 SEATS = ["p1", "p2", "p3"]
@@ -446,3 +447,20 @@ def test_a_station_whose_reader_does_not_answer_says_so_to_the_hub(rig: Rig) -> 
     finally:
         stop.set()
         thread.join(10)
+
+
+def test_coffre_host_status_shows_the_code_and_every_seat(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`coffre host status` prints the hub display ("Pair p1? <code>") and each seat's
+    health, as the host reads them away from the hub."""
+    screens = rig.watch(T.host_screen)
+    glass, _result, stop, thread = pair_in_background(rig.station_toml("p1"))
+    code = glass.code()
+    latest(screens, T.host_screen, f"Pair p1? {code}")
+    assert host_status(rig.broker.config("host"), TABLE, 10) == 0
+    out = capsys.readouterr().out
+    assert f"main: hub ready: Pair p1? {code}" in out
+    assert "  p1: pairing" in out and "  p2: never-seen" in out
+    stop.set()
+    thread.join(15)
