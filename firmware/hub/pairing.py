@@ -136,8 +136,14 @@ def _hello(
     if station not in actor.config.stations:
         _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Not a seat here"))
         return
+    if pending is not None and pending.session != req.session and pending.code is None:
+        # Not revealed yet: most likely a hello the broker kept for the hub while it was
+        # down, from a station that gave up on it since. The newer one replaces it (a
+        # stranger doing this only makes the codes differ, and the host refuses).
+        del actor.pairing[station]
+        pending = None
     if pending is not None and pending.session != req.session:
-        # Two keys for one seat inside one window: one of them is not the station.
+        # Two keys for one seat with a code up: one of them is not the station.
         log.warning("%s: two pairing requests for %s: both refused", name, station)
         _end(hub, actor, station, N_("{station}: two requests, refused"), pending)
         _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Two requests"))

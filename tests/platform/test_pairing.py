@@ -464,3 +464,18 @@ def test_coffre_host_status_shows_the_code_and_every_seat(
     assert "  p1: pairing" in out and "  p2: never-seen" in out
     stop.set()
     thread.join(15)
+
+
+def test_a_stale_hello_without_its_reveal_does_not_block_the_station(rig: Rig) -> None:
+    """A hello that never revealed (one the broker kept while the hub was down) gives way
+    to the station's newer one: the station pairs with the host's ok."""
+    spy = stranger(rig)
+    _, public = pair.keypair()
+    old = pair.Request("hello", "old", pub=pair.b64(public), commit="00")
+    spy.publish(pair.enrol_topic(TABLE, "p2", "request"), pair.encode(old))
+    assert pair.decode_reply(_next(spy, "p2/reply")).session == "old"
+    glass, result, _stop, thread = pair_in_background(rig.station_toml("p2"))
+    glass.code()
+    assert rig.host("pair", "p2").ok
+    thread.join(15)
+    assert result == [True]
