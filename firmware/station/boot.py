@@ -152,8 +152,12 @@ class Boot:
         watchdog: notify.Watchdog | None = None
         try:
             while True:
-                if self.pair and not self._paired(stop):
-                    return 0 if stop.is_set() else EX_CONFIG
+                if self.pair and self._needs_pairing():
+                    if watchdog is None:  # pairing waits for the host: alive meanwhile
+                        notify.ready()
+                        watchdog = notify.Watchdog().__enter__()
+                    if not self._paired(stop):
+                        return 0 if stop.is_set() else EX_CONFIG
                 outcome = self.attempt()
                 if isinstance(outcome, Started):
                     return outcome
@@ -223,6 +227,11 @@ class Boot:
                 return
         with suppress(DeviceError):
             self.display.show(render_lines(title, lines))
+
+    def _needs_pairing(self) -> bool:
+        from firmware.station.pairing import wanted
+
+        return wanted(self.config) is not None
 
     def _paired(self, stop: threading.Event) -> bool:
         """Pair if the config calls for it (see firmware.station.pairing); False when it
