@@ -689,6 +689,11 @@ def _broker_config(args: Any) -> int:
         print("  no station needs new files")
         return 0
     print(
+        "  stations pair by themselves (docs/pairing.md): start each one and press ok on "
+        "the hub when it shows the station's code; a hub.toml needs [pairing] broker_dir = "
+        f'"{out}". Or by hand:'
+    )
+    print(
         f"  stations: copy {creds}/<table>.<id>.password to the station's "
         "/etc/coffre/station.password"
         + (f" and {report.tls.ca} to /etc/coffre/ca.crt" if report.tls else "")
