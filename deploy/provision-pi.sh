@@ -159,6 +159,9 @@ path = "/var/lib/coffre/hub.sqlite3"
 [panel]
 backend = "real"
 
+[pairing]
+broker_dir = "/etc/mosquitto/coffre"   # stations pair with the host's ok (docs/pairing.md)
+
 [[table]]
 name = "$table"
 stations = [${quoted%, }]
@@ -189,16 +192,18 @@ else
 host = "$hub_host"
 port = 8883
 username = "$table.$station_id"
-password_file = "/etc/coffre/station.password"
-ca_file = "/etc/coffre/ca.crt"
+# Written by pairing (docs/pairing.md) in the service's own state folder, 0600.
+password_file = "/var/lib/coffre-station/station.password"
+ca_file = "/var/lib/coffre-station/ca.crt"
 
 [station]
 table = "$table"
 id = "$station_id"
 backend = "real"
 TOML
-  if [ -n "$old_user" ] && [ "$old_user" != "$table.$station_id" ] && [ -f /etc/coffre/station.password ]; then
-    echo "  /etc/coffre/station.password is $old_user's: copy $table.$station_id's from the hub" >&2
+  if [ -n "$old_user" ] && [ "$old_user" != "$table.$station_id" ] && [ -f /var/lib/coffre-station/station.password ]; then
+    rm -f /var/lib/coffre-station/station.password
+    echo "  the old station.password was $old_user's: removed, this station pairs again as $table.$station_id" >&2
   fi
 fi
 
@@ -208,10 +213,18 @@ progress "systemd units ${units[*]} (enabled, not started)"
 for unit in "${units[@]}"; do
   install -m 0644 "$src/deploy/systemd/$unit.service" /etc/systemd/system/
 done
+if [ "$role" = hub ]; then  # pairing: the broker reloads when the hub adds a station's user
+  install -m 0644 "$src/deploy/systemd/coffre-broker-reload.path" \
+    "$src/deploy/systemd/coffre-broker-reload.service" /etc/systemd/system/
+fi
 systemctl daemon-reload 2>/dev/null || true
 for unit in "${units[@]}"; do
   systemctl enable "$unit.service" 2>/dev/null || echo "  (no systemd running: enable $unit.service later)"
 done
+if [ "$role" = hub ]; then
+  systemctl enable --now coffre-broker-reload.path 2>/dev/null \
+    || echo "  (no systemd running: enable coffre-broker-reload.path later)"
+fi
 
 if [ "$role" = hub ]; then
   progress "coffre's own broker (coffre-broker, port 8883; the distribution's mosquitto is left alone)"
@@ -241,19 +254,17 @@ echo
 echo "done. Next steps on this $role ($hostname_new):"
 if [ "$role" = hub ]; then
   cat <<EOF
-  1. copy to each station /etc/mosquitto/coffre/ca.crt and its password file
-     (/etc/mosquitto/coffre/credentials/$table.<id>.password); a station added later:
-     re-run this with the new --stations (the broker reloads, no game is disturbed)
+  1. nothing to copy: each station pairs. Its glass shows a code, this hub's display shows
+     "Pair p1? 4721": same code, press ok (or: coffre host --table $table pair p1).
+     A station added later: re-run this with the new --stations (the broker reloads)
   2. reboot (SPI, I2C speed and host name), then: sudo systemctl start coffre-hub coffre-display
      and check it: coffre doctor; the table display: http://$hostname_new.local:8080/
   3. back it up now and after each evening: sudo coffre backup --out /media/usb/hub.tar.gz
 EOF
 else
   cat <<EOF
-  1. from the hub, copy ca.crt to /etc/coffre/ca.crt and $table.$station_id.password to
-     /etc/coffre/station.password, then hand it to the service:
-       sudo chown coffre:coffre /etc/coffre/station.password
-       sudo chmod 0600 /etc/coffre/station.password
+  1. nothing to copy: once started, this station pairs with the hub. Its glass shows
+     "Pair code 4721"; the host presses ok on the hub when its display shows the same code
   2. reboot (SPI, I2C speed and host name), then check this Pi: sudo coffre doctor
   3. sudo systemctl start coffre-station; the screen says what it does (a missing file
      or a silent part too, until it is fixed)

@@ -194,7 +194,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     host = sub.add_parser("host", help="send a host command (start, next...) to any table")
     host.add_argument("--table", required=True, type=_table_name, help="the table to command")
-    host.add_argument("action", choices=("start", "next", "undo", "abort"), help="the command")
+    host.add_argument(
+        "action",
+        choices=("start", "next", "undo", "abort", "pair", "refuse", "status"),
+        help="the command; status: the hub display and every seat's health",
+    )
+    host.add_argument(
+        "station",
+        nargs="?",
+        type=_table_name,
+        help="pair, refuse: the station (default: the one shown)",
+    )
     host.add_argument("--game", choices=GAME_IDS, metavar="GAME", help="start: " + GAME_HELP)
     host.add_argument("--players", type=_count(1, 16), help="start: seats (default: the menu's)")
     host.add_argument("--seed", type=_count(0, 2**63 - 1), help="start: a fixed seed")
@@ -489,6 +499,7 @@ def _hub(args: Any, stop: threading.Event) -> int:
     from device.base import DeviceError
     from device.factory import open_panel
     from firmware.hub.config import load_hub
+    from firmware.hub.pairing import BrokerDoor
     from firmware.hub.service import Hub, HubRefused
     from firmware.link import notify
     from firmware.link.config import ConfigError
@@ -527,6 +538,7 @@ def _hub(args: Any, stop: threading.Event) -> int:
             keys=keys,
             panel=panel,
             take_over=[t for arg in args.take_over for t in arg.split(",") if t],
+            door=BrokerDoor(settings.pairing_dir) if settings.pairing_dir else None,
         )
     except HubRefused as exc:  # another hub on the store, a table the key set cannot seat
         return _fail(" ".join(str(exc).split()), 2)
@@ -589,7 +601,7 @@ def _station(args: Any, stop: threading.Event) -> int:
 
     log = logging.getLogger("coffre.station")
     # A config mistake, a missing file or a silent part: on the glass too (see boot.py).
-    boot = Boot(args.config, args.pins, retry_seconds=args.retry)
+    boot = Boot(args.config, args.pins, retry_seconds=args.retry, pair=args.retry is not None)
     outcome = boot.run(stop)
     if not isinstance(outcome, Started):
         if outcome != 0 and boot.problems:
@@ -720,6 +732,11 @@ def _broker_config(args: Any) -> int:
     if not fresh:
         print("  no station needs new files")
         return 0
+    print(
+        "  stations pair by themselves (docs/pairing.md): start each one and press ok on "
+        "the hub when it shows the station's code; a hub.toml needs [pairing] broker_dir = "
+        f'"{out}". Or by hand:'
+    )
     print(
         f"  stations: copy {creds}/<table>.<id>.password to the station's "
         "/etc/coffre/station.password"

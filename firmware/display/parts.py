@@ -39,10 +39,17 @@ def numbered(colour: str) -> int | None:
 class Names:
     """Seat -> a player's name and colour chip, as the table calls them."""
 
-    def __init__(self, public: dict[str, Any]) -> None:
+    def __init__(self, public: dict[str, Any], status: dict[str, Any] | None = None) -> None:
         # The hub resolves each seat's colour (a game's own, as Ultra Secret's agents).
         seats = public.get("seats") or []
         self.colours = [str(s.get("colour", f"seat {i + 1}")) for i, s in enumerate(seats)]
+        # hub/status's health (firmware.hub.health): a seat whose station is not online.
+        health = (status or {}).get("stations") or {}
+        self.off = {
+            i
+            for i, s in enumerate(seats)
+            if health.get(s.get("station"), {}).get("state", "online") != "online"
+        }
 
     def __len__(self) -> int:
         return len(self.colours)
@@ -67,7 +74,10 @@ class Names:
         mark = "" if number is None else str(number)
         name = self.text(seat)
         long = " long" if len(name) > LONG_NAME else ""  # wraps inside its chip
-        return f'<span class="chip{long} c-{esc(colour)}"><i>{mark}</i>{esc(name)}</span>'
+        off = ""
+        if seat in self.off:  # hub/status says its station is not online
+            off = f' <em class="off">{esc(_("station offline"))}</em>'
+        return f'<span class="chip{long} c-{esc(colour)}"><i>{mark}</i>{esc(name)}</span>{off}'
 
     def list(self, seats: Iterable[int]) -> str:
         chips = [self.chip(s) for s in seats]

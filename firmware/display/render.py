@@ -51,7 +51,7 @@ def _table_fragment(snap: Snapshot) -> str:
     if not game:
         parts.append(_idle(snap))
         return "".join(parts) + "</section>"
-    names = Names(public)
+    names = Names(public, snap.status)
     where = esc(_("table {name}", name=snap.table))
     title = f"{esc(game_name(public))} <small>{where}</small>"
     parts.append(f'<header><div class="title"><h1>{title}</h1>')

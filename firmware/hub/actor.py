@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from firmware.hub.claim import Verdict
 from firmware.hub.config import TableConfig
@@ -18,6 +18,9 @@ from firmware.hub.store import GameRecord
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
 from firmware.link.mqtt import Client, Message
+
+if TYPE_CHECKING:
+    from firmware.hub.pairing import Pending
 
 #: A station whose status flaps redraws the screens at most this often (seconds; see
 #: hub.inputs.redraw_due), after a first burst of STATUS_BURST.
@@ -57,6 +60,12 @@ class TableActor:
     status_tokens: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     #: The highest input sequence seen per station boot (``<table>/<station>/<boot>``).
     last_seq: dict[str, int] = field(default_factory=dict)
+    #: Pairings in progress, by station (see firmware.hub.pairing).
+    pairing: dict[str, Pending] = field(default_factory=dict)
+    #: A station's own one-line reason when its status says ``error`` (firmware.hub.health).
+    reasons: dict[str, str] = field(default_factory=dict)
+    #: When the host was asked to confirm a start with seats not online (health.may_start).
+    start_asked: float | None = None
     #: The countdown second the screens were last drawn with.
     shown_left: int | None = None
     #: probing: not known to be this hub's yet (nothing goes out); live: this hub runs
@@ -144,4 +153,5 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
         status = a.status_due()
         if status is not None:
             dues.append(status)
+        dues.extend(p.expires for p in a.pairing.values())
     return max(0.0, min(dues) - now) if dues else None

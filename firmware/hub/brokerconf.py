@@ -51,7 +51,9 @@ The broker users (only a station's user has a dot, so no two kinds can collide):
   ``host/screen``, ``host/ack``, ``public`` and ``hub/status`` (``coffre host --table T``
   takes this user by default);
 - ``host``: the venue host (``venue_host = true``): the same on every table;
-- ``spectator``: the table display: reads every table's ``public`` and ``hub/status``.
+- ``spectator``: the table display: reads every table's ``public`` and ``hub/status``;
+- ``enrol-<table>``: a station that pairs (public password ``coffre-enrol``): writes only
+  ``enrol/<station>/request`` and reads only ``enrol/<station>/reply`` of its table.
 
 Re-runnable: ``<out>/venue.toml`` keeps the description last written (a folder written
 before venues is read from its password files: its tables belong to the hub ``hub``,
@@ -83,6 +85,7 @@ from firmware.hub.certs import (
     write_tls_files,
 )
 from firmware.link.config import ConfigError, decode, read_toml
+from firmware.link.pairing import ENROL_PASSWORD, all_enrol_requests, enrol_user
 from firmware.link.protocol import Topics, check_name
 from firmware.link.tls import KEY_FILE
 
@@ -122,6 +125,11 @@ def hub_user(hub: str) -> str:
 def host_user(table: str) -> str:
     """The broker user of one table's host."""
     return f"host-{table}"
+
+
+def new_password(user: str) -> str:
+    """A new user's password: random, but the enrol users' is public (docs/pairing.md)."""
+    return ENROL_PASSWORD if user.startswith("enrol-") else secrets.token_urlsafe(16)
 
 
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
@@ -197,6 +205,11 @@ class Venue:
             for line in (f"topic read {t.public}", f"topic read {t.hub_status}")
         ]
         for table, t in topics.items():
+            # Pairing (docs/pairing.md): a public password, so the ACL is the whole wall.
+            blocks[enrol_user(table)] = [
+                f"topic write {all_enrol_requests(table)}",
+                f"topic read {all_enrol_requests(table).removesuffix('request')}reply",
+            ]
             for s in self.stations.get(table, []):
                 blocks[station_user(table, s)] = [
                     f"topic write {t.station(s, 'input')}",
@@ -409,6 +422,26 @@ def give_key_to_mosquitto(key: Path, user: str = "mosquitto") -> bool:
     return True
 
 
+def share_with_hub(conf_dir: Path, group: str = "coffre") -> bool:
+    """As root, let the hub's service (group ``coffre``) add a paired station's user:
+    ``passwd`` (mosquitto's, 0660), ``acl`` (0664) and ``credentials/`` (0770) in that
+    group. ``ca.key`` and ``broker.key`` are untouched. False when not root or no group."""
+    import grp
+
+    if os.geteuid() != 0:
+        return False
+    try:
+        gid = grp.getgrnam(group).gr_gid
+    except KeyError:
+        return False
+    for name, mode in (("passwd", 0o660), ("acl", 0o664), (CREDENTIALS, 0o770)):
+        path = conf_dir / name
+        if path.exists():
+            os.chown(path, -1, gid)
+            path.chmod(mode)
+    return True
+
+
 def _merge_acl(parts: list[str]) -> str:
     blocks: dict[str, list[str]] = {}
     for part in parts:
@@ -434,7 +467,7 @@ class TableAccess:
     def __post_init__(self) -> None:
         self.venue = Venue({DEFAULT_HUB: [self.table]}, {self.table: self.stations}, True).check()
         for user in self.users():
-            self.passwords.setdefault(user, secrets.token_urlsafe(16))
+            self.passwords.setdefault(user, new_password(user))
 
     def users(self) -> list[str]:
         return self.venue.users()
@@ -521,7 +554,7 @@ def configure_broker(
     old_passwd = _read(conf_dir / "passwd")
     old_acl = _read(conf_dir / "acl")
     old_conf = _read(conf_dir / BROKER_CONF)
-    wanted = {u: known.get(u) or secrets.token_urlsafe(16) for u in venue.users()}
+    wanted = {u: known.get(u) or new_password(u) for u in venue.users()}
     conf_dir.mkdir(parents=True, exist_ok=True)
     write_private(  # 0600 from its first byte, whatever the umask
         conf_dir / "passwd",
@@ -538,6 +571,7 @@ def configure_broker(
     for user in removed:
         (folder / f"{user}.password").unlink(missing_ok=True)
     (conf_dir / VENUE_FILE).write_text(venue.to_toml())
+    share_with_hub(conf_dir)
     had_ca = (conf_dir / "ca.key").is_file()
     tls = None
     if tls_hostnames is not None:

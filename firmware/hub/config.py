@@ -18,6 +18,9 @@ Hub (``/etc/coffre/hub.toml``); top-level keys come before the first ``[section]
     backend = "real"          # real | mock | emulated | none
     # pins = "/etc/coffre/hub-pins.toml"   # your own panel pin map (see hardware/hub.toml)
 
+    [pairing]
+    broker_dir = "/etc/mosquitto/coffre"  # stations pair (docs/pairing.md); leave out: no pairing
+
     [[table]]
     name = "main"
     stations = ["p1", "p2", "p3", "p4", "p5"]
@@ -65,6 +68,10 @@ class TableConfig:
     card_sets: Path | None = None
     #: What the stations and the hub display speak (``fr``, ``en``); the host may change it.
     language: str = LANGUAGES[0]
+    #: Seats never seen count as not ready (the hub display lists them, ``start`` asks
+    #: to confirm: firmware.hub.health). hub.toml's tables do; a table built in code
+    #: (a test's hub with no station at all) does not unless told.
+    watch_seats: bool = False
 
     def __post_init__(self) -> None:
         """Refuse at start what would break the table mid-game (a typo in hub.toml)."""
@@ -114,6 +121,7 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     seed: int | None = None
     card_sets: str | None = None
     language: str = LANGUAGES[0]
+    watch_seats: bool = True
 
 
 class _Store(msgspec.Struct, forbid_unknown_fields=True):
@@ -125,12 +133,18 @@ class _Panel(msgspec.Struct, forbid_unknown_fields=True):
     pins: str | None = None
 
 
+class _Pairing(msgspec.Struct, forbid_unknown_fields=True):
+    #: broker-config's folder: where a paired station's user goes (None: no pairing).
+    broker_dir: str | None = None
+
+
 class _HubFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table: list[_Table]
     keyset: str | None = None
     broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
     store: _Store = msgspec.field(default_factory=_Store)
     panel: _Panel = msgspec.field(default_factory=_Panel)
+    pairing: _Pairing = msgspec.field(default_factory=_Pairing)
 
 
 #: Advice for keys that are valid somewhere else in the file.
@@ -150,6 +164,8 @@ class HubSettings:
     panel: PanelBackend
     keyset: Path | None
     panel_pins: Path | None = None
+    #: broker-config's folder, for pairing (docs/pairing.md); None: stations cannot pair.
+    pairing_dir: Path | None = None
 
 
 def load_hub(path: str | Path) -> HubSettings:
@@ -172,6 +188,7 @@ def load_hub(path: str | Path) -> HubSettings:
                     t.seed,
                     card_sets=card_sets,
                     language=t.language,
+                    watch_seats=t.watch_seats,
                 )
             )
         except ValueError as exc:
@@ -194,4 +211,5 @@ def load_hub(path: str | Path) -> HubSettings:
         panel=hub.panel.backend,
         keyset=Path(hub.keyset) if hub.keyset else None,
         panel_pins=Path(hub.panel.pins) if hub.panel.pins else None,
+        pairing_dir=Path(hub.pairing.broker_dir) if hub.pairing.broker_dir else None,
     )

@@ -10,6 +10,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
+from firmware.hub import health, pairing
 from firmware.hub.actor import TableActor
 from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import own_card_set
@@ -51,6 +52,9 @@ def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostComma
         """Every command is answered on host/ack (the command line waits)."""
         hub.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
 
+    if cmd.cmd in ("pair", "refuse"):  # nothing stored: a pairing lives only while it waits
+        answer(*(pairing.confirm if cmd.cmd == "pair" else pairing.refuse)(hub, actor, cmd.station))
+        return
     prior = hub.store.answer(source_id)
     if prior is not None:
         answer(*prior)  # a resent command: the first answer again, nothing redone
@@ -118,6 +122,11 @@ def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> 
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "big") >> 1  # 63 bits: no brute force
     stations = actor.config.stations[:players]
+    missing = health.may_start(actor, stations, hub.clock())
+    if missing:
+        raise IllegalAction(
+            "Not online: {stations}. Start again to go ahead", stations=" ".join(missing)
+        )
     # The record keeps the data files' content (a deck, a card set): a restarted hub
     # replays the game from it even if the owner's file changed or is gone.
     options = get_game(game).pin_options(own_card_set(actor.config, game, cmd.options))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from firmware.hub.actor import TableActor
 from firmware.hub.events import Batch
+from firmware.hub.health import status_reason
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, remember
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
@@ -120,6 +121,7 @@ def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) ->
     except proto.ProtocolError as exc:
         bad_payload(hub, actor, f"{station}/status", exc)
         return
+    actor.reasons[station] = status_reason(status)
     changed = actor.station_states.get(station) != status.state
     if changed:
         actor.station_states[station] = status.state

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from firmware.hub import pairing
 from firmware.hub.actor import TableActor
 from firmware.hub.events import Batch
 from firmware.hub.hostcmd import host_command
@@ -23,6 +24,8 @@ def pressed(hub: Hub, batch: Batch, button: str) -> None:
         return
     if actor.state == "refused":  # nothing to drive there: any button moves on
         switch(hub, actor, -1 if button in ("back", "prev") else 1)
+        return
+    if pairing.panel(hub, actor, button):  # "Pair p6? 4721": ok pairs, back refuses
         return
     result = actor.menu.press(button, playing=actor.playing, now=hub.clock())
     if isinstance(result, SwitchTable):

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from device.panel import Panel
+from firmware.hub import health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
 from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
@@ -114,7 +115,7 @@ class Publisher:
         self.held: list[Held] | None = None
         self._paint: tuple[str, list[str]] | None = None  # held for the painter
         #: Per table: (table, state, countdown second), its public and status payloads.
-        self._publics: dict[str, tuple[tuple[Any, Any, int | None, str], bytes, bytes]] = {}
+        self._publics: dict[str, tuple[tuple[Any, ...], bytes, bytes]] = {}
 
     def hold(self) -> None:
         """From now on, keep what would be sent (see :meth:`release`)."""
@@ -182,13 +183,21 @@ class Publisher:
         if table is None:
             public: dict[str, Any] = {"game": None, "version": 0, "over": False}
             status = proto.HubStatus(
-                state="ready", claim=self.claim_on(actor), language=actor.language
+                state="ready",
+                claim=self.claim_on(actor),
+                language=actor.language,
+                stations=health.report(actor),
             )
             return proto.encode(public), proto.encode(status)
-        key = (table, table.state, actor.shown_left, actor.language)
+        seats = health.report(actor)
+        key = (table, table.state, actor.shown_left, actor.language, seats)
         cached = self._publics.get(actor.config.name)
         if cached is not None:
-            (was_table, was_state, was_left, was_language), public_bytes, status_bytes = cached
+            (
+                (was_table, was_state, was_left, was_language, was_seats),
+                public_bytes,
+                status_bytes,
+            ) = cached
             # Identity, not equality (a deep compare would cost what it saves; states are
             # frozen, so the same object is the same state).
             if (
@@ -196,6 +205,7 @@ class Publisher:
                 and was_state is table.state
                 and was_left == actor.shown_left
                 and was_language == actor.language
+                and was_seats == seats
             ):
                 return public_bytes, status_bytes
         status = proto.HubStatus(
@@ -205,6 +215,7 @@ class Publisher:
             phase=table.view(None).get("phase"),
             claim=self.claim_on(actor),
             language=actor.language,
+            stations=seats,
         )
         payloads = proto.encode(table.public()), proto.encode(status)
         self._publics[actor.config.name] = (key, *payloads)
@@ -276,10 +287,11 @@ class Publisher:
         )
         if note:
             title = note  # the title, so no seat's line on the track is ever hidden
-        if actor.offline:
-            title = _("Offline: {stations}", stations=" ".join(sorted(actor.offline)))
+        shout = health.host_title(actor, noted=bool(note))  # a pairing code, the seats not ready
+        if shout is not None:
+            title = _(shout[0], **shout[1])
         # Which table the panel drives (the idle menu's title names it itself).
-        named = self.tables > 1 and (table is not None or note or actor.offline)
+        named = self.tables > 1 and (table is not None or note or shout is not None)
         shown = _named(actor, title) if named else title
         actor.host_pages = max(1, math.ceil(len(lines) / BODY_LINES))
         if actor.host_pages > 1:  # no seat is ever dropped: the pages take turns

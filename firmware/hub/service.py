@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from device.panel import Panel
-from firmware.hub import hostcmd, inputs, ownership, play
+from firmware.hub import hostcmd, inputs, ownership, pairing, play
 from firmware.hub import panel as host_panel
 from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake, page_turn
 from firmware.hub.bindings import bound_games
@@ -54,12 +54,15 @@ from firmware.hub.events import (
 )
 from firmware.hub.hostmenu import HostMenu
 from firmware.hub.inbox import FairInbox
+from firmware.hub.pairing import BrokerDoor
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS
 from firmware.hub.publish import Held, Publisher
 from firmware.hub.store import Store, StoreError, commit_delay_from_env
 from firmware.hub.throttle import Throttle, line
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, Message, Will
+from firmware.link.pairing import all_enrol_requests as enrol_requests
+from firmware.link.pairing import parse_enrol_topic
 from hardware.keys import KeySet, load_keyset
 from rules import get_game
 
@@ -90,7 +93,11 @@ class Hub:
         client_id: str = "coffre-hub",
         clock: Callable[[], float] = time.monotonic,
         take_over: Collection[str] = (),
+        door: BrokerDoor | None = None,
     ) -> None:
+        """``door``: the broker's users, for stations that pair (None: this hub cannot
+        pair; a station that asks is told so)."""
+        self.pairing = door
         unknown = sorted(set(take_over) - {t.name for t in tables})
         if unknown:
             raise HubRefused(f"hub: --take-over {unknown[0]}: this hub has no such table")
@@ -167,7 +174,13 @@ class Hub:
             actor.client = Client(
                 self.broker,
                 f"{client_id}-{name}-{identity.token}",
-                [t.all_station_inputs, t.all_station_status, t.host_command, t.hub_status],
+                [
+                    t.all_station_inputs,
+                    t.all_station_status,
+                    t.host_command,
+                    t.hub_status,
+                    enrol_requests(name),
+                ],
                 will=Will(t.hub_status, proto.encode(proto.HubStatus("lost", claim=self.claim))),
                 # A persistent session: inputs sent while the hub is down wait in the broker.
                 clean_session=False,
@@ -409,6 +422,11 @@ class Hub:
         if msg.topic == actor.topics.host_command:
             hostcmd.host_payload(self, batch, actor, msg.payload)
             return
+        enrol = parse_enrol_topic(msg.topic)
+        if enrol is not None:
+            if enrol[2] == "request" and not msg.retain:
+                pairing.request(self, actor, enrol[1], msg.payload)
+            return
         if parsed is None:
             return
         station, leaf = parsed
@@ -429,6 +447,7 @@ class Hub:
                 continue  # refused: the broker never showed this hub its claim
             released += ownership.release_due(actor, now)
             inputs.redraw_due(self, actor, now)  # what flapping station statuses changed
+            pairing.tick(self, actor, now)
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:

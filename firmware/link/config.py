@@ -148,7 +148,7 @@ def broker_config(section: BrokerSection, path: Path) -> BrokerConfig:
     if ca_file is not None and not Path(ca_file).is_file():
         raise MissingFile(
             f"{path}: [broker] ca_file {ca_file} is not a file "
-            "(copy ca.crt from the hub's broker-config folder)",
+            "(a station gets it by pairing: docs/pairing.md; or copy the hub's ca.crt)",
             Path(ca_file),
             "is not there",
         )

@@ -31,7 +31,7 @@ import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
 from firmware.link.protocol import QOS
-from firmware.link.tls import client_context
+from firmware.link.tls import client_context, unverified_context
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,9 @@ class BrokerConfig:
     #: The table's CA certificate (a path): set, the link is TLS and the broker's
     #: certificate must come from that CA and name ``host``. None: plain MQTT.
     tls_ca: str | None = None
+    #: Pairing only (no CA yet): TLS that checks nothing; the pairing code vouches for the
+    #: hub instead (see :mod:`firmware.link.pairing`).
+    tls_unverified: bool = False
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,8 @@ class Client:
         self._paho.reconnect_delay_set(min_delay=1, max_delay=2)
         if self.config.tls_ca:
             self._paho.tls_set_context(client_context(self.config.tls_ca))
+        elif self.config.tls_unverified:
+            self._paho.tls_set_context(unverified_context())
         if self.config.username:
             self._paho.username_pw_set(self.config.username, self.config.password)
         if self.will:
@@ -204,7 +209,9 @@ class Client:
 
     def start(self) -> None:
         """Connect (retrying in the background until the broker answers)."""
-        if not self.config.tls_ca and not _loopback(self.config.host):
+        if not (self.config.tls_ca or self.config.tls_unverified) and not _loopback(
+            self.config.host
+        ):
             log.warning(
                 "%s: no ca_file: MQTT to %s is not encrypted (passwords and screens in clear)",
                 self.client_id,

@@ -129,7 +129,9 @@ class Hardware(msgspec.Struct, frozen=True):
 class StationStatus(msgspec.Struct, frozen=True):
     """A station's retained status (its LWT says ``lost``)."""
 
-    state: Literal["online", "lost", "offline"]
+    state: Literal["online", "lost", "offline", "error"]
+    #: ``error``: the station's own one-line reason (no reader, display missing...).
+    reason: ShortText = ""
     fw: ShortText = ""
     boot: ShortText = ""
     hw: Hardware = msgspec.field(default_factory=Hardware)
@@ -190,6 +192,14 @@ class Claim(msgspec.Struct, frozen=True):
         return (self.hub, self.run) < (other.hub, other.run)
 
 
+class SeatHealth(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One station's health in ``hub/status``: never-seen, pairing, online, offline or
+    error (then ``reason``, the station's own line)."""
+
+    state: Literal["never-seen", "pairing", "online", "offline", "error"]
+    reason: ShortText = ""
+
+
 class HubStatus(msgspec.Struct, frozen=True):
     """The hub's retained status (LWT ``lost``); ``claim`` names the owner (absent from an
     older hub; stations and displays ignore it)."""
@@ -201,21 +211,27 @@ class HubStatus(msgspec.Struct, frozen=True):
     claim: Claim | None = None
     #: What the table speaks (``fr``/``en``): the table display follows it.
     language: str | None = None
+    #: Every station's health (firmware.hub.health): the table display marks a seat
+    #: offline from it.
+    stations: dict[str, SeatHealth] | None = None
 
 
 # --- host -> hub --------------------------------------------------------------------
 
 
 class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """A host command: start a game, next, undo, abort.
+    """A host command: start a game, next, undo, abort; pair or refuse a station.
 
     ``id`` is required: the hub remembers the answer under it, so a command the broker
     delivers again (the hub died before acking it) is answered again, not redone. Without
     one, a redelivered "undo" would undo two moves.
     """
 
-    cmd: Literal["start", "next", "undo", "abort"]
+    cmd: Literal["start", "next", "undo", "abort", "pair", "refuse"]
     id: ShortText
+    #: ``pair`` and ``refuse``: the station whose pairing the host answers (None: the
+    #: one the hub display shows).
+    station: Name | None = None
     game: Name | None = None
     players: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None
     options: dict[str, Any] = msgspec.field(default_factory=dict)

@@ -42,3 +42,13 @@ def client_context(ca_file: str | os.PathLike[str]) -> ssl.SSLContext:
     context.check_hostname = True
     context.verify_mode = ssl.CERT_REQUIRED
     return context
+
+
+def unverified_context() -> ssl.SSLContext:
+    """TLS 1.2+ that checks no certificate: only for pairing, before the station has the
+    table's CA (what it learns there is vouched for by the pairing code, not by TLS)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context

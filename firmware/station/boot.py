@@ -23,6 +23,7 @@ sets ``real``) and the packaged pin map.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 import tomllib
@@ -109,7 +110,11 @@ class Boot:
         open_devices: OpenDevices = open_station,
         open_display: OpenDisplay = open_station_display,
         retry_seconds: float | None = None,
+        pair: bool = False,
     ) -> None:
+        """``pair``: a missing password file or ``ca.crt`` is asked of the hub (pairing,
+        docs/pairing.md) instead of waited for."""
+        self.pair = pair
         self.config = Path(config)
         self.pins_file = Path(pins) if pins is not None else None
         self.open_devices = open_devices
@@ -118,6 +123,9 @@ class Boot:
         #: The display opened alone to show a problem (closed once the station starts).
         self.display: Display | None = None
         self.problems: list[Problem] = []
+        #: The settings, once they read (a later problem is then told to the hub too).
+        self.settings: StationSettings | None = None
+        self._status_link: Any = None
         self.attempts = 0
 
     def attempt(self) -> Started | Problem:
@@ -125,6 +133,7 @@ class Boot:
         self.attempts += 1
         try:
             settings = load_station(self.config)
+            self.settings = settings
             pins = load_station_pins(self.pins_file or settings.pins)
             if self.display is not None:  # the real parts need the I2C bus back
                 self.display.close()
@@ -143,6 +152,12 @@ class Boot:
         watchdog: notify.Watchdog | None = None
         try:
             while True:
+                if self.pair and self._needs_pairing():
+                    if watchdog is None:  # pairing waits for the host: alive meanwhile
+                        notify.ready()
+                        watchdog = notify.Watchdog().__enter__()
+                    if not self._paired(stop):
+                        return 0 if stop.is_set() else EX_CONFIG
                 outcome = self.attempt()
                 if isinstance(outcome, Started):
                     return outcome
@@ -159,6 +174,9 @@ class Boot:
                 if stop.wait(self.retry_seconds):
                     return 0
         finally:
+            if self._status_link is not None:
+                self._status_link.stop()
+                self._status_link = None
             if watchdog is not None:
                 watchdog.__exit__(None, None, None)
             if self.display is not None and stop.is_set():
@@ -171,9 +189,33 @@ class Boot:
             if retry:
                 log.error("%s; retrying every %g s", problem.message, self.retry_seconds)
             self.problems.append(problem)
+            self._tell_hub(problem)
         self._show(problem, retry)
 
     def _show(self, problem: Problem, retry: bool) -> None:
+        title = "coffre " + (self._station_id() or "station")
+        self.show_lines(title, glass_lines(problem, retry=retry))
+
+    def _tell_hub(self, problem: Problem) -> None:
+        """A part that does not answer, once the settings read: the station's retained
+        status says ``error`` and the reason, so the hub lists the seat (firmware.hub.health)."""
+        settings = self.settings
+        if settings is None or not problem.retry:
+            return
+        from firmware.link import protocol as proto
+        from firmware.link.mqtt import Client
+
+        if self._status_link is None:
+            client_id = f"coffre-{settings.table}-{settings.id}-{os.urandom(4).hex()}"
+            self._status_link = Client(settings.broker, client_id, [])
+            self._status_link.start()
+        topic = proto.Topics(settings.table).station(settings.id, "status")
+        reason = (problem.short or problem.message).removeprefix("hardware: ")[:64]
+        status = proto.StationStatus(state="error", reason=reason)
+        self._status_link.publish(topic, proto.encode(status), retain=True)
+
+    def show_lines(self, title: str, lines: list[str]) -> None:
+        """Draw a few lines on the glass (opened alone if need be), if there is one."""
         from firmware.link.render import render_lines
 
         if self.display is None:
@@ -183,9 +225,21 @@ class Boot:
             except Exception as exc:  # no glass to write on: the journal has the line
                 log.debug("no display to show the problem on: %s", exc)
                 return
-        title = "coffre " + (self._station_id() or "station")
         with suppress(DeviceError):
-            self.display.show(render_lines(title, glass_lines(problem, retry=retry)))
+            self.display.show(render_lines(title, lines))
+
+    def _needs_pairing(self) -> bool:
+        from firmware.station.pairing import wanted
+
+        return wanted(self.config) is not None
+
+    def _paired(self, stop: threading.Event) -> bool:
+        """Pair if the config calls for it (see firmware.station.pairing); False when it
+        did not pair and will not try again (stopped, or refused with no --retry)."""
+        from firmware.station import pairing
+
+        again = pairing.AGAIN_SECONDS if self.retry_seconds is not None else None
+        return pairing.pair_until_done(self.config, self.show_lines, stop, again=again)
 
     def _raw(self) -> dict[str, Any]:
         """As much of ``station.toml`` as reads as TOML, unchecked ({} if nothing)."""

@@ -6,8 +6,11 @@ Station (``/etc/coffre/station.toml``)::
     host = "coffre-hub.local" # must be on the broker's certificate (broker-config --hostname)
     port = 8883
     username = "main.p1"
-    password_file = "/etc/coffre/station.password"   # owned by the coffre user, 0600
-    ca_file = "/etc/coffre/ca.crt"   # the table's CA, copied from the hub
+    password_file = "/var/lib/coffre-station/station.password"  # 0600, written by pairing
+    ca_file = "/var/lib/coffre-station/ca.crt"   # the table's CA, written by pairing
+
+Both files missing (a new station): ``coffre station --retry`` pairs with the hub
+(docs/pairing.md) and writes them; copied by hand they work just as well.
 
     [station]
     table = "main"

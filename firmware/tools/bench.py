@@ -423,7 +423,9 @@ def _hub_toml(workdir: Path, broker: BrokerConfig, tables: list[str]) -> Path:
         lines.append(f'ca_file = "{broker.tls_ca}"')
     lines += ["[store]", f'path = "{workdir / "hub.sqlite3"}"', "[panel]", 'backend = "none"']
     for name in tables:
+        # The load generator's stations send inputs, not statuses: no seat health here.
         lines += ["[[table]]", f'name = "{name}"', f"stations = [{stations}]", "seed = 1"]
+        lines.append("watch_seats = false")
     path = workdir / "hub.toml"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -188,7 +188,7 @@ class Doctor:
     # --- the config and its files ---------------------------------------------------------
 
     def config(self, role: str) -> tuple[Any, list[Check]]:
-        from firmware.link.config import ConfigError
+        from firmware.link.config import ConfigError, MissingFile
 
         path = self.path(f"/etc/coffre/{role}.toml")
         try:
@@ -201,7 +201,9 @@ class Doctor:
 
                 settings = load_hub(path)
         except ConfigError as exc:
-            return None, [Check(FAIL, "config", str(exc), f"edit {path}")]
+            pairs = role == "station" and isinstance(exc, MissingFile)
+            fix = "start coffre-station: it pairs (docs/pairing.md)" if pairs else f"edit {path}"
+            return None, [Check(FAIL, "config", str(exc), fix)]
         checks = [Check(PASS, "config", f"{path} reads")]
         checks += self.secret_files(path)
         return settings, checks

@@ -19,6 +19,7 @@ enough.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import sys
@@ -123,6 +124,7 @@ def build_command(args: Any) -> proto.HostCommand:
         players=args.players,
         options=options,
         seed=args.seed,
+        station=getattr(args, "station", None),
         id=f"cli-{uuid.uuid4().hex[:16]}",
     )
 
@@ -225,6 +227,8 @@ def main(args: Any) -> int:
     """``coffre host``: send one command, print the answer; see the module's docstring."""
     logging.getLogger("firmware.link.mqtt").setLevel(logging.ERROR)  # the line says it all
     broker = load_broker(args)
+    if args.action == "status":
+        return status(broker, args.table, args.timeout)
     cmd = build_command(args)
     try:
         ack = send(broker, args.table, cmd, timeout=args.timeout)
@@ -233,3 +237,36 @@ def main(args: Any) -> int:
         return EX_UNAVAILABLE
     print(describe(args.table, cmd, ack), flush=True)
     return 0 if ack.ok else EX_REFUSED
+
+
+def status(broker: BrokerConfig, table: str, timeout: float) -> int:
+    """``coffre host status``: the hub display's text ("Pair p6? 4721") and each seat's
+    health, from the retained ``host/screen`` and ``hub/status``."""
+    topics = proto.Topics(table)
+    client = Client(
+        broker, f"coffre-host-{uuid.uuid4().hex[:12]}", [topics.host_screen, topics.hub_status]
+    )
+    client.start()
+    got: dict[str, bytes] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < 2 and time.monotonic() < deadline:
+            try:
+                msg = client.inbox.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if msg is not None and msg.payload:
+                got[msg.topic] = msg.payload
+    finally:
+        client.stop()
+    if topics.hub_status not in got:
+        print(f"coffre: table {table}: no hub status (is coffre-hub running?)", file=sys.stderr)
+        return EX_UNAVAILABLE
+    hub = proto.decode_hub_status(got[topics.hub_status])
+    screen = json.loads(got.get(topics.host_screen, b"{}"))
+    print(f"{table}: hub {hub.state}: {screen.get('title', '')}")
+    for line in screen.get("lines", []):
+        print(f"  {line}")
+    for station, seat in (hub.stations or {}).items():
+        print(f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else ""))
+    return 0

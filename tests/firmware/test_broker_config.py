@@ -73,7 +73,9 @@ def write_acl_of(tables: list[TableAccess]) -> str:
 def test_every_user_gets_a_distinct_password() -> None:
     """Generated passwords are unique per user."""
     access = TableAccess("main", ["p1", "p2", "p3"])
-    assert len(set(access.passwords.values())) == len(access.users()) == 7
+    assert (
+        len(set(access.passwords.values())) == len(access.users()) == 8
+    )  # with enrol-main (pairing)
 
 
 def test_generated_config_starts_mosquitto(tmp_path: Path) -> None:
@@ -107,7 +109,7 @@ def test_broker_config_command_writes_credentials(tmp_path: Path) -> None:
     """`coffre broker-config` writes conf, passwd, acl and one private password file per user."""
     _broker_config(tmp_path)
     users = {p.stem for p in (tmp_path / "credentials").glob("*.password")}
-    assert users == {"hub", "host", "host-main", "spectator", "main.p1", "main.p2"}
+    assert users == {"hub", "host", "host-main", "spectator", "main.p1", "main.p2", "enrol-main"}
     assert (tmp_path / "credentials" / "hub.password").stat().st_mode & 0o077 == 0
 
 

@@ -191,3 +191,15 @@ def test_a_lost_hub_leaves_the_page_in_its_tables_language() -> None:
     """The hub's will ("lost") says no language: the page keeps the last one it heard."""
     lost = Snapshot("main", {}, {"state": "lost"}, broker=True, heard="fr")
     assert lost.language == "fr" and "hors ligne : il ne répond plus" in table_fragment(lost)
+
+
+def test_a_seat_whose_station_is_offline_is_marked_and_the_others_are_not() -> None:
+    """hub/status's health: p2 offline gets "station offline" by its name, once."""
+    public = public_after("secret-identity", 4, 5)
+    health = {f"p{i}": {"state": "online"} for i in range(1, 5)}
+    health["p2"] = {"state": "offline"}
+    snap = Snapshot("main", public, {"state": "ready", "stations": health}, broker=True)
+    html = table_fragment(snap)
+    assert "station offline" not in render(public)
+    marks = html.count('<em class="off">station offline</em>')
+    assert marks == html.count(f">{public['seats'][1]['colour'].capitalize()}</span>") > 0

@@ -157,7 +157,9 @@ class HubProcess:
             'backend = "none"',
         ]
         for table in self.tables:
+            # Its "stations" are the test's own clients, not coffre stations: no seat health.
             lines += ["[[table]]", f'name = "{table}"', f"stations = {json.dumps(STATIONS)}"]
+            lines.append("watch_seats = false")
         self.config.write_text("\n".join(lines) + "\n")
 
     def start(self) -> HubProcess:

@@ -34,6 +34,7 @@ from firmware.hub.service import Hub
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
+from firmware.link.pairing import enrol_user
 from firmware.link.tls import CA_FILE, CERT_FILE, KEY_FILE
 from firmware.tools import host
 from firmware.tools.brokers import BrokerSetup, free_port, serve, start_venue_broker
@@ -279,12 +280,12 @@ def test_re_runs_keep_every_credential_and_the_ca(tmp_path: Path) -> None:
     assert broker_config(out, *port_args) == 0
     added = read_credentials(out)
     assert {u: added[u] for u in first} == first
-    assert set(added) - set(first) == {host_user("t4"), station_user("t4", "p1")}
+    assert set(added) - set(first) == {host_user("t4"), station_user("t4", "p1"), enrol_user("t4")}
     venue_file.write_text(VENUE_TOML.replace('"p1", "p2", "p3"', '"p1", "p3"'))
     assert broker_config(out, *port_args) == 0
     gone = station_user("t3", "p2")
     assert not (out / "credentials" / f"{gone}.password").exists()
-    dropped = {gone, host_user("t4"), station_user("t4", "p1")}  # t4 is gone again too
+    dropped = {gone, host_user("t4"), station_user("t4", "p1"), enrol_user("t4")}  # t4 too
     assert set(refused(out, port, added)) == dropped
     assert (out / CA_FILE).read_bytes() == ca
 

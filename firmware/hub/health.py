@@ -1,0 +1,87 @@
+"""Every seat's health, as the hub knows it: never seen, pairing, online, offline, error.
+
+A station's retained status (``station/<id>/status``, its will says ``lost``) tells the
+hub most of it: one that never connected has none (``never-seen``), one asking to pair
+is ``pairing`` (see :mod:`firmware.hub.pairing`), and one whose service runs but lacks a
+part says ``error`` with its own one-line reason ("no reader"). The hub display's title
+lists the seats not ready; ``hub/status`` carries every seat's health, so the table
+display (which reads only ``public`` and ``hub/status``) marks a seat offline; and
+``start`` with a seat of the game not online asks the host to confirm it by starting
+again within :data:`CONFIRM_SECONDS` (docs/host-guide.md).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from firmware.hub.actor import TableActor
+from firmware.link import protocol as proto
+from firmware.link.lang import N_
+
+State = Literal["never-seen", "pairing", "online", "offline", "error"]
+SeatHealth = proto.SeatHealth
+#: How long a refused start waits for the host to start again (the confirmation).
+CONFIRM_SECONDS = 30.0
+
+
+def state(actor: TableActor, station: str) -> State:
+    if station in actor.pairing:
+        return "pairing"
+    said = actor.station_states.get(station)
+    if said is None:
+        return "never-seen"
+    if said in ("online", "error"):
+        return said  # type: ignore[return-value]
+    return "offline"
+
+
+def report(actor: TableActor) -> dict[str, SeatHealth]:
+    """Every station of the table, in seat order."""
+    return {
+        s: SeatHealth(
+            state(actor, s), actor.reasons.get(s, "") if state(actor, s) == "error" else ""
+        )
+        for s in actor.config.stations
+    }
+
+
+def not_ready(actor: TableActor, stations: list[str] | None = None) -> list[str]:
+    """The stations (of ``stations``, default all) that are not online (never seen
+    counts only on a table that watches its seats: TableConfig.watch_seats)."""
+    ok = {"online"} if actor.config.watch_seats else {"online", "never-seen"}
+    return [s for s in stations or actor.config.stations if state(actor, s) not in ok]
+
+
+def host_title(actor: TableActor, *, noted: bool) -> tuple[str, dict[str, str]] | None:
+    """The hub display's title when a seat needs the host: a pairing code first, then
+    (unless a note is up: "p6 paired") the seats not ready (in a game, its seats only)."""
+    from firmware.hub import pairing
+
+    asking = pairing.title(actor)
+    if asking is not None or noted:
+        return asking
+    table = actor.table
+    seats = table.seating.stations[: table.players] if table is not None else None
+    missing = not_ready(actor, seats)
+    if not missing:
+        return None
+    if len(missing) == 1 and state(actor, missing[0]) == "error":
+        station = missing[0]
+        return N_("{station}: {reason}"), {"station": station, "reason": actor.reasons[station]}
+    return N_("Not ready: {stations}"), {"stations": " ".join(missing)}
+
+
+def may_start(actor: TableActor, stations: list[str], now: float) -> list[str]:
+    """The seats of a game about to start that are not online, unless the host already
+    heard that and starts again within CONFIRM_SECONDS (then [])."""
+    missing = not_ready(actor, stations) if actor.config.watch_seats else []
+    asked = actor.start_asked
+    if not missing or (asked is not None and now - asked <= CONFIRM_SECONDS):
+        actor.start_asked = None
+        return []
+    actor.start_asked = now
+    return missing
+
+
+def status_reason(status: proto.StationStatus) -> str:
+    return status.reason if status.state == "error" else ""
