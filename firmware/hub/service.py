@@ -50,7 +50,7 @@ from firmware.hub.claim import (
 )
 from firmware.hub.config import TableConfig
 from firmware.hub.hostmenu import HostMenu, SwitchTable
-from firmware.hub.publish import Held, Publisher
+from firmware.hub.publish import Held, Publisher, link_screen
 from firmware.hub.store import GameRecord, Store, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
@@ -627,13 +627,7 @@ class Hub:
         if state.ok or state.state in ("idle", "stopped"):
             return
         if self.out.painter is not None and actor is self.out.panel_actor:
-            host = self.broker.host
-            lines = (
-                ["Connecting to", f"{host}..."]
-                if state.state == "connecting"
-                else [state.text, "Retrying...", "See: journalctl", "-u coffre-hub"]
-            )
-            self.out.painter.paint(f"coffre hub {actor.config.name}", lines)
+            self.out.painter.paint(*link_screen(actor, state, self.broker.host))
 
     # --- station inputs ----------------------------------------------------------------
 

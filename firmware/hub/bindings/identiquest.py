@@ -29,7 +29,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit, glass, scroll_marker
+from firmware.link.render import fit, glass, scroll_marker, shrink, shrink_names
 from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
@@ -267,6 +267,7 @@ class IdentiquestBinding:
         last = _last_event(table, pub, seat)
         if last and menu is None and pub["phase"] != "over":
             lines[2] = last  # what just happened beats the suspects summary
+        title = shrink_names(title, [name(s) for s in range(table.players)])
         return Screen(rev=0, title=fit(title), lines=tuple(lines), secret=secret, led=led)
 
     def _window(self, table: Table, seat: int, menu: Menu, size: int = WINDOW) -> list[str]:
@@ -303,7 +304,7 @@ class IdentiquestBinding:
         ranks = lang.ranks(pub["ranking"] or [])
         score = pub["scores"][seat]
         me = plural("You: #{rank}, {n} gem", "You: #{rank}, {n} gems", score, rank=ranks[seat])
-        title = f"{table.seating.name(seat)} {_('Over')}"
+        title = shrink(lambda who: f"{who} {_('Over')}", table.seating.name(seat))
         return ranking.screen(title, me, _ranking_rows(table, pub), table, seat)
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
