@@ -357,7 +357,8 @@ class IdentitesCrypteesBinding(KnobMenus):
         if kind == "draw":
             return _("{who} draws", who=actor)
         what = _(_SIMPLE[kind]) if kind in _SIMPLE else kind
-        return f"{actor}: {what}"
+        line = f"{actor}: {what}"
+        return line if len(glass(line)) <= CHARS else f"{actor} {what}"
 
     def news_line(self, table: Table) -> str:
         """What just happened, from the last action's public events (the most telling)."""
@@ -392,8 +393,14 @@ class IdentitesCrypteesBinding(KnobMenus):
                 return _("{who} shows a card", who=who)
             slot = _card_slot(data["card"])
             card = in_language(up["name"])
-            said = functools.partial(_shown, who, slot)
-            return shrink(said, card)
+            # The card whole where it fits: without its place ("Red shows Medic") before a cut.
+            whole = _shown(who, slot, card)
+            if len(glass(whole)) <= CHARS:
+                return whole
+            bare = _("{who} shows {card}", who=who, card=card)
+            if len(glass(bare)) <= CHARS:
+                return bare
+            return shrink(lambda c: _("{who} shows {card}", who=who, card=c), card)
         if kind == "window_closed" and data.get("by") not in ("timeout", "passes"):
             return _("Window closed")
         return ""
@@ -522,7 +529,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         title = self._host_status(table)
         # Hit points in words ("Red 3HP", "S10 out"), two seats a row, in columns.
         cells = [
-            f"{short(table, s['seat'])} " + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out"))
+            f"{short(table, s['seat'])} " + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
             for s in pub["seats"]
         ]
         rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]

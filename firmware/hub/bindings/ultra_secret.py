@@ -30,6 +30,7 @@ needed for this game (the box's cards stay in the box; the hub keeps them).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from firmware.hub.bindings.menus import KnobMenus, Option
@@ -341,7 +342,11 @@ class UltraSecretBinding(KnobMenus):
                 square=hidden["at"] or "?",
                 card=locker,
             ),
-            _("Moles {cards}", cards=" ".join(me["moles"]) or _("none")),
+            # "Moles G1x2 G3": each mole card once, with its count (six fit a line).
+            _first(
+                _("Moles {cards}", cards=_counted(me["moles"]) or _("none")),
+                fit_list(_("Moles"), _counted(me["moles"]).split()),
+            ),
         ]
         grid = sheet["grid"]
         rows = [
@@ -417,7 +422,8 @@ class UltraSecretBinding(KnobMenus):
         if e["slot"] == "mole":
             return _("{where} mole {card}", where=where, card=e["card"])
         if e["slot"] == "fake":
-            return f"{where} {_('f:')}{e['card']}{how}"
+            fake = _("f:")
+            return f"{where} {fake}{e['card']}{how}"
         slot = {"suitcase": _("s:"), "briefcase": _("b:"), "locker": _("l:")}[e["slot"]]
         colour = short(e["colour"])
         return f"{where} {colour} {slot}{card_code(e['card'])}{how}"
@@ -597,6 +603,12 @@ class UltraSecretBinding(KnobMenus):
         return title, lines  # five lines at six agents: the hub display pages them
 
 
+def _counted(cards: list[str]) -> str:
+    """Cards with their counts ("G1x2 G3"), in the order first held."""
+    counts = Counter(cards)
+    return " ".join(c if counts[c] == 1 else f"{c}x{counts[c]}" for c in dict.fromkeys(cards))
+
+
 def _first(*lines: str) -> str:
     """The first of ``lines`` that fits the glass (the last one, cut, if none does)."""
     for line in lines:
@@ -621,9 +633,10 @@ def _said(e: dict[str, Any], room: int = CHARS) -> str:
     if e["slot"] == "fake":
         forms = [_("{square}: fake {card}", square=e["square"], card=card)]
     else:
-        slot = _(_SLOT_WORDS[e["slot"]])
+        word, name = _SLOT_WORDS[e["slot"]], COLOUR_NAMES[e["colour"]]
+        slot = _(word)
         forms = [
-            _("{colour} {slot}: {card}", colour=_(COLOUR_NAMES[e["colour"]]), slot=slot, card=card),
+            _("{colour} {slot}: {card}", colour=_(name), slot=slot, card=card),
             _("{colour} {slot}: {card}", colour=short(e["colour"]), slot=slot, card=card),
         ]
     for form in forms:
@@ -633,13 +646,18 @@ def _said(e: dict[str, Any], room: int = CHARS) -> str:
 
 
 def _legend() -> list[tuple[str, list[str]]]:
-    """The sheet's shorthand in words: its key, the last pages."""
+    """The sheet's shorthand in words: its key, the last pages (the letters are the ones
+    the sheet itself writes, in the table's language)."""
+    s, b, lk, f = _("s:"), _("b:"), _("l:"), _("f:")
+    suitcase, briefcase, locker, fake = _("suitcase"), _("briefcase"), _("locker"), _("fake")
+    bug, inf = _(" bug").strip(), _(" inf").strip()
+    by_bug, by_inf = _("your bug saw it"), _("informant saw it")
     return [
         (
             _("Sheet key"),
             [
-                f"{_('s:')} {_('suitcase')}  {_('b:')} {_('briefcase')}",
-                f"{_('l:')} {_('locker')}  {_('f:')} {_('fake')}",
+                f"{s} {suitcase}  {b} {briefcase}",
+                f"{lk} {locker}  {f} {fake}",
                 _("TB: toothbrush"),
                 _("?: not seen yet"),
             ],
@@ -648,8 +666,8 @@ def _legend() -> list[tuple[str, list[str]]]:
             _("Sheet key"),
             [
                 _("T8: seen in turn 8"),
-                f"{_(' bug').strip()}: {_('your bug saw it')}",
-                f"{_(' inf').strip()}: {_('informant saw it')}",
+                f"{bug}: {by_bug}",
+                f"{inf}: {by_inf}",
                 _("P1-6 ID, X1-6 formula"),
             ],
         ),
