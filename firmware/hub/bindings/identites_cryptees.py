@@ -614,7 +614,10 @@ def _shown(who: str, slot: str, card: str) -> str:
 
 def _face_line(who: str, slot: str, card: dict[str, Any]) -> str:
     """A face-up card on one line: whose, which, its name; its side in words where they fit."""
-    line = shrink(lambda c: f"{who} {slot}: {c}", in_language(card["name"]))
+    name = in_language(card["name"])
+    line = f"{who} {slot}: {name}"
+    if len(glass(line)) > CHARS:  # the name whole rather than its place
+        line = shrink(lambda c: f"{who}: {c}", name)
     side = _FACTIONS.get(card.get("colour", ""))
     if side and len(glass(f"{line} ({_(side)})")) <= CHARS:
         line = f"{line} ({_(side)})"
