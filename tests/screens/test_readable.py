@@ -141,7 +141,7 @@ def test_the_card_a_search_finds_is_the_first_page_under_the_flap() -> None:
 def test_ultra_secret_lines_say_their_words() -> None:
     """The seat's pieces read "Agent H2 Informant G3" and "Bug -, mole cards 0" (not
     "Ag - Ind - Mi -"); the sheet ends with a key to its shorthand; French blue and
-    white are "Bleu" and "Blan", not "Ble" and "Bla"."""
+    white are "Blu" and "Blc", not "Ble" and "Bla" (one letter apart)."""
     table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
     with speaking("fr"):
         lines = table.binding.station_screen(table, 0).lines
@@ -149,7 +149,7 @@ def test_ultra_secret_lines_say_their_words() -> None:
         assert lines[3].startswith("Micro -, taupes"), lines
         pages = table.binding.pages(table, 0)  # type: ignore[attr-defined]
         assert pages[-1][0] == "Légende" and "v: valise" in pages[-2][1][0]
-        assert [short_colour("blue"), short_colour("white")] == ["Bleu", "Blan"]
+        assert [short_colour("blue"), short_colour("white")] == ["Blu", "Blc"]
 
 
 def test_the_news_at_the_top_of_the_menu_is_in_words() -> None:
