@@ -50,6 +50,7 @@ from firmware.link.render import (
     wrap,
 )
 from rules.core import Action, action_to_json
+from rules.identites_cryptees import INFO
 
 ACT_LED = (255, 160, 0)
 IDLE_LED = (0, 0, 0)
@@ -285,20 +286,30 @@ class IdentitesCrypteesBinding(KnobMenus):
             left = float(pub["window"]["seconds"])
         return f" {int(left + 0.999)}s"
 
-    def _host_status(self, table: Table) -> str:
+    def _host_status(self, table: Table, lines: int) -> str:
         """The hub display's title: whose turn, or the window's seconds, short enough to
-        leave room for its page count ("Window 4s 1/3")."""
+        leave room for the page count of its ``lines`` ("Window 4s 1/3")."""
         pub = table.view(None)["table"]
         if pub["phase"] == "window":
             return _("Window{clock}", clock=self._countdown(table))
-        return self._status(table, -1)
+        status = self._status(table, -1)
+        pages = -(-lines // BODY_LINES)
+        room = CHARS - len(f" {pages}/{pages}") if pages > 1 else CHARS
+        said = INFO.phase(pub["phase"])
+        if len(glass(status)) <= room or said is None:
+            return status
+        compact = f"{short(table, pub['pending'].get('seat'))}: {_(said.short)}"
+        return compact if len(glass(compact)) <= room else _(said.short)
 
-    def face_up(self, table: Table) -> list[str]:
+    def face_up(self, table: Table, *, living: bool = False) -> list[str]:
         """Every face-up card at the table, a line each ("Yel left: Blue Badge"): an ID or a
-        loyalty card shown, a permanent program in play. Public: the table sees them."""
+        loyalty card shown, a permanent program in play. Public: the table sees them.
+        ``living``: the living seats' only (the hub display's pages stay few)."""
         pub = table.view(None)["table"]
         lines = []
         for s in pub["seats"]:
+            if living and not s["alive"]:
+                continue  # an eliminated seat's cards all turn over: on the stations' page
             who = short(table, s["seat"])
             shown = [("id", s["id"]), *((slot, s["loyalty"][slot]) for slot in ("left", "right"))]
             for slot, card in shown:
@@ -526,7 +537,6 @@ class IdentitesCrypteesBinding(KnobMenus):
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
-        title = self._host_status(table)
         # Hit points in words ("Red 3HP", "S10 out"), two seats a row, in columns.
         cells = [
             f"{short(table, s['seat'])} " + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
@@ -534,7 +544,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         ]
         rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]
         rows += cells[len(cells) // 2 * 2 :]
-        rows += self.face_up(table)
+        rows += self.face_up(table, living=True)
         held = [
             f"{self._weapon_name(table, w['key'])[:3]}:{short(table, w['holder'])}>"
             + "+".join(short(table, t) for t in w["targets"])
@@ -544,7 +554,8 @@ class IdentitesCrypteesBinding(KnobMenus):
         news = self.news_line(table)
         tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
         # Every seat and weapon: the hub pages a screen longer than the glass.
-        return title, [*rows, *held, *tail]
+        lines = [*rows, *held, *tail]
+        return self._host_status(table, len(lines)), lines
 
 
 _SIMPLE = {
