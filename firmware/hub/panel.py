@@ -11,6 +11,7 @@ from firmware.hub.actor import TableActor
 from firmware.hub.events import Batch
 from firmware.hub.hostcmd import host_command
 from firmware.hub.hostmenu import SwitchTable
+from firmware.hub.publish import link_screen
 from firmware.link.mqtt import LinkState
 
 if TYPE_CHECKING:
@@ -56,10 +57,4 @@ def link_changed(hub: Hub, actor: TableActor) -> None:
     if state.ok or state.state in ("idle", "stopped"):
         return
     if hub.out.painter is not None and actor is hub.out.panel_actor:
-        host = hub.broker.host
-        lines = (
-            ["Connecting to", f"{host}..."]
-            if state.state == "connecting"
-            else [state.text, "Retrying...", "See: journalctl", "-u coffre-hub"]
-        )
-        hub.out.painter.paint(f"coffre hub {actor.config.name}", lines)
+        hub.out.painter.paint(*link_screen(actor, state, hub.broker.host))

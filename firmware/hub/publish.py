@@ -30,7 +30,8 @@ from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
 from firmware.hub.throttle import Throttle
 from firmware.link import protocol as proto
-from firmware.link.lang import _, refusal, short_colour, speaking
+from firmware.link.lang import N_, _, refusal, short_colours, speaking
+from firmware.link.mqtt import LinkState
 from firmware.link.render import BODY_LINES, CHARS, render_lines
 
 log = logging.getLogger(__name__)
@@ -148,9 +149,11 @@ class Publisher:
             due = actor.timer_due
             table.timer_left = None if due is None else max(0.0, due - self.clock())
             actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
+        step = game_step(table) if table is not None else ""
         for seat, station in enumerate(actor.config.stations):
             if table is not None and seat < table.players:
                 screen = table.binding.station_screen(table, seat)
+                screen = msgspec.structs.replace(screen, phase=step)
             else:
                 screen = idle_screen(actor, station)
             # Compare without the revision: a station is sent a screen only when it changed.
@@ -313,16 +316,21 @@ class Publisher:
                 self.painter.paint(title, lines)
 
 
+def game_step(table: Table) -> str:
+    """The round and phase a table is in ("2/vote"): a station's toast ends with it."""
+    ctx = table.engine.context(table.view(None))
+    return f"{ctx['round'] or ''}/{ctx['phase'] or ''}"
+
+
 def final_ranking(table: Table) -> list[str]:
     """The final ranking, winner first, two seats a line (places shared by a tie)."""
     pub = table.public()
     scores = pub["scores"] or []
-    colours = [s["colour"] for s in pub["seats"]]
+    shorts = short_colours([s["colour"] for s in pub["seats"]])
     cells, place = [], 1
     for group in pub["ranking"] or []:
         for seat in group:
-            name = colours[seat]
-            cells.append(f"{place}.{short_colour(name)} {scores[seat]}")
+            cells.append(f"{place}.{shorts[seat]} {scores[seat]}")
         place += len(group)
     if len(cells) % 2:
         cells.append("")
@@ -348,6 +356,30 @@ def refused_screen(verdict: Verdict, *, several: bool) -> tuple[str, list[str]]:
     if several:
         lines.append(_("ok: next table"))
     return title, lines
+
+
+#: What a connection problem is called on the hub display (the client's own words are
+#: English, for the log).
+_LINK_WORDS = {
+    "not-found": N_("Broker not found"),
+    "refused": N_("Broker refused us"),
+    "wrong-password": N_("Wrong password"),
+    "wrong-ca": N_("Certificate: wrong CA"),
+    "wrong-name": N_("Certificate: wrong name"),
+    "tls": N_("TLS failed"),
+    "disconnected": N_("Broker lost"),
+}
+
+
+def link_screen(actor: TableActor, state: LinkState, host: str) -> tuple[str, list[str]]:
+    """The hub display while the hub's connection is not up (the first screen a host may
+    see), in the table's language."""
+    with speaking(actor.language):
+        title = _("coffre hub {table}", table=actor.config.name)
+        if state.state == "connecting":
+            return title, [_("Connecting to"), f"{host}..."]
+        words = _(_LINK_WORDS[state.state]) if state.state in _LINK_WORDS else state.text
+        return title, [words, _("Retrying..."), _("See: journalctl"), "-u coffre-hub"]
 
 
 def idle_screen(actor: TableActor, station: str) -> proto.Screen:

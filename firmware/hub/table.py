@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from firmware.link.lang import colour, short_colour
+from firmware.link.lang import colour, short_colours
 from firmware.link.protocol import Input, Screen
 from hardware.keys import Key, KeySet
 from rules import get_game
@@ -71,8 +71,9 @@ class Seating:
         return colour(self.colours[seat])
 
     def short(self, seat: int) -> str:
-        """The seat in three letters for lists, none alike ("Blu", "Blk")."""
-        return short_colour(self.colours[seat])
+        """The seat in three letters for lists, none alike ("Blu", "Blk"; "Mae", "Mac"
+        for Marie and Marc)."""
+        return short_colours(self.colours)[seat]
 
 
 @dataclass

@@ -147,6 +147,28 @@ def short_colour(name: str) -> str:
     return name[:3].capitalize()
 
 
+def short_colours(names: list[str]) -> list[str]:
+    """Each seat's three-letter form, none alike at one table: where two names begin the
+    same ("Marie", "Marc"), each goes by its first two letters and its last ("Mae",
+    "Mac"), then its first letter and last two, then a number."""
+    return list(_short_colours(tuple(names), current()))
+
+
+@cache
+def _short_colours(names: tuple[str, ...], _language: str) -> tuple[str, ...]:
+    shorts = [short_colour(n) for n in names]
+    out = list(shorts)
+    for i, name in enumerate(names):
+        if shorts.count(shorts[i]) < 2:
+            continue
+        word = colour(name)
+        taken = {s for j, s in enumerate(out) if j != i}
+        candidates = (word[:2] + word[-1:], word[:1] + word[-2:])
+        numbered = (f"{word[:2]}{k}" for k in range(1, 10))
+        out[i] = next(c for c in (*candidates, *numbered) if c not in taken and len(c) == 3)
+    return tuple(out)
+
+
 def ranks(groups: list[list[int]]) -> dict[int, int]:
     """Standard competition ranks ("1, 2, 2, 4") of seats grouped best first."""
     out: dict[int, int] = {}

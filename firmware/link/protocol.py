@@ -157,6 +157,9 @@ class Screen(msgspec.Struct, frozen=True, omit_defaults=True):
     lines: tuple[str, ...] = ()
     secret: Secret | None = None
     led: tuple[int, int, int] | None = None  # 0..255 per channel; None: leave as is
+    #: Which step of the game this screen belongs to (round and phase, filled by the hub):
+    #: a toast shown under one step ends when the next one begins.
+    phase: str = ""
 
 
 class Ack(msgspec.Struct, frozen=True):

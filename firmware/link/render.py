@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import textwrap
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
@@ -94,6 +95,30 @@ def window(items: list[str], top: int, shown: int) -> tuple[list[str], int]:
     """The ``shown`` items from ``top`` (kept in range) and the top actually used."""
     top = max(0, min(top, len(items) - shown))
     return items[top : top + shown], top
+
+
+def shrink(line: Callable[[str], str], value: str) -> str:
+    """``line(value)`` with ``value`` (a seat's or card's name) cut, marked with ".", until
+    the line fits the glass: a long name gives way, the rest (round, phase) stays whole."""
+    text = line(value)
+    while len(glass(text)) > CHARS and len(value) > 3:  # as drawn: "œ" takes two
+        value = value[:-1]
+        text = line(value.rstrip() + ".")
+    return text
+
+
+def shrink_names(text: str, names: list[str]) -> str:
+    """``text`` with the longest of the seat ``names`` it holds cut (marked ".") until it
+    fits the glass: every other word of it stays whole."""
+    shown = {n: n for n in names}
+    while len(glass(text)) > CHARS:
+        present = [n for n in names if shown[n] in text and len(shown[n].rstrip(".")) > 3]
+        if not present:
+            break
+        longest = max(present, key=lambda n: len(shown[n]))
+        cut = shown[longest].rstrip(".")[:-1].rstrip() + "."
+        text, shown[longest] = text.replace(shown[longest], cut), cut
+    return text
 
 
 def titled(headings: list[str], suffix: str) -> str:

@@ -88,6 +88,8 @@ class Station:
         self.pending: dict[str, tuple[bytes, float]] = {}
         self.screen: proto.Screen | None = None
         self.toast: tuple[str, float] | None = None
+        #: The game step (``Screen.phase``) a toast was shown under: it ends with that step.
+        self.toast_phase = ""
         self.led_until = 0.0
         self.last_ack: proto.Ack | None = None
         self.acks = 0
@@ -245,6 +247,8 @@ class Station:
             except msgspec.MsgspecError:
                 log.warning("%s: bad screen payload %r", self.id, msg.payload[:80])
                 return
+            if self.toast and self.screen.phase != self.toast_phase:
+                self.toast = None  # a refusal of the last step would cover this one's prompt
             if self.screen.led is not None and self.clock() >= self.led_until:
                 self.devices.controls.led(_rgb(self.screen.led))
             self._draw()
@@ -307,6 +311,7 @@ class Station:
 
     def _show_toast(self, text: str) -> None:
         self.toast = (text, self.clock() + TOAST_SECONDS)
+        self.toast_phase = self.screen.phase if self.screen is not None else ""
         self._draw()
 
     def _draw(self) -> None:

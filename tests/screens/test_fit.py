@@ -34,6 +34,11 @@ def misfits(shown: Shown) -> list[str]:
     # must page its own lists.
     if len(shown.lines) > BODY_LINES and shown.where != "hub":
         bad.append(f"{shown.where}: {len(shown.lines)} lines {shown.lines}")
+    if len(shown.lines) > BODY_LINES and shown.where == "hub":
+        # The hub pages it: its title must leave room for the page count ("Window 5s 1/3").
+        pages = -(-len(shown.lines) // BODY_LINES)
+        if len(glass(shown.title)) + len(f" {pages}/{pages}") > CHARS:
+            bad.append(f"hub: title {shown.title!r} leaves no room for its page count")
     if len(shown.big) > 5:
         bad.append(f"{shown.where}: big {shown.big!r}")
     return bad

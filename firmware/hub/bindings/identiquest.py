@@ -29,7 +29,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit, glass, scroll_marker
+from firmware.link.render import fit, glass, scroll_marker, shrink, shrink_names
 from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
@@ -209,13 +209,12 @@ class IdentiquestBinding:
         pub = me["table"]
         name = table.seating.name
         menu = self.menu(table, seat)
-        market = _market(pub)
+        market = market_line(pub)
         loot = pub["loot"][seat]
         own = plural("Loot {n} gem", "Loot {n} gems", loot["size"])
         if loot["top"]:
             own = _("Loot {n}, top {gem}", n=loot["size"], gem=gem_name(loot["top"]))
-        room = WIDTH - len(glass(_("Sus {summary}", summary="")))
-        suspects = _("Sus {summary}", summary=suspect_summary(table, pub, room))
+        suspects = self.suspects_line(table, pub)
         secret = self._secret(me)
         led = ACT_LED if menu is not None else IDLE_LED
         if pub["phase"] == "over":
@@ -230,9 +229,9 @@ class IdentiquestBinding:
                     receiver=table.seating.short(p["receiver"]),
                 )
             else:
-                status = _("Wait for your turn")
+                status = suspects  # the title says whose turn it is
             title = _("{seat}: {turn}'s turn", seat=name(seat), turn=name(pub["turn"]))
-            lines = [market, own, suspects, status]
+            lines = [_("Market, deck {n}:", n=pub["deck"]), market, own, status]
         elif menu.name == "give":
             p = pub["pending"]
             title = plural(
@@ -265,9 +264,20 @@ class IdentiquestBinding:
             head = _("{target}: {n} ? left", target=name(menu.target), n=left)
             lines = [head, *self._window(table, seat, menu)]
         last = _last_event(table, pub, seat)
-        if last and menu is None and pub["phase"] != "over":
-            lines[2] = last  # what just happened beats the suspects summary
+        if last and menu is None and pub["phase"] == "play":
+            lines[3] = last  # what just happened beats the suspects summary
+        title = shrink_names(title, [name(s) for s in range(table.players)])
         return Screen(rev=0, title=fit(title), lines=tuple(lines), secret=secret, led=led)
+
+    @staticmethod
+    def suspects_line(table: Table, pub: dict[str, Any]) -> str:
+        """ "Suspects R7 Y7 G7 B7": each seat's letter and how many colours it may still be
+        (a word, not a bare "?", says what the list is)."""
+        suspects = _("Suspects {summary}", summary=suspect_summary(table, pub, WIDTH))
+        if len(glass(suspects)) <= WIDTH:
+            return suspects
+        room = WIDTH - len(glass(_("Susp. {summary}", summary="")))
+        return _("Susp. {summary}", summary=suspect_summary(table, pub, room))
 
     def _window(self, table: Table, seat: int, menu: Menu, size: int = WINDOW) -> list[str]:
         items = self.items(table, seat, menu)
@@ -303,7 +313,7 @@ class IdentiquestBinding:
         ranks = lang.ranks(pub["ranking"] or [])
         score = pub["scores"][seat]
         me = plural("You: #{rank}, {n} gem", "You: #{rank}, {n} gems", score, rank=ranks[seat])
-        title = f"{table.seating.name(seat)} {_('Over')}"
+        title = shrink(lambda who: f"{who} {_('Over')}", table.seating.name(seat))
         return ranking.screen(title, me, _ranking_rows(table, pub), table, seat)
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
@@ -323,14 +333,18 @@ class IdentiquestBinding:
             )
         else:
             title = _("Turn: {seat}", seat=name(pub["turn"]))
-        cells = []
+        deck = _("{title}, deck {n}", title=title, n=pub["deck"])
+        title = deck if len(glass(deck)) <= WIDTH else title
         letters = seat_letters(table)
-        for s, loot in enumerate(pub["loot"]):
-            top = gems[loot["top"]] if loot["top"] else "--"
-            cells.append(f"{letters[s]}{loot['size']:>2}{top}")
-        rows = [" ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
-        summary = "?" + suspect_summary(table, pub, WIDTH - 1)
-        return fit(title), [_market(pub), *rows, summary][:4]
+        loots = pub["loot"]
+        tops = [gems[loot["top"]] if loot["top"] else "-" for loot in loots]
+        cells = [f"{letters[s]}{loot['size']}{tops[s]}" for s, loot in enumerate(loots)]
+        rows = _columns(cells, 3)
+        if any(len(glass(row)) > WIDTH for row in rows):  # two-letter seats, 10+ gems
+            rows = [" ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
+        if any(len(glass(row)) > WIDTH for row in rows):
+            rows = _columns([f"{letters[s]}{loot['size']}" for s, loot in enumerate(loots)], 3)
+        return fit(title), [market_line(pub), *rows, self.suspects_line(table, pub)][:4]
 
 
 def gem_name(colour: str) -> str:
@@ -342,9 +356,21 @@ def _you_are(me: dict[str, Any]) -> str:
     return _("You are {colour}", colour=gem_name(me["identity"]))
 
 
-def _market(pub: dict[str, Any]) -> str:
+def market_line(pub: dict[str, Any]) -> str:
+    """The market's five gems: their names where they fit on a line, else three letters
+    each ("jau rou ble jau ora")."""
+    words = " ".join(gem_name(g) for g in pub["market"])
+    if len(glass(words)) <= WIDTH:
+        return words
     gems = gem_codes(pub["colours"])
-    return _("Mkt {gems} {deck}", gems=" ".join(gems[g] for g in pub["market"]), deck=pub["deck"])
+    return " ".join(gems[g] for g in pub["market"])
+
+
+def _columns(cells: list[str], per_row: int) -> list[str]:
+    """Cells ``per_row`` a row, in aligned columns."""
+    width = max((len(glass(c)) for c in cells), default=0) + 1
+    rows = [cells[i : i + per_row] for i in range(0, len(cells), per_row)]
+    return ["".join(f"{c:<{width}}" for c in row).rstrip() for row in rows]
 
 
 def _ranking_rows(table: Table, pub: dict[str, Any]) -> list[str]:
@@ -418,11 +444,13 @@ def suspect_summary(table: Table, pub: dict[str, Any], room: int) -> str:
 
 
 def gem_codes(colours: list[str]) -> dict[str, str]:
-    """A distinct two-letter code per gem colour ("re", "or", ... for the default deck)."""
+    """A distinct three-letter code per gem colour ("red", "ora", ... for the default deck):
+    the start of the name the table reads."""
     codes: dict[str, str] = {}
     for colour in colours:
         word = gem_name(colour)  # the code comes from the name the table reads
-        for code in (word[:2], word[0] + word[-1], *(word[0] + str(i) for i in range(10))):
+        tries = (word[:3], word[:2] + word[-1], *(word[:2] + str(i) for i in range(10)))
+        for code in tries:
             if code not in codes.values():
                 codes[colour] = code
                 break

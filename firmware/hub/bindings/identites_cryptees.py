@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import textwrap
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -40,8 +39,18 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label
 from firmware.link.protocol import Screen, Secret
-from firmware.link.render import BODY_LINES, CHARS, fit_list, glass, menu_rows, titled, wrap
+from firmware.link.render import (
+    BODY_LINES,
+    CHARS,
+    fit_list,
+    glass,
+    menu_rows,
+    shrink,
+    titled,
+    wrap,
+)
 from rules.core import Action, action_to_json
+from rules.identites_cryptees import INFO
 
 ACT_LED = (255, 160, 0)
 IDLE_LED = (0, 0, 0)
@@ -250,7 +259,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         pub = table.view(None)["table"]
         me = pub["seats"][seat]
         state = _("{n}HP", n=me["hp"]) if me["alive"] else _("out")
-        title = f"{seat_name(table, seat)} {state}"
+        title = shrink(lambda who: f"{who} {state}", seat_name(table, seat))
         acting = bool(self.legal(table, seat)) and self._asked(pub, seat)
         return Screen(
             rev=0,
@@ -276,6 +285,39 @@ class IdentitesCrypteesBinding(KnobMenus):
         if left is None:
             left = float(pub["window"]["seconds"])
         return f" {int(left + 0.999)}s"
+
+    def _host_status(self, table: Table, lines: int) -> str:
+        """The hub display's title: whose turn, or the window's seconds, short enough to
+        leave room for the page count of its ``lines`` ("Window 4s 1/3")."""
+        pub = table.view(None)["table"]
+        if pub["phase"] == "window":
+            return _("Window{clock}", clock=self._countdown(table))
+        status = self._status(table, -1)
+        pages = -(-lines // BODY_LINES)
+        room = CHARS - len(f" {pages}/{pages}") if pages > 1 else CHARS
+        said = INFO.phase(pub["phase"])
+        if len(glass(status)) <= room or said is None:
+            return status
+        compact = f"{short(table, pub['pending'].get('seat'))}: {_(said.short)}"
+        return compact if len(glass(compact)) <= room else _(said.short)
+
+    def face_up(self, table: Table, *, living: bool = False) -> list[str]:
+        """Every face-up card at the table, a line each ("Yel left: Blue Badge"): an ID or a
+        loyalty card shown, a permanent program in play. Public: the table sees them.
+        ``living``: the living seats' only (the hub display's pages stay few)."""
+        pub = table.view(None)["table"]
+        lines = []
+        for s in pub["seats"]:
+            if living and not s["alive"]:
+                continue  # an eliminated seat's cards all turn over: on the stations' page
+            who = short(table, s["seat"])
+            shown = [("id", s["id"]), *((slot, s["loyalty"][slot]) for slot in ("left", "right"))]
+            for slot, card in shown:
+                if card:
+                    lines.append(_face_line(who, _card_slot(slot), card))
+            for prog in s["permanent"]:
+                lines.append(_face_line(who, _("prog."), prog))
+        return lines
 
     def _status(self, table: Table, seat: int) -> str:
         pub = table.view(None)["table"]
@@ -326,7 +368,8 @@ class IdentitesCrypteesBinding(KnobMenus):
         if kind == "draw":
             return _("{who} draws", who=actor)
         what = _(_SIMPLE[kind]) if kind in _SIMPLE else kind
-        return f"{actor}: {what}"
+        line = f"{actor}: {what}"
+        return line if len(glass(line)) <= CHARS else f"{actor} {what}"
 
     def news_line(self, table: Table) -> str:
         """What just happened, from the last action's public events (the most telling)."""
@@ -355,7 +398,20 @@ class IdentitesCrypteesBinding(KnobMenus):
         if kind == "heal":
             return _("{who} healed: {hp}HP", who=who, hp=data["hp"])
         if kind == "reveal":
-            return _("{who} shows a card", who=who)
+            seat = table.view(None)["table"]["seats"][data["seat"]]
+            up = seat["id"] if data["card"] == "id" else seat["loyalty"].get(data["card"])
+            if not up:
+                return _("{who} shows a card", who=who)
+            slot = _card_slot(data["card"])
+            card = in_language(up["name"])
+            # The card whole where it fits: without its place ("Red shows Medic") before a cut.
+            whole = _shown(who, slot, card)
+            if len(glass(whole)) <= CHARS:
+                return whole
+            bare = _("{who} shows {card}", who=who, card=card)
+            if len(glass(bare)) <= CHARS:
+                return bare
+            return shrink(lambda c: _("{who} shows {card}", who=who, card=c), card)
         if kind == "window_closed" and data.get("by") not in ("timeout", "passes"):
             return _("Window closed")
         return ""
@@ -428,6 +484,9 @@ class IdentitesCrypteesBinding(KnobMenus):
                 ],
             )
         ]
+        faced = self.face_up(table)
+        for i in range(0, len(faced), WINDOW):
+            pages.append((_("Face up"), faced[i : i + WINDOW]))
         if ident and in_language(ident.get("text")):
             name = in_language(ident["name"])
             pages += card_pages(_("ID card|page"), name, in_language(ident["text"]))
@@ -478,9 +537,14 @@ class IdentitesCrypteesBinding(KnobMenus):
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
-        title = self._status(table, -1)
-        cells = [f"{short(table, s['seat'])}{s['hp'] if s['alive'] else 'x'}" for s in pub["seats"]]
-        rows = [" ".join(cells[i : i + 4]) for i in range(0, len(cells), 4)]
+        # Hit points in words ("Red 3HP", "S10 out"), two seats a row, in columns.
+        cells = [
+            f"{short(table, s['seat'])} " + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
+            for s in pub["seats"]
+        ]
+        rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]
+        rows += cells[len(cells) // 2 * 2 :]
+        rows += self.face_up(table, living=True)
         held = [
             f"{self._weapon_name(table, w['key'])[:3]}:{short(table, w['holder'])}>"
             + "+".join(short(table, t) for t in w["targets"])
@@ -490,7 +554,8 @@ class IdentitesCrypteesBinding(KnobMenus):
         news = self.news_line(table)
         tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
         # Every seat and weapon: the hub pages a screen longer than the glass.
-        return title, [*rows, *held, *tail]
+        lines = [*rows, *held, *tail]
+        return self._host_status(table, len(lines)), lines
 
 
 _SIMPLE = {
@@ -554,13 +619,20 @@ def _seen_id(seat: str, card: str) -> str:
     return _("{seat} ID {card}", seat=seat, card=card)
 
 
-def shrink(line: Callable[[str], str], value: str) -> str:
-    """``line(value)`` with ``value`` (a card's name) cut until the line fits the glass."""
-    text = line(value)
-    while len(glass(text)) > CHARS and len(value) > 3:  # as drawn: "œ" takes two
-        value = value[:-1]
-        text = line(value.rstrip() + ".")
-    return text
+def _shown(who: str, slot: str, card: str) -> str:
+    return _("{who} shows {slot}: {card}", who=who, slot=slot, card=card)
+
+
+def _face_line(who: str, slot: str, card: dict[str, Any]) -> str:
+    """A face-up card on one line: whose, which, its name; its side in words where they fit."""
+    name = in_language(card["name"])
+    line = f"{who} {slot}: {name}"
+    if len(glass(line)) > CHARS:  # the name whole rather than its place
+        line = shrink(lambda c: f"{who}: {c}", name)
+    side = _FACTIONS.get(card.get("colour", ""))
+    if side and len(glass(f"{line} ({_(side)})")) <= CHARS:
+        line = f"{line} ({_(side)})"
+    return line
 
 
 def _card_slot(slot: str, *, long: bool = False) -> str:

@@ -19,9 +19,9 @@ from typing import Any
 
 from firmware.hub.table import Table
 from firmware.link import lang
-from firmware.link.lang import _
+from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import glass, scroll_room, scroll_title, scrolled, window
+from firmware.link.render import glass, scroll_room, scroll_title, scrolled, shrink, window
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 from rules.incognito import INFO
@@ -82,10 +82,9 @@ class IncognitoBinding:
 
     @staticmethod
     def list_window(table: Table, seat: int) -> int:
-        """Words shown at once while voting: one fewer while the seat still has cards to lay
-        (that line says where to lay them)."""
-        pub = table.view(None)
-        return LIST_WINDOW - 1 if len(pub["voted"][seat]) < table.players - 1 else LIST_WINDOW
+        """Words shown at once while voting: the last line says where to lay cards, or,
+        once they are laid, how many still vote."""
+        return LIST_WINDOW - 1
 
     # --- host and timers ---------------------------------------------------------
 
@@ -120,12 +119,18 @@ class IncognitoBinding:
         phase = pub["phase"]
         left = self.seconds_left(table)
         clock = "" if left is None else f" {left}s"
-        title = _(
-            "{seat} R{n}/{of} {phase}",
-            seat=table.seating.name(seat),
-            n=pub["round"],
-            of=pub["rounds"],
-            phase=_phase(phase),
+        title = shrink(
+            lambda who: (
+                _(
+                    "{seat} R{n}/{of} {phase}",
+                    seat=who,
+                    n=pub["round"],
+                    of=pub["rounds"],
+                    phase=_phase(phase),
+                )
+                + clock
+            ),
+            table.seating.name(seat),
         )
         led = IDLE_LED
         if phase == "draw":
@@ -148,7 +153,7 @@ class IncognitoBinding:
         secret = self._secret(table, me, clock)
         return Screen(
             rev=0,
-            title=glass(title + clock),
+            title=glass(title),
             lines=tuple(glass(line) for line in lines),
             secret=Secret(title=glass(secret.title), lines=tuple(glass(x) for x in secret.lines)),
             led=led,
@@ -177,14 +182,13 @@ class IncognitoBinding:
         laid = len(pub["voted"][seat])
         words = [f"{i + 1} {w}" for i, w in enumerate(pub["list"])]
         shown, top = window(words, self.scroll(table, seat), self.list_window(table, seat))
+        head = scroll_title(_("Laid {n}/{of}", n=laid, of=others), top, len(shown), len(words))
         if laid < others:
-            head = _("Laid {n}/{of}", n=laid, of=others)
-        else:
-            late = sum(1 for row in pub["voted"] if len(row) < others)
-            head = _("Done, {n} left", n=late)
-        head = scroll_title(head, top, len(shown), len(words))
-        hint = [_("Tap cards on others")] if laid < others else []
-        return [head, *shown, *hint], laid < others
+            return [head, *shown, _("Tap cards on others")], True
+        # Who is still voting, in words: a bare count read as seconds.
+        late = sum(1 for row in pub["voted"] if len(row) < others)
+        status = plural("Done; {n} still voting", "Done; {n} still voting", late)
+        return [head, *shown, status], False
 
     def _reveal_lines(self, table: Table, pub: dict[str, Any], seat: int) -> list[str]:
         reveal = pub["reveal"]
@@ -234,7 +238,7 @@ class IncognitoBinding:
             for group in ranking
             for s in group
         ]
-        title = f"{table.seating.name(seat)} {_phase('over')}"
+        title = shrink(lambda who: f"{who} {_phase('over')}", table.seating.name(seat))
         return scrolled(title, [me], rows, self.scroll(table, seat))
 
     def _secret(self, table: Table, me: dict[str, Any], clock: str) -> Secret:
@@ -280,20 +284,14 @@ class IncognitoBinding:
 
 
 def _two_a_row(words: list[str]) -> list[str]:
-    """The list's words two to a row (in columns where they fit) where both fit whole,
-    else one."""
-    rows: list[str] = []
-    while words:
-        pair = f"{words[0]:<10} {words[1]}" if len(words) > 1 else ""
-        if len(pair) > WIDTH:
-            pair = f"{words[0]} {words[1]}"
-        if pair and len(pair) <= WIDTH:
-            rows.append(pair)
-            words = words[2:]
-        else:
-            rows.append(words[0])
-            words = words[1:]
-    return rows
+    """The list's words in two aligned columns where every row fits whole ("1 arbre  2 ..."),
+    else one word a row: a second column that starts anywhere reads as one long word."""
+    left, right = words[::2], words[1::2]
+    column = max((len(w) for w in left), default=0) + 1
+    if column + max((len(w) for w in right), default=0) > WIDTH:
+        return list(words)
+    rows = [f"{a:<{column}}{b}".rstrip() for a, b in zip(left, right, strict=False)]
+    return rows + left[len(right) :]
 
 
 def _phase(phase: str) -> str:

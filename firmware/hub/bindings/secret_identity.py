@@ -18,7 +18,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit_list
+from firmware.link.render import fit_list, shrink
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 from rules.secret_identity import INFO
@@ -144,7 +144,10 @@ class SecretIdentityBinding:
         name = table.seating.name
         coop = pub["mode"] == "coop"
         phase = pub["phase"]
-        title = _("{seat} {head} {phase}", seat=name(seat), head=_head(pub), phase=_phase(phase))
+        title = shrink(
+            lambda who: _("{seat} {head} {phase}", seat=who, head=_head(pub), phase=_phase(phase)),
+            name(seat),
+        )
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
         if phase == "over" and not coop:
@@ -260,7 +263,7 @@ class SecretIdentityBinding:
             seat=table.seating.name(seat),
             n=pub["seats"][seat]["score"],
         )
-        title = f"{table.seating.name(seat)} {_phase('over')}"
+        title = shrink(lambda who: f"{who} {_phase('over')}", table.seating.name(seat))
         return ranking.screen(title, me, self._ranking_rows(table, pub), table, seat)
 
     @staticmethod
@@ -294,6 +297,10 @@ class SecretIdentityBinding:
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
         title = _("{head} {phase}", head=_head(pub), phase=_phase(pub["phase"]))
+        if pub["phase"] == "reveal" and pub["next_safe"] is not None and not self.reveal_delay:
+            # The stations say "Wait for the host": the host reads what the press does.
+            safe = table.seating.name(pub["next_safe"])
+            title = shrink(lambda who: _("Next opens {seat}", seat=who), safe)
         if pub["mode"] == "coop":
             team = pub["team"]
             track = _("Team track: {n}", n=team["position"]) + ("+30" * team["markers"])

@@ -30,12 +30,13 @@ needed for this game (the box's cards stay in the box; the hub keeps them).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
-from firmware.link.protocol import Screen, Secret
+from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import CHARS, fit, fit_list, glass, menu_rows
 from rules.core import Action, action_to_json
 from rules.ultra_secret import INFO
@@ -341,7 +342,11 @@ class UltraSecretBinding(KnobMenus):
                 square=hidden["at"] or "?",
                 card=locker,
             ),
-            _("Moles {cards}", cards=" ".join(me["moles"]) or _("none")),
+            # "Moles G1x2 G3": each mole card once, with its count (six fit a line).
+            _first(
+                _("Moles {cards}", cards=_counted(me["moles"]) or _("none")),
+                fit_list(_("Moles"), _counted(me["moles"]).split()),
+            ),
         ]
         grid = sheet["grid"]
         rows = [
@@ -354,9 +359,12 @@ class UltraSecretBinding(KnobMenus):
             )
             for c, g in grid.items()
         ]
+        found = self.found(table, seat)
         pages: list[tuple[str, list[str]]] = [
+            *((_("You found"), found[i : i + WINDOW]) for i in range(0, len(found), WINDOW)),
             (_("Who is who"), summary),
             (_("Your cards"), mine),
+            (_("Your pieces"), self._pieces(table, seat)),
             (_("Bags 1"), rows[:3]),
             (_("Bags 2"), rows[3:]),
         ]
@@ -365,7 +373,46 @@ class UltraSecretBinding(KnobMenus):
             lines = [self._entry(e) for e in entries[i : i + WINDOW]]
             title = _("Seen {first}-{last}/{n}", first=i + 1, last=i + len(lines), n=len(entries))
             pages.append((title, lines))
-        return pages
+        return [*pages, *_legend()]
+
+    def found(self, table: Table, seat: int) -> list[str]:
+        """What the seat's own search of this turn found, in words: what the rulebook has
+        the searcher look at at once (so it comes before the sheet)."""
+        pub = table.view(None)
+        if pub["phase"] != "search":
+            return []
+        entries = table.view(seat)["sheet"]["entries"]
+        return [_said(e) for e in entries if e["turn"] == pub["turn"] and e["how"] == "search"]
+
+    def _pieces(self, table: Table, seat: int) -> list[str]:
+        """The seat's agent, informant, bug and mole cards, in words."""
+        pub = table.view(None)
+        none = _("none")
+        return [
+            _("Agent: {square}", square=pub["agents"][seat] or none),
+            _("Informant: {square}", square=pub["informants"][seat] or none),
+            _("Bug: {square}", square=pub["bugs"][seat] or none),
+            _("Mole cards: {n}", n=pub["moles"][seat]),
+        ]
+
+    def page(self, table: Table, seat: int) -> int:
+        """The sheet page shown now; a new phase or turn opens the sheet at its first page
+        (after a search, what was found)."""
+        if table.ui.get(f"pagectx:{seat}") != self._step(table):
+            return 0
+        return super().page(table, seat)
+
+    @staticmethod
+    def _step(table: Table) -> str:
+        pub = table.view(None)
+        return f"{pub['phase']}/{pub['turn']}"
+
+    def translate(self, table: Table, seat: int, inp: Input) -> dict[str, Any]:
+        body = super().translate(table, seat, inp)
+        ui = body.get("ui")
+        if ui is not None and ("page" in ui):
+            ui["pagectx"] = self._step(table)
+        return body
 
     @staticmethod
     def _entry(e: dict[str, Any]) -> str:
@@ -375,12 +422,14 @@ class UltraSecretBinding(KnobMenus):
         if e["slot"] == "mole":
             return _("{where} mole {card}", where=where, card=e["card"])
         if e["slot"] == "fake":
-            return f"{where} {_('f:')}{e['card']}{how}"
+            fake = _("f:")
+            return f"{where} {fake}{e['card']}{how}"
         slot = {"suitcase": _("s:"), "briefcase": _("b:"), "locker": _("l:")}[e["slot"]]
         colour = short(e["colour"])
         return f"{where} {colour} {slot}{card_code(e['card'])}{how}"
 
-    def news(self, table: Table, seat: int) -> list[str]:
+    @staticmethod
+    def _news_entries(table: Table, seat: int) -> list[dict[str, Any]]:
         """What the seat's sheet gained in the last turn it gained anything (its search,
         its bug, its informant, a mole card), while that turn is this one or the last."""
         entries = table.view(seat)["sheet"]["entries"]
@@ -389,7 +438,7 @@ class UltraSecretBinding(KnobMenus):
         latest = entries[-1]["turn"]
         if table.view(None)["turn"] - latest > 1:
             return []
-        return [self._entry(e) for e in entries if e["turn"] == latest]
+        return [e for e in entries if e["turn"] == latest]
 
     # --- host --------------------------------------------------------------------
 
@@ -422,24 +471,39 @@ class UltraSecretBinding(KnobMenus):
         phase = pub["phase"]
         if phase == "over":
             return self._final_lines(table, seat)
-        news = self.news(table, seat)
+        news = self._news_entries(table, seat)
+        note = self._note_line(pub, seat)
         if acting:
             status = _("Your move: lift flap")
         elif news:
             status = plural("{n} new on your sheet", "{n} new on your sheet", len(news))
+        elif note:
+            status = note  # what happened to your agent, while nothing else is asked
         elif phase in ("hide", "bug", "dial", "informant", "flight") or seat in pub["waiting"]:
             status = _("Done. Waiting...")
         else:
             status = _("Nothing to do now")
         waiting = [short(COLOURS[s]) for s in pub["waiting"]] or ["-"]
         lines = [status, fit_list(_("Waiting:"), waiting)]
-        agent = pub["agents"][seat] or "-"
         if phase in ("file", "flight"):
             return [*lines, *self._flight_lines(pub, seat)]
-        inf = pub["informants"][seat] or "-"
-        bug = pub["bugs"][seat] or "-"
-        lines.append(_("Agt {agent} Inf {inf} Bug {bug}", agent=agent, inf=inf, bug=bug))
-        lines.append(self._note_line(pub, seat))
+        # Your pieces in words (the sheet's "Your pieces" page says them one a line).
+        none = "-"
+        agent = pub["agents"][seat] or none
+        inf = pub["informants"][seat] or none
+        bug = pub["bugs"][seat] or none
+        lines.append(
+            _first(
+                _("Agent {agent} Informant {inf}", agent=agent, inf=inf),
+                _("Agent {agent} Inform. {inf}", agent=agent, inf=inf),
+            )
+        )
+        lines.append(
+            _first(
+                _("Bug {bug}, mole cards {n}", bug=bug, n=pub["moles"][seat]),
+                _("Bug {bug}, moles {n}", bug=bug, n=pub["moles"][seat]),
+            )
+        )
         return lines
 
     @staticmethod
@@ -472,7 +536,7 @@ class UltraSecretBinding(KnobMenus):
                 return _("Drew a mole card ({n})", n=pub["moles"][seat])
             if act == "deck-empty":
                 return _("No mole card left")
-        return _("Mole cards: {n}", n=pub["moles"][seat])
+        return ""
 
     def _final_lines(self, table: Table, seat: int) -> list[str]:
         pub = table.view(None)
@@ -507,6 +571,10 @@ class UltraSecretBinding(KnobMenus):
         heading = f"{self._heading(table, seat)} {cur + 1}/{len(menu)}"
         return Secret(title=heading, lines=(*(f"*{n}" for n in news), *rows))
 
+    def news(self, table: Table, seat: int) -> list[str]:
+        """What the seat's sheet gained in the last turn it gained anything, in words."""
+        return [_said(e, room=CHARS - 1) for e in self._news_entries(table, seat)]
+
     def idle_message(self, table: Table, seat: int) -> str:
         pub = table.view(None)
         if pub["phase"] in ("hide", "bug", "dial", "informant", "flight"):
@@ -533,6 +601,77 @@ class UltraSecretBinding(KnobMenus):
         if waiting and pub["phase"] != "over":
             lines.append(fit_list(_("Waiting:"), waiting))
         return title, lines  # five lines at six agents: the hub display pages them
+
+
+def _counted(cards: list[str]) -> str:
+    """Cards with their counts ("G1x2 G3"), in the order first held."""
+    counts = Counter(cards)
+    return " ".join(c if counts[c] == 1 else f"{c}x{counts[c]}" for c in dict.fromkeys(cards))
+
+
+def _first(*lines: str) -> str:
+    """The first of ``lines`` that fits the glass (the last one, cut, if none does)."""
+    for line in lines:
+        if len(glass(line)) <= CHARS:
+            return line
+    return fit(lines[-1])
+
+
+_SLOT_WORDS = {
+    "suitcase": N_("suitcase"),
+    "briefcase": N_("briefcase"),
+    "locker": N_("locker"),
+}
+
+
+def _said(e: dict[str, Any], room: int = CHARS) -> str:
+    """A sheet line in words ("Green locker: TB", "Mole card G2"), as short as it must be
+    to fit ``room`` (then the sheet's own shorthand, explained on its key page)."""
+    card = card_code(e["card"])
+    if e["slot"] == "mole":
+        return _("Mole card {card}", card=card)
+    if e["slot"] == "fake":
+        forms = [_("{square}: fake {card}", square=e["square"], card=card)]
+    else:
+        word, name = _SLOT_WORDS[e["slot"]], COLOUR_NAMES[e["colour"]]
+        slot = _(word)
+        forms = [
+            _("{colour} {slot}: {card}", colour=_(name), slot=slot, card=card),
+            _("{colour} {slot}: {card}", colour=short(e["colour"]), slot=slot, card=card),
+        ]
+    for form in forms:
+        if len(glass(form)) <= room:
+            return form
+    return UltraSecretBinding._entry(e)
+
+
+def _legend() -> list[tuple[str, list[str]]]:
+    """The sheet's shorthand in words: its key, the last pages (the letters are the ones
+    the sheet itself writes, in the table's language)."""
+    s, b, lk, f = _("s:"), _("b:"), _("l:"), _("f:")
+    suitcase, briefcase, locker, fake = _("suitcase"), _("briefcase"), _("locker"), _("fake")
+    bug, inf = _(" bug").strip(), _(" inf").strip()
+    by_bug, by_inf = _("your bug saw it"), _("informant saw it")
+    return [
+        (
+            _("Sheet key"),
+            [
+                f"{s} {suitcase}  {b} {briefcase}",
+                f"{lk} {locker}  {f} {fake}",
+                _("TB: toothbrush"),
+                _("?: not seen yet"),
+            ],
+        ),
+        (
+            _("Sheet key"),
+            [
+                _("T8: seen in turn 8"),
+                f"{bug}: {by_bug}",
+                f"{inf}: {by_inf}",
+                _("P1-6 ID, X1-6 formula"),
+            ],
+        ),
+    ]
 
 
 def _you_are(code: str, name: str) -> str:

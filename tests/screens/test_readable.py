@@ -1,0 +1,291 @@
+"""Screens that never leave a player guessing (issue 25): face-up cards, the find of a
+search, the host's prompt, readable forms of the short lines, seat names."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+
+from firmware.hub.bindings import binding_for
+from firmware.hub.bindings.incognito import _two_a_row
+from firmware.hub.config import TableConfig
+from firmware.hub.publish import link_screen
+from firmware.hub.table import Seating, Table
+from firmware.link.lang import _, in_language, short_colour, speaking
+from firmware.link.mqtt import LinkState
+from firmware.link.render import CHARS, glass
+from tests.support.screens import KEYS, random_move
+
+
+def table_of(game: str, colours: list[str], seed: int = 1, **options: Any) -> Table:
+    """A table whose seats go by ``colours`` (a box's own names: "marie", "bartholomew")."""
+    stations = [f"p{i + 1}" for i in range(len(colours))]
+    binding = binding_for(game, reveal_delay=0.0)
+    seating = Seating(stations, colours)
+    return Table(game, len(colours), dict(options), seed, seating, KEYS, binding)
+
+
+def play_until(table: Table, done: Any, seed: int = 1, steps: int = 4000) -> Table:
+    """Random legal moves on ``table`` until ``done(table, body)`` holds after one."""
+    rng = random.Random(seed)
+    for _step in range(steps):
+        assert not table.over, "the game ended first"
+        body = random_move(table, rng)
+        table.commit(body, table.check(body))
+        if done(table, body):
+            return table
+    raise AssertionError("never happened")
+
+
+# --- Identités cryptées: face-up cards ------------------------------------------------
+
+
+def face_up_names(table: Table) -> list[str]:
+    pub = table.view(None)["table"]
+    names = []
+    for s in pub["seats"]:
+        cards = [s["id"], s["loyalty"]["left"], s["loyalty"]["right"], *s["permanent"]]
+        names += [in_language(c["name"]) for c in cards if c]
+    return names
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_revealed_card_is_named_on_the_stations_and_the_hub(language: str) -> None:
+    """Once a card is face up, the news line names it, the hub display lists it, and
+    every station's knob pages reach it: a table without a TV knows which card."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def revealed(t: Table, body: dict[str, Any]) -> bool:
+        return any(e.kind == "reveal" for e in t.news)
+
+    play_until(table, revealed, seed=3)
+    with speaking(language):
+        names = face_up_names(table)
+        assert names
+        news = table.binding.news_line(table)  # type: ignore[attr-defined]
+        assert any(name[:4] in news for name in names), news
+        _title, hub = table.binding.host_screen(table)
+        assert any(name in line for name in names for line in hub), hub
+        pages = table.binding.pages(table, 0)  # type: ignore[attr-defined]
+        rows = [row for _t, lines in pages for row in lines]
+        assert any(name in row for name in names for row in rows)
+
+
+def test_a_permanent_program_in_play_stays_on_the_hub_display() -> None:
+    """A permanent program played stays listed (by name) on the hub display and the
+    stations' face-up page, long after the news line has moved on."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=5)
+
+    def permanent(t: Table, body: dict[str, Any]) -> bool:
+        return any(s["permanent"] for s in t.view(None)["table"]["seats"])
+
+    play_until(table, permanent, seed=5)
+    seat = next(s for s in table.view(None)["table"]["seats"] if s["permanent"])
+    name = in_language(seat["permanent"][0]["name"])
+    with speaking("en"):
+        _title, hub = table.binding.host_screen(table)
+        pages = table.binding.pages(table, 0)  # type: ignore[attr-defined]
+    assert any(name[:6] in line for line in hub), hub
+    assert any(name[:6] in row for title, rows in pages if title == "Face up" for row in rows)
+
+
+def test_sixteen_seats_read_in_words_on_the_hub() -> None:
+    """At 16 seats the hub says each seat's hit points with their unit ("S9 2HP", not
+    "S92"), and the window's title leaves room for its page count."""
+    colours = ["red", "yellow", "green", "blue", "black", "purple", "orange", "white"]
+    table = table_of("identites-cryptees", colours + [f"seat{i}" for i in range(9, 17)])
+    with speaking("fr"):
+        _title, hub = table.binding.host_screen(table)
+    cells = [cell for line in hub[:8] for cell in re.split(r"\s{2,}", line)]
+    assert len(cells) == 16 and all(re.fullmatch(r"\S+ (\d+PV|élim\.)", c) for c in cells), hub
+
+
+def test_the_window_title_on_the_hub_fits_its_page_count() -> None:
+    """During an interrupt window at 16 seats (pages), the hub's title is the window and
+    its seconds, whole beside "1/3" ("Fenêtre 5s : atte 1/3" was cut)."""
+    colours = ["red", "yellow", "green", "blue", "black", "purple", "orange", "white"]
+    table = table_of("identites-cryptees", colours + [f"seat{i}" for i in range(9, 17)])
+    play_until(table, lambda t, b: t.view(None)["table"]["phase"] == "window")
+    with speaking("fr"):
+        title, lines = table.binding.host_screen(table)
+    assert len(lines) > 4 and len(glass(title)) + len(" 1/3") <= CHARS, title
+    assert title.startswith("Fenêtre")
+
+
+# --- Ultra Secret -----------------------------------------------------------------------
+
+
+def test_the_card_a_search_finds_is_the_first_page_under_the_flap() -> None:
+    """After the press that searches, the flap shows what was found first (in words),
+    not the sheet's first page; the knob turns on to the sheet."""
+    table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
+    for seat in range(4):  # the seat's knob once turned the sheet to a later page
+        table.ui[f"page:{seat}"] = 2
+
+    def searched(t: Table, body: dict[str, Any]) -> bool:
+        return body.get("rules", {}).get("type") == "search"
+
+    play_until(table, searched, seed=2)
+    seat = table.actions[-1].seat  # type: ignore[attr-defined]
+    with speaking("en"):
+        secret = table.binding.station_screen(table, seat).secret
+        assert secret is not None and secret.title.startswith("You found"), secret
+        assert secret.lines and all(":" in line or "Mole" in line for line in secret.lines)
+        sheet = table.binding.pages(table, seat)  # type: ignore[attr-defined]
+    assert sheet[0][0] == "You found" and sheet[1][0] == "Who is who"
+
+
+def test_ultra_secret_lines_say_their_words() -> None:
+    """The seat's pieces read "Agent H2 Informant G3" and "Bug -, mole cards 0" (not
+    "Ag - Ind - Mi -"); the sheet ends with a key to its shorthand; French blue and
+    white are "Blu" and "Blc", not "Ble" and "Bla" (one letter apart)."""
+    table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
+    with speaking("fr"):
+        lines = table.binding.station_screen(table, 0).lines
+        assert lines[2].startswith("Agent - Indic"), lines
+        assert lines[3].startswith("Micro -, taupes"), lines
+        pages = table.binding.pages(table, 0)  # type: ignore[attr-defined]
+        assert pages[-1][0] == "Légende" and "v: valise" in pages[-2][1][0]
+        assert [short_colour("blue"), short_colour("white")] == ["Blu", "Blc"]
+
+
+def test_the_news_at_the_top_of_the_menu_is_in_words() -> None:
+    """What the sheet last learnt tops the next menu as "*Green locker: TB", not as the
+    sheet's shorthand "*T8 B1 Grn l:TB"."""
+    table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
+
+    def news_in_menu(t: Table, body: dict[str, Any]) -> bool:
+        return any(
+            (s := t.binding.station_screen(t, seat).secret) is not None
+            and any(line.startswith("*") for line in s.lines)
+            for seat in range(4)
+        )
+
+    play_until(table, news_in_menu, seed=2)
+    with speaking("en"):
+        starred = [
+            line
+            for seat in range(4)
+            for line in (table.binding.station_screen(table, seat).secret or ()).lines  # type: ignore[union-attr]
+            if line.startswith("*")
+        ]
+    assert starred and all(re.search(r"(suitcase|briefcase|locker|fake|Mole)", x) for x in starred)
+    assert not any(re.search(r"\b[sblf]:", x) for x in starred), starred
+
+
+# --- Identiquest ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_identiquest_market_and_suspects_read_as_words(language: str) -> None:
+    """A waiting seat reads "Market, deck 51:" then the gems (names where they fit, three
+    letters else), and the suspects line starts with a word, not "?" or "Mch"."""
+    table = table_of("identiquest", ["red", "yellow", "green", "blue", "black", "purple"])
+    waiting = (table.view(None)["turn"] + 1) % 6
+    with speaking(language):
+        lines = table.binding.station_screen(table, waiting).lines
+        deck = table.view(None)["deck"]
+        assert lines[0] == _("Market, deck {n}:", n=deck)
+        gems = lines[1].split()
+        assert len(gems) == 5 and all(len(g) >= 3 for g in gems), lines
+        assert lines[3].startswith(_("Susp. {summary}", summary="").strip()), lines
+        _title, hub = table.binding.host_screen(table)
+        assert hub[-1].startswith(_("Susp. {summary}", summary="").strip()), hub
+
+
+# --- Incognito --------------------------------------------------------------------------
+
+
+def test_the_hub_word_list_keeps_its_second_column_aligned() -> None:
+    """A long word ("arc-en-ciel") pushes the second column right on every row, or the
+    list goes one word a row: "5 arc-en-ciel 6 ancre" read as one."""
+    words = ["1 lune", "2 pomme", "3 cerf", "4 vélo", "5 arc-en-ciel", "6 ancre"]
+    rows = _two_a_row(words)
+    paired = [row for row in rows if len(row.split()) == 4]
+    starts = {
+        row.index(row.split()[2], len(row.split()[0]) + len(row.split()[1]) + 1) for row in paired
+    }
+    assert len(starts) <= 1, rows
+    assert all(len(row) <= CHARS for row in rows)
+    assert sorted(" ".join(rows).split()) == sorted(" ".join(words).split())
+
+
+def test_a_voter_done_reads_how_many_still_vote_in_words() -> None:
+    """A seat that laid every card reads "Encore 2 à voter", not "Attente 2" (read as
+    seconds)."""
+    table = table_of("incognito", ["red", "yellow", "green", "blue"], seed=3)
+    play_until(table, lambda t, b: t.view(None)["phase"] == "vote", seed=3)
+    pub = table.view(None)
+    seat = 0
+    for drawer in range(1, 4):
+        if drawer not in pub["voted"][seat]:
+            body = {"rules": {"type": "vote", "seat": seat, "drawer": drawer, "number": drawer}}
+            table.commit(body, table.check(body))
+    late = sum(1 for row in table.view(None)["voted"] if len(row) < 3)
+    with speaking("fr"):
+        lines = table.binding.station_screen(table, seat).lines
+    assert f"Encore {late} à voter" in lines and not any("Attente" in x for x in lines), lines
+
+
+# --- Secret Identity: the host's prompt -------------------------------------------------
+
+
+def test_the_reveal_tells_the_host_what_next_does() -> None:
+    """While the stations say "Wait for the host", the hub display's title says the
+    host's "next" opens that seat's safe."""
+    table = table_of("secret-identity", ["red", "yellow", "green", "blue"], seed=4)
+    play_until(table, lambda t, b: t.view(None)["phase"] == "reveal", seed=4)
+    with speaking("en"):
+        lines = table.binding.station_screen(table, 0).lines
+        title, _lines = table.binding.host_screen(table)
+        safe = table.seating.name(table.view(None)["next_safe"])
+    assert "Wait for the host" in lines
+    assert title == f"Next opens {safe}"
+
+
+# --- seat names -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", ["secret-identity", "incognito", "identites-cryptees"])
+def test_a_long_seat_name_gives_way_to_round_and_phase(game: str) -> None:
+    """A box's own long seat name is cut (".") so the title keeps its round, phase or
+    hit points whole."""
+    colours = ["bartholomew-the-great", "yellow", "green", "blue"]
+    long = table_of(game, colours)
+    short = table_of(game, ["red", "yellow", "green", "blue"])
+    with speaking("en"):
+        title = long.binding.station_screen(long, 0).title
+        plain = short.binding.station_screen(short, 0).title
+    assert len(glass(title)) <= CHARS and "~" not in title, title
+    rest = plain.split(" ", 1)[1]
+    assert title.endswith(" " + rest) and title.startswith("Bartho"), (title, plain)
+
+
+def test_three_letter_seat_names_never_collide() -> None:
+    """Marie and Marc sit at one table: their three-letter forms differ (neither "Mar")."""
+    seating = TableConfig("t", ["p1", "p2", "p3"], colours=None).seating()
+    seating.colours = ["marie", "marc", "red"]
+    shorts = [seating.short(s) for s in range(3)]
+    assert len(set(shorts)) == 3 and "Mar" not in shorts, shorts
+
+
+# --- the hub's first screen -----------------------------------------------------------
+
+
+def test_the_first_hub_screen_speaks_the_table_language() -> None:
+    """The hub display while it connects (its first screen) is French at a French table."""
+    from firmware.hub.actor import TableActor
+    from firmware.hub.hostmenu import HostMenu
+    from firmware.link import protocol as proto
+
+    config = TableConfig("t", ["p1", "p2", "p3"], language="fr")
+    actor = TableActor(
+        config, proto.Topics("t"), HostMenu(["secret-identity"], max_players=3, language="fr")
+    )
+    title, lines = link_screen(actor, LinkState("connecting", "Connecting to x"), "hub.local")
+    assert lines[0] == "Connexion à" and title == "hub coffre t"
+    _t, lost = link_screen(actor, LinkState("not-found", "Broker not found"), "hub.local")
+    assert lost[:2] == ["Broker introuvable", "Nouvel essai..."]
