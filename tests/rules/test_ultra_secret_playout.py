@@ -91,12 +91,8 @@ class Bot:
         return Pass(seat)
 
     def _spare(self, state: UltraState, seat: int, fakes: dict[str, str]) -> list[str]:
-        """Mole cards the seat can spend in pairs: known places first, then duplicates."""
-        hand = list(state.hands[seat])
-        spare = [c for c in hand if c in fakes]
-        counts = Counter(c for c in hand if c not in fakes)
-        spare += [c for c, n in counts.items() for _ in range(n - 1)]
-        return spare
+        """Mole cards the seat can spend in pairs: the useless ones, of places it knows."""
+        return [c for c in state.hands[seat] if c in fakes]
 
     def _dial(self, state: UltraState, seat: int) -> str:
         allowed = open_squares(state, seat)
