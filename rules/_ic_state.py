@@ -197,6 +197,10 @@ class Hit(msgspec.Struct, frozen=True):
     damage: int
     source: str
     weapon: bool = False  # a weapon's hit (armor softens those only), not a program's
+    #: The shooter who draws a program once this hit is resolved and any victory check
+    #: done (« ... ou bien perd 1 PV. Lâchez ensuite cette arme et piochez »): set on a
+    #: drawing weapon's last hit.
+    then_draws: int | None = None
 
 
 class Announce(msgspec.Struct, frozen=True):
@@ -260,11 +264,15 @@ def hand_limit(state: ICState, seat: int | None = None) -> int:
 
 
 def passive(state: ICState, seat: int, kind: str) -> int:
-    """The sum of ``seat``'s passive ``kind`` effects: permanents in play, its ID face up."""
+    """The sum of ``seat``'s passive ``kind`` effects: permanents in play, its ID face up.
+
+    « Les Programmes permanents ne comptent pas si le joueur qui les possède est
+    éliminé »: an eliminated seat keeps them, uncounted until a revival.
+    """
     cards = cards_of(state)
     s = state.seats[seat]
     total = 0
-    for card in s.permanents:
+    for card in s.permanents if s.alive else ():
         total += sum(e.amount for e in program_effects(state, card) if e.do == kind)
     if s.id_up:
         total += sum(e.amount for e in cards.ids[s.id_card].effects if e.do == kind)

@@ -576,12 +576,13 @@ def _fire(st: ICState, a: Fire, ev: list[Event]) -> ICState:
     card = cards_of(st).weapon(held.key)
     targets = held.targets if card.aim == "equip" else (a.target,)
     ev.append(Event("fire", {"seat": a.seat, "weapon": held.key, "targets": list(targets)}))
-    hits = tuple(
+    hits = [
         Hit(t, card.reveal, card.damage, card.key, weapon=True) for t in targets if t is not None
-    )
-    st = replace(st, hits=st.hits + hits)
-    st = _drop(st, a.seat, None)
-    return _draw(st, a.seat, 1, ev) if card.draw else st
+    ]
+    if card.draw and hits:  # after the last hit is answered and checked
+        hits[-1] = replace(hits[-1], then_draws=a.seat)
+    st = replace(st, hits=st.hits + tuple(hits))
+    return _drop(st, a.seat, None)
 
 
 def _heal_shot(st: ICState, seat: int, ev: list[Event]) -> ICState:
@@ -736,7 +737,15 @@ def _respond(state: ICState, a: Action, ev: list[Event]) -> ICState:
         raise IllegalAction("Reveal a face-down card it asks for")
     st = replace(state, hits=state.hits[1:])
     st = _reveal(st, a.seat, a.card, ev) if isinstance(a, Reveal) else _take(st, hit, ev)
-    return _settle(st, ev)
+    return _settle(_hit_done(st, hit, ev), ev)
+
+
+def _hit_done(st: ICState, hit: Hit, ev: list[Event]) -> ICState:
+    """After a hit (and the check its elimination ran): the shooter draws, if it still can."""
+    seat = hit.then_draws
+    if seat is None or st.phase == OVER or not st.seats[seat].alive:
+        return st
+    return _draw(st, seat, 1, ev)
 
 
 def _reaim(state: ICState, a: Aim, ev: list[Event]) -> ICState:
@@ -910,10 +919,10 @@ def _eliminate(st: ICState, seat: int, ev: list[Event]) -> ICState:
     for pos in own_positions(st, seat):
         up[pos] = True
     st = _drop(st, seat, None)
-    st = replace(st, loyalty_up=tuple(up), deck=st.deck + s.programs + s.permanents)
-    dead = replace(
-        s, hp=0, alive=False, id_up=True, programs=(), permanents=(), skips=0, final=before[seat]
-    )
+    # Only the ID and loyalty cards are revealed; the programs stay with the player
+    # (uncounted while eliminated, back with a revival): only used programs go under.
+    st = replace(st, loyalty_up=tuple(up))
+    dead = replace(s, hp=0, alive=False, id_up=True, skips=0, final=before[seat])
     st = _set_seat(st, seat, dead)
     cards = [st.seats[seat].id_card, *(st.loyalty[p] for p in own_positions(st, seat))]
     ev.append(Event("eliminated", {"seat": seat, "cards": cards}))
@@ -1017,10 +1026,10 @@ def _run(st: ICState, ev: list[Event]) -> ICState:
         if st.hits:
             hit = st.hits[0]
             if not st.seats[hit.target].alive:
-                st = replace(st, hits=st.hits[1:])
+                st = _hit_done(replace(st, hits=st.hits[1:]), hit, ev)
                 continue
             if not _reveal_options(st, hit):
-                st = _take(replace(st, hits=st.hits[1:]), hit, ev)
+                st = _hit_done(_take(replace(st, hits=st.hits[1:]), hit, ev), hit, ev)
                 continue
             return replace(st, phase=RESPOND)
         me = st.active

@@ -136,7 +136,11 @@ class Open(Action, tag="open", frozen=True):
 
 
 class Read(Action, tag="read", frozen=True):
-    """Alone on a G square: spend its matching mole card, or any two, to read the fake."""
+    """Alone on a G square: spend its matching mole card, or two useless ones, to read the fake.
+
+    A mole card is useless to its holder once the fake of its secret place is on the
+    holder's sheet (« deux cartes Taupe inutiles », rulebook §5.6).
+    """
 
     seat: int
     moles: tuple[str, ...]
@@ -250,6 +254,13 @@ def _draw_mole(state: UltraState, seat: int) -> tuple[UltraState, str]:
     hands = list(state.hands)
     hands[seat] = tuple(sorted((*hands[seat], card)))
     return replace(state, deck=deck, discard=discard, rng=rng, hands=tuple(hands)), card
+
+
+def _useless(state: UltraState, seat: int, moles: tuple[str, ...]) -> bool:
+    """Whether every one of these mole cards is useless to ``seat``: it already knows
+    the fake of its secret place (« des cartes Taupe dont vous n'avez plus besoin »)."""
+    known = knowledge(state, seat).fakes
+    return all(m in known for m in moles)
 
 
 def _filing_right(state: UltraState) -> bool:
@@ -526,6 +537,8 @@ def _read(state: UltraState, a: Read) -> tuple[UltraState, list[Event]]:
     hand = Counter(state.hands[a.seat])
     if any(n > hand[c] for c, n in Counter(a.moles).items()):
         raise IllegalAction("You do not hold those mole cards")
+    if len(a.moles) == 2 and not _useless(state, a.seat, a.moles):
+        raise IllegalAction("Two mole cards only for places you already know")
     left = hand - Counter(a.moles)
     hands = list(state.hands)
     hands[a.seat] = tuple(sorted(left.elements()))
@@ -668,7 +681,8 @@ def _legal_search(state: UltraState, seat: int) -> list[Action]:
         return [Open(seat, combo) for k in sizes for combo in itertools.combinations(full, k)]
     hand = state.hands[seat]
     out: list[Action] = [Read(seat, (here,))] if here in hand else []
-    out += [Read(seat, pair) for pair in sorted(set(itertools.combinations(hand, 2)))]
+    pairs = sorted(set(itertools.combinations(hand, 2)))
+    out += [Read(seat, pair) for pair in pairs if _useless(state, seat, pair)]
     return out
 
 
@@ -737,6 +751,13 @@ def _public(state: UltraState) -> JSON:
         "declared": list(state.declared),
         "sums": {str(d): v for d, v in zip(state.declared, state.sums, strict=True)},
         "fugitive": state.fugitive if state.fugitive >= 0 else None,
+        # The formula card is taken off the board in view of all (§6.1): where from is
+        # public at once (the card stays face down, the pseudonyms filed stay secret).
+        "taken": (
+            {"square": state.filing.square, "container": state.filing.container or None}
+            if state.filing
+            else None
+        ),
         "alone": state.alone,
         "outcome": state.outcome or None,
         "pseudonyms": dict(PSEUDONYM_NAMES),

@@ -158,6 +158,7 @@ def menu_rows(labels: list[str], cursor: int, room: int = BODY_LINES) -> list[st
             CHARS,
             initial_indent="> " if i == cursor else "  ",
             subsequent_indent=MENU_INDENT,
+            break_on_hyphens=False,  # "Lance-roquettes" is one word: it wraps whole
         )
         or ["> " if i == cursor else ""]
         for i, label in enumerate(labels)

@@ -14,6 +14,7 @@ from rules import GAMES, get_game, get_info
 from rules.core import RulesError, decode_action
 
 EXIT_ILLEGAL = 2
+EXIT_NO_INPUT = 66  # sysexits.h EX_NOINPUT: the scenario file is missing or unreadable
 
 
 def parse_options(pairs: Iterable[str], game_id: str | None = None) -> dict[str, Any]:
@@ -76,6 +77,12 @@ def main(args: Any) -> int:
     """Entry point for the ``play`` subcommand (``args`` from argparse)."""
     options = parse_options(args.option or [], args.game)
     if args.scenario and args.scenario != "-":
-        with open(args.scenario, encoding="utf-8") as fh:
-            return run_scenario(args.game, args.players, args.seed, options, fh, sys.stdout)
+        try:
+            with open(args.scenario, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+            print(f"coffre: cannot read the scenario {args.scenario}: {why}", file=sys.stderr)
+            return EXIT_NO_INPUT
+        return run_scenario(args.game, args.players, args.seed, options, lines, sys.stdout)
     return run_scenario(args.game, args.players, args.seed, options, sys.stdin, sys.stdout)

@@ -289,13 +289,13 @@ def test_nothing_left_to_reveal_means_damage() -> None:
 
 
 def test_zero_hp_eliminates_and_reveals_everything() -> None:
-    """At 0 HP a player is out, its ID and loyalty face up, its programs gone."""
+    """At 0 HP a player is out, its ID and loyalty face up, its programs kept face down."""
     st = sides(["human", "machine", "outlaw", "human"], hands=[[], ["scan"], [], []])
     st = kill(st, 0, 1)
     seat = GAME.view(st, None)["table"]["seats"][1]
     assert seat["alive"] is False and seat["hp"] == 0
     assert seat["id"]["key"] == "drone"
-    assert seat["loyalty"]["left"] and seat["loyalty"]["right"] and seat["programs"] == 0
+    assert seat["loyalty"]["left"] and seat["loyalty"]["right"] and seat["programs"] == 1
 
 
 def test_heal_caps_at_two() -> None:
@@ -470,7 +470,7 @@ def test_companion_heals_instead_of_firing() -> None:
 
 
 def test_companion_fires_like_a_pistol() -> None:
-    """Fired, the companion asks for a loyalty card or 1 HP, then is dropped and draws."""
+    """Fired, the companion asks for a loyalty card or 1 HP; once answered, the shooter draws."""
     st = sides(["human", "machine", "outlaw", "human", "machine"], hands=[[], [], [], [], []])
     st = act(arm(st, 0, "companion", (4,)), {"type": "fire", "seat": 0})
     assert GAME.view(st, None)["table"]["pending"] == {
@@ -480,7 +480,9 @@ def test_companion_fires_like_a_pistol() -> None:
         "damage": 1,
         "source": "companion",
     }
-    assert holding_key(st, 0) is None and len(st.seats[0].programs) == 1
+    assert holding_key(st, 0) is None and len(st.seats[0].programs) == 0
+    st = act(st, {"type": "take", "seat": 4})
+    assert len(st.seats[0].programs) == 1
 
 
 def test_rocket_hits_two_neighbours() -> None:

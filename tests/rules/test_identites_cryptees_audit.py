@@ -12,6 +12,16 @@ Map (test -> the sentence of the rulebook or identites-cryptees.md it checks; "D
   at once, before what is pending.
 - test_special_ids_*, test_legion_option_*: « Extension de cartes de Loyauté Légion (Pour 6
   joueurs ou plus) ... Pour les joueurs accomplis uniquement ! »
+
+Issue 26 (third audit):
+- test_shooter_draws_after_the_check_seed_183, ..._seed_27, test_shooter_draws_after_the_answer:
+  « Pistolet : La cible révèle une de ses cartes de Loyauté ou bien perd 1 PV. Lâchez
+  ensuite cette arme et piochez un Programme. »; « Lorsqu'un joueur est éliminé, celui-ci
+  vérifie si l'une de ces conditions de victoire a été atteinte. »
+- test_eliminated_player_keeps_its_programs, test_revived_player_has_its_programs_again:
+  « Les Programmes permanents ne comptent pas si le joueur qui les possède est éliminé. »;
+  only the ID and loyalty cards are revealed, only « les cartes Programme utilisées » go
+  under the deck.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from rules._ic_state import (
     ICState,
     Investigate,
     Program,
+    armor,
     cards_of,
     faction,
     slot_pos,
@@ -353,3 +364,106 @@ def test_vocabulary_checks() -> None:
 
     with pytest.raises(DataError, match="hand_limit"):
         from_json(_with(ids=bad_limit))
+
+
+# --- issue 26: the shooter draws after the hit and the check ------------------------
+
+#: Seat 3 wounds seat 1 with the pistol (drawing the top program), then seat 0 finishes
+#: seat 1 with the pistol while a hidden-loyalty program (Sleeper) lies on top.
+_TWO_PISTOL_SHOTS = [
+    {"type": "investigate", "seat": 0, "target": 1, "card": "left"},
+    {"type": "investigate", "seat": 1, "target": 0, "card": "left"},
+    {"type": "investigate", "seat": 2, "target": 1, "card": "right"},
+    {"type": "equip", "seat": 3, "weapon": "pistol", "targets": [1]},
+    {"type": "investigate", "seat": 0, "target": 2, "card": "left"},
+    {"type": "investigate", "seat": 1, "target": 2, "card": "left"},
+    {"type": "investigate", "seat": 2, "target": 3, "card": "left"},
+    {"type": "fire", "seat": 3},
+    {"type": "take", "seat": 1},
+    {"type": "equip", "seat": 0, "weapon": "pistol", "targets": [1]},
+    {"type": "investigate", "seat": 1, "target": 3, "card": "left"},
+    {"type": "investigate", "seat": 2, "target": 0, "card": "left"},
+    {"type": "investigate", "seat": 3, "target": 0, "card": "right"},
+    {"type": "fire", "seat": 0},
+]
+
+
+def _finish_seat_1(seed: int) -> ICState:
+    st = GAME.setup(4, {"interrupt_window": 0}, seed)
+    assert cards_of(st).programs[st.deck[1]].key == "sleeper-red"  # the second shot's draw
+    st = act(st, *_TWO_PISTOL_SHOTS)
+    assert st.phase == RESPOND
+    return act(st, {"type": "take", "seat": 1})
+
+
+def test_shooter_draws_after_the_check_seed_183() -> None:
+    """Seed 183: a Human kills the only Machine; the Humans win before any Sleeper is drawn."""
+    st = GAME.setup(4, {"interrupt_window": 0}, 183)
+    assert [faction(st, i) for i in range(4)] == ["human", "machine", "human", "human"]
+    st = _finish_seat_1(183)
+    assert not st.seats[1].alive
+    assert GAME.is_over(st) and st.winner_faction == "human" and st.winners == (0, 2, 3)
+    assert len(st.seats[0].programs) == 1  # the game ended: nothing drawn
+
+
+def test_shooter_draws_after_the_check_seed_27() -> None:
+    """Seed 27: an Outlaw kills the only Human; the Machines win, the Outlaw not with them."""
+    st = GAME.setup(4, {"interrupt_window": 0}, 27)
+    assert [faction(st, i) for i in range(4)] == ["outlaw", "human", "machine", "machine"]
+    st = _finish_seat_1(27)
+    assert GAME.is_over(st) and st.winner_faction == "machine" and st.winners == (2, 3)
+    assert faction(st, 0) == "outlaw"
+
+
+def test_shooter_draws_after_the_answer() -> None:
+    """While the target answers, the shooter has not drawn; the draw follows the answer."""
+    st = sides(["human", "machine", "outlaw", "human"], hands=[[], [], [], []])
+    deck = len(st.deck)
+    st = act(arm(st, 0, "pistol", (1,)), {"type": "fire", "seat": 0})
+    assert st.phase == RESPOND and st.seats[0].programs == () and len(st.deck) == deck
+    assert GAME.view(st, None)["table"]["deck"] == deck
+    st = act(st, {"type": "reveal", "seat": 1, "card": "left"})
+    assert len(st.seats[0].programs) == 1 and len(st.deck) == deck - 1
+
+
+# --- issue 26: an eliminated player's programs stay with that player -----------------
+
+
+def test_eliminated_player_keeps_its_programs() -> None:
+    """Eliminated: programs and permanents stay with the player, out of the deck and uncounted."""
+    st = sides(["human", "machine", "outlaw", "human"], hands=[[], ["scan", "plating"], [], []])
+    st = act(turn_to(st, 1), {"type": "program", "seat": 1, "card": prog("plating")})
+    deck = st.deck
+    st = kill(turn_to(st, 0), 0, 1)
+    dead = st.seats[1]
+    assert not dead.alive
+    assert dead.programs == (prog("scan"),) and dead.permanents == (prog("plating"),)
+    assert st.deck == deck
+    public = GAME.view(st, None)["table"]
+    assert public["deck"] == len(deck) and public["seats"][1]["programs"] == 1
+    assert [p["key"] for p in public["seats"][1]["permanent"]] == ["plating"]
+    assert armor(st, 1) == 0  # « ne comptent pas » while eliminated
+    assert [p["key"] for p in GAME.view(st, 1)["you"]["programs"]] == ["scan"]
+
+
+def test_revived_player_has_its_programs_again() -> None:
+    """A revived player comes back with its programs; its permanents count again."""
+    data = _with(ids=_reviver)
+    st = GAME.setup(5, {"cards": data, "interrupt_window": 0}, 3)
+    cards = cards_of(st)
+    medic = next(i for i, c in enumerate(cards.ids) if c.key == "medic")
+    plating = next(i for i, c in enumerate(cards.programs) if c.key == "plating")
+    scan = next(i for i, c in enumerate(cards.programs) if c.key == "scan")
+    seats = list(st.seats)
+    seats[4] = replace(seats[4], id_card=medic)
+    seats[1] = replace(seats[1], programs=(scan,), permanents=(plating,))
+    st = replace(st, seats=tuple(seats), humans_at_start=True)
+    st = replace(st, deck=tuple(c for c in st.deck if c not in (scan, plating)))
+    st = kill(st, 0, 1)
+    assert not st.seats[1].alive and armor(st, 1) == 0
+    st = hurt_target_with_rifle(turn_to(st, 0), 0, 4)
+    st = act(st, {"type": "reveal", "seat": 4, "card": "id"})
+    st = act(st, {"type": "ability", "seat": 4, "target": 1})
+    back = st.seats[1]
+    assert back.alive and back.programs == (scan,) and back.permanents == (plating,)
+    assert armor(st, 1) == 1

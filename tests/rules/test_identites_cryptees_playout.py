@@ -55,7 +55,7 @@ def check_invariants(st: ICState, total_programs: int) -> None:
         assert 0 <= s.hp <= 2
         assert s.alive == (s.hp > 0)
         if not s.alive:
-            assert s.id_up and not s.programs and not s.permanents
+            assert s.id_up  # its programs stay with it (rules/docs/identites-cryptees.md)
             assert all(st.loyalty_up[p] for p in own_positions(st, i))
     holders = [w.holder for w in st.weapons if w.holder is not None]
     assert len(holders) == len(set(holders)) and all(st.seats[h].alive for h in holders)

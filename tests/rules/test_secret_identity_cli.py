@@ -94,3 +94,19 @@ def test_coffre_command_line() -> None:
     )
     assert bad.returncode == 2
     assert json.loads(bad.stdout) == {"error": "Numbers are dealt", "line": 1}
+
+
+def test_unreadable_scenario_file_is_one_line(tmp_path: Path) -> None:
+    """A missing, a directory or a non-UTF-8 scenario file: one ``coffre:`` line, exit != 0."""
+    exe = Path(sys.executable).parent / "coffre"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "firmware.cli"]
+    args = [*cmd, "play", "--game", "secret-identity", "--players", "3"]
+    binary = tmp_path / "latin1.jsonl"
+    binary.write_bytes('{"type":"advance"} # é'.encode("latin-1"))
+    for path in (tmp_path / "missing.jsonl", tmp_path, binary):
+        done = subprocess.run(
+            [*args, str(path)], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode != 0 and done.stdout == ""
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("coffre: ") and str(path) in lines[0]

@@ -44,7 +44,9 @@ Map (test -> the rule or Decision it checks; "D" marks a Decision):
   reshuffled when the deck runs out."
 - test_read_with_the_matching_mole_card: "G square - with the matching mole card ...
   read the fake formula there".
-- test_read_with_two_spare_mole_cards: "(or any two spare mole cards)", D: any two.
+- test_read_with_two_spare_mole_cards: "(or two spare mole cards)".
+- test_two_mole_cards_only_if_both_are_useless_seed_3: D « deux cartes Taupe inutiles »:
+  both cards' secret places already known to their holder (issue 26).
 - test_a_search_may_be_passed: "An agent alone may act" (may, not must).
 - test_lone_agent_on_a_g_square_is_always_asked: D: whether one holds mole cards is
   secret, so every lone agent on a G square is asked (and may only pass without cards).
@@ -62,6 +64,8 @@ Map (test -> the rule or Decision it checks; "D" marks a Decision):
 - test_declaration_tie_is_broken_at_random: "(ties random)".
 - test_fugitive_files_secret_answers: "The fugitive files, secretly, a pseudonym for
   each enemy colour and a formula code."
+- test_the_formula_card_is_taken_in_front_of_everyone: D (filing) « prend sur le
+  plateau la carte formule »: the place is public at once, the pseudonyms stay secret.
 - test_filing_names_a_place_where_a_card_lies: D (filing) "they name the place of that card
   (square and container, e.g. G3, or a suitcase, briefcase or locker ...)".
 - test_knowing_the_code_is_not_enough: D (filing) "right only if the card at that place is
@@ -596,16 +600,44 @@ def test_read_with_the_matching_mole_card() -> None:
     assert GAME.view(state, 0)["sheet"]["fakes"]["G3"] == state.fakes[2]
 
 
+def knows_fakes(state: UltraState, seat: int, *places: str) -> UltraState:
+    """Add the fakes of ``places`` to a seat's sheet, as if it had read them."""
+    lines = tuple(
+        Seen(1, g, "", "fake", state.fakes[SECRET_PLACES.index(g)], "search", seat) for g in places
+    )
+    sheets = list(state.sheets)
+    sheets[seat] = sheets[seat] + lines
+    return replace(state, sheets=tuple(sheets))
+
+
 def test_read_with_two_spare_mole_cards() -> None:
-    """Any two mole cards replace the matching one; cards not held are refused."""
-    state = replace(hidden(3), hands=(("G1", "G1", "G5"), (), ()))
+    """Two useless mole cards replace the matching one; cards not held are refused."""
+    state = knows_fakes(replace(hidden(3), hands=(("G1", "G1", "G5"), (), ())), 0, "G1", "G5")
     state = turn(state, ["G2", "V1", "V2"])
     refused(state, Read(0, ("G2", "G2")), "do not hold")
     refused(state, Read(0, ("G1", "G1", "G5")), "matching mole card or two")
     assert Read(0, ("G1", "G5")) in GAME.legal_actions(state, 0)
     state, _ = GAME.apply(state, Read(0, ("G1", "G5")))
     assert state.hands[0] == ("G1",) and sorted(state.discard) == ["G1", "G5"]
-    assert sheet(state, 0) == [("G2", "", "fake", state.fakes[1], "search")]
+    assert ("G2", "", "fake", state.fakes[1], "search") in sheet(state, 0)
+
+
+def test_two_mole_cards_only_if_both_are_useless_seed_3() -> None:
+    """Seed 3: Red draws G4 and G3, knows no fake, and may not read G1 with them."""
+    state = hidden(3, seed=3)
+    state = _skip_searches(turn(state, ["V1", "H2", "H3"]))
+    state = _skip_searches(turn(state, ["V2", "H3", "H2"]))
+    assert state.hands[0] == ("G3", "G4") and knowledge(state, 0).fakes == {}
+    at_g1 = turn(state, ["G1", "H2", "H3"])
+    assert GAME.legal_actions(at_g1, 0) == [Pass(0)]
+    refused(at_g1, Read(0, ("G3", "G4")), "already know")
+    half = turn(knows_fakes(state, 0, "G3"), ["G1", "H2", "H3"])
+    assert GAME.legal_actions(half, 0) == [Pass(0)]
+    refused(half, Read(0, ("G3", "G4")), "already know")
+    both = turn(knows_fakes(state, 0, "G3", "G4"), ["G1", "H2", "H3"])
+    assert Read(0, ("G3", "G4")) in GAME.legal_actions(both, 0)
+    both, _ = GAME.apply(both, Read(0, ("G3", "G4")))
+    assert knowledge(both, 0).fakes["G1"] == both.fakes[0] and both.hands[0] == ()
 
 
 def test_a_search_may_be_passed() -> None:
@@ -802,6 +834,22 @@ def test_fugitive_files_secret_answers() -> None:
     }
     assert GAME.view(state, 1)["filing"] is None
     assert "filing" not in GAME.view(state, None) and "end" not in GAME.view(state, None)
+
+
+def test_the_formula_card_is_taken_in_front_of_everyone() -> None:
+    """D (filing): the place the card was taken from is public at once; the names are not."""
+    state = _filing_state()
+    assert GAME.view(state, None)["taken"] is None
+    views = {}
+    for square, container in (("B1", "green"), ("H2", "suitcase"), ("G3", "")):
+        for names in ({"yellow": "P1", "green": "P2"}, {"yellow": "P3", "green": "P4"}):
+            filed, _ = GAME.apply(state, File(0, names, square, container))
+            public = GAME.view(filed, None)
+            assert public["taken"] == {"square": square, "container": container or None}
+            assert GAME.view(filed, 1)["table"] == public
+            views.setdefault(square, []).append(public)
+    assert all(a == b for a, b in views.values())  # the pseudonyms leave no trace
+    assert views["B1"][0] != views["H2"][0]
 
 
 def test_filing_names_a_place_where_a_card_lies() -> None:

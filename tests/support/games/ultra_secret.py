@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
 from typing import Any
 
 from msgspec.structs import replace
@@ -18,7 +17,6 @@ from rules._ultra_secret_board import (
     PSEUDONYMS,
     SECRET_PLACES,
     TOOTHBRUSH,
-    Filing,
     Seen,
     knowledge,
 )
@@ -85,12 +83,8 @@ class Bot:
         return Pass(seat)
 
     def _spare(self, state: UltraState, seat: int, fakes: dict[str, str]) -> list[str]:
-        """Mole cards the seat can spend in pairs: known places first, then duplicates."""
-        hand = list(state.hands[seat])
-        spare = [c for c in hand if c in fakes]
-        counts = Counter(c for c in hand if c not in fakes)
-        spare += [c for c, n in counts.items() for _ in range(n - 1)]
-        return spare
+        """Mole cards the seat can spend in pairs: the useless ones, of places it knows."""
+        return [c for c in state.hands[seat] if c in fakes]
 
     def _dial(self, state: UltraState, seat: int) -> str:
         allowed = open_squares(state, seat)
@@ -248,7 +242,9 @@ def redeal(state: UltraState, keep: int | None, rng: random.Random) -> UltraStat
     )
     filing = state.filing
     if filing is not None and keep != state.fugitive:
-        filing = Filing(tuple((c, rng.choice(PSEUDONYMS)) for c, _ in filing.pseudonyms), "G1", "")
+        # The place the formula card was taken from is public (§6.1); the names are not.
+        names = tuple((c, rng.choice(PSEUDONYMS)) for c, _ in filing.pseudonyms)
+        filing = replace(filing, pseudonyms=names)
     return replace(
         state,
         stashes=tuple(stashes),
