@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import time
@@ -149,7 +150,7 @@ def seen_by(heard: list[tuple[str, Any]]) -> list[str]:
     """
     out: list[str] = []
     for topic, data in heard:
-        data = dict(data)
+        data = copy.deepcopy(data)  # the checks below read the messages as heard
         if topic.endswith("/screen"):
             data.pop("rev", None)
             data.pop("secret", None)
@@ -162,6 +163,10 @@ def seen_by(heard: list[tuple[str, Any]]) -> list[str]:
             view = data.get("view") or {}
             for turn in view.get("history") or []:
                 turn["mystery"] = turn["answer"] = None
+            # The feed says the same opened safes as the history (public once opened).
+            for event in data.get("feed") or []:
+                if event.get("kind") == "safe_opened":
+                    event["data"]["mystery"] = event["data"]["answer"] = None
         text = json.dumps([topic, data], sort_keys=True)
         if not out or out[-1] != text:
             out.append(text)
@@ -190,5 +195,12 @@ def test_coop_redeal_changes_nothing_a_foreign_station_hears(make_table: TableFa
             if topic.endswith("/public"):
                 for path, _ in leaves(data):
                     # The option's name ("mystery": "keys") is public; numbers only in history.
-                    if path[-1] in ("mystery", "answer") and path != ("view", "mystery"):
+                    if path[-1] not in ("mystery", "answer") or path == ("view", "mystery"):
+                        continue
+                    if path[0] == "feed":  # the feed tells an opened safe the history shows
+                        said = data["feed"][int(path[1])]
+                        shown = {(t["turn"], t["mystery"]) for t in data["view"]["history"]}
+                        assert said["kind"] == "safe_opened", path
+                        assert (said["data"]["turn"], said["data"]["mystery"]) in shown, path
+                    else:
                         assert "history" in path, path
