@@ -362,7 +362,7 @@ def refused_screen(verdict: Verdict, *, several: bool) -> tuple[str, list[str]]:
 #: English, for the log).
 _LINK_WORDS = {
     "not-found": N_("Broker not found"),
-    "refused": N_("Broker refused us"),
+    "refused": N_("Broker not running"),
     "wrong-password": N_("Wrong password"),
     "wrong-ca": N_("Certificate: wrong CA"),
     "wrong-name": N_("Certificate: wrong name"),
