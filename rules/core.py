@@ -9,7 +9,7 @@ the same actions gives byte-identical serialised states.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
@@ -254,6 +254,22 @@ def action_to_json(action: Action) -> JSON:
     return out
 
 
+def playthrough(
+    game: Game[S],
+    players: int,
+    options: Mapping[str, Any],
+    seed: int,
+    actions: Iterable[Action],
+) -> Iterator[tuple[S, list[Event]]]:
+    """Each state of a game from its setup through its accepted actions, with the events
+    the action that led to it made (none for the setup)."""
+    state = game.setup(players, options, seed)
+    yield state, []
+    for action in actions:
+        state, events = game.apply(state, action)
+        yield state, events
+
+
 def replay(
     game: Game[S],
     players: int,
@@ -262,9 +278,7 @@ def replay(
     actions: Iterable[Action],
 ) -> S:
     """Rebuild a game from its setup and its accepted actions."""
-    state = game.setup(players, options, seed)
-    for action in actions:
-        state, _ = game.apply(state, action)
+    *_, (state, _events) = playthrough(game, players, options, seed, actions)
     return state
 
 

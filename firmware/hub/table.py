@@ -19,7 +19,15 @@ from firmware.link.lang import colour, short_colours
 from firmware.link.protocol import Input, Screen
 from hardware.keys import Key, KeySet
 from rules import get_game
-from rules.core import Action, Event, Game, IllegalAction, action_to_json, decode_action
+from rules.core import (
+    Action,
+    Event,
+    Game,
+    IllegalAction,
+    action_to_json,
+    decode_action,
+    playthrough,
+)
 
 #: How many public events ``public`` carries for the table display's feed.
 FEED_SIZE = 24
@@ -150,12 +158,9 @@ class Table:
     def _replay_feed(self) -> None:
         """Rebuild state and feed from the actions left (an undone move leaves the feed)."""
         self.feed = []
-        state = self.engine.setup(self.players, self.options, self.seed)
-        for action in self.actions:
-            state, evs = self.engine.apply(state, action)
-            self.state = state
+        steps = playthrough(self.engine, self.players, self.options, self.seed, self.actions)
+        for self.state, evs in steps:
             self._tell([e for e in evs if e.to is None])
-        self.state = state
 
     def ui_noop(self, body: dict[str, Any]) -> bool:
         """Whether a ``ui`` event would leave the binding's state as it is."""
@@ -202,7 +207,7 @@ class Table:
         # The same keys for every game (rules.core.BaseGame.context), so the table display
         # and the hub's own screens never ask which game it is.
         ctx = self.engine.context(view)
-        colours = self.colours()
+        colours = self._colours(ctx)
         info = self.engine.info
         phase = info.phase(str(ctx["phase"]))
         return {
@@ -232,10 +237,10 @@ class Table:
             "timer": None if self.timer_left is None else math.ceil(self.timer_left),
         }
 
-    def colours(self) -> list[str]:
+    def _colours(self, ctx: dict[str, Any]) -> list[str]:
         """Each seat's colour: the game's own where it deals colours (Ultra Secret's
-        agents), else the station's."""
-        own = self.engine.context(self.view(None)).get("colours")
+        agents, from the game's shared keys ``ctx``), else the station's."""
+        own = ctx.get("colours")
         if isinstance(own, list) and len(own) >= self.players:
             return [str(c) for c in own[: self.players]]
         return self.seating.colours[: self.players]
