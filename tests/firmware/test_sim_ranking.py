@@ -31,7 +31,7 @@ def test_identiquest_seats_are_not_named_by_its_gem_colours(
 
 def test_ultra_secret_agents_go_by_their_own_colours(capsys: pytest.CaptureFixture[str]) -> None:
     """The hub names Ultra Secret's seats by the agents' colours in ``public``'s seats
-    (tests/test_games_complete.py checks it does); the ranking prints those."""
+    (tests/firmware/test_table_public.py checks it does); the ranking prints those."""
     final = {
         "seats": [{"colour": c} for c in ("brown", "white", "grey")],
         "scores": [1, 0, 0],
