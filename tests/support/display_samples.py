@@ -23,6 +23,7 @@ from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
 from rules import GAMES, get_game, get_info
 from rules.core import action_to_json
+from tests.support.games import game_support
 
 KEYS = load_keyset()
 MAX_STEPS = 3000
@@ -58,19 +59,17 @@ def _public(table: Table) -> dict[str, Any]:
 
 
 def _move(game: str, state: Any, r: random.Random) -> Any:
+    """A random move, or the one the game's test helpers choose (``playout_move``), among
+    the moves they keep (``sample_actions``)."""
+    support = game_support(game)
+    if hasattr(support, "playout_move"):
+        return support.playout_move(state, r)
     engine = get_game(game)
-    if game == "identites-cryptees":  # a bot that likes weapons, so that games end
-        from tests.support.games.identites_cryptees import bot
-
-        return bot(state, r)
     actions = list(engine.legal_actions(state, None))
     for seat in range(state.players):
         actions += engine.legal_actions(state, seat)
-    if game == "incognito":  # a vote card laid elsewhere moves: lay fresh cards only
-        fresh = [
-            a for a in actions if not hasattr(a, "number") or a.number not in state.votes[a.seat]
-        ]
-        actions = fresh or actions
+    if hasattr(support, "sample_actions"):
+        actions = support.sample_actions(state, actions)
     return r.choice(actions) if actions else None
 
 

@@ -13,8 +13,6 @@ from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
 from rules import GAMES, get_game
 from tests.support.games import game_support
-from tests.support.games import identites_cryptees as ic_tests
-from tests.support.games import ultra_secret as us_tests
 
 KEYS = load_keyset()
 
@@ -30,9 +28,12 @@ REDEALS: dict[str, tuple[int, Redeal]] = {
 
 
 def playout(game: str, players: int, seed: int) -> Iterator[Any]:
-    """The states of a random game (any seat's legal actions), every one of them."""
-    if game == "ultra-secret":
-        yield from us_tests.SAMPLES
+    """The states of a random game (any seat's legal actions), every one of them; a game's
+    test helpers may give sample states instead (``PLAYOUT_SAMPLES``) or the move to play
+    (``playout_move``)."""
+    support = game_support(game)
+    if hasattr(support, "PLAYOUT_SAMPLES"):
+        yield from support.PLAYOUT_SAMPLES
         return
     engine = get_game(game)
     st = engine.setup(players, {}, seed)
@@ -41,8 +42,8 @@ def playout(game: str, players: int, seed: int) -> Iterator[Any]:
         yield st
         if engine.is_over(st):
             return
-        if game == "identites-cryptees":
-            action = ic_tests.bot(st, r)
+        if hasattr(support, "playout_move"):
+            action = support.playout_move(st, r)
         else:
             actions = [a for seat in range(st.players) for a in engine.legal_actions(st, seat)]
             if not actions:

@@ -225,3 +225,9 @@ def redeal_public(st: Any, r: random.Random) -> Any:
 
 PUBLIC_PLAYERS = 12
 FOLLOW: tuple[int, int, int, dict[str, Any]] = (4, 3, 3, {})
+
+
+def playout_move(st: ICState, r: random.Random) -> Action:
+    """The move random games of this engine play (a bot that likes weapons, so that games
+    end; see ``tests/support/playouts.py`` and ``display_samples.py``)."""
+    return bot(st, r)

@@ -65,3 +65,10 @@ def redeal_public(st: Any, r: random.Random) -> Any:
 
 PUBLIC_PLAYERS = 4
 FOLLOW: tuple[int, int, int, dict[str, Any]] = (4, 7, 3, {})
+
+
+def sample_actions(state: IncognitoState, actions: list[Any]) -> list[Any]:
+    """The display samples' choice of moves: fresh vote cards only (a card laid elsewhere
+    moves, and the page would never fill up)."""
+    fresh = [a for a in actions if not hasattr(a, "number") or a.number not in state.votes[a.seat]]
+    return fresh or actions

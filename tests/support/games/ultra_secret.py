@@ -292,3 +292,8 @@ def redeal_public(st: Any, r: random.Random) -> Any:
 
 PUBLIC_PLAYERS = 4
 FOLLOW: tuple[int, int, int, dict[str, Any]] = (3, 7, 3, {"max_turns": 4})
+
+
+#: The display no-leak tests walk these states rather than a random game (see
+#: ``tests/support/playouts.py``): random play rarely reaches the filing.
+PLAYOUT_SAMPLES = SAMPLES
