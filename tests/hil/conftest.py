@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,19 +27,6 @@ def _need_mosquitto() -> None:
 @pytest.fixture
 def emulated_table(tmp_path: Path, _need_mosquitto: None) -> Iterator[TableFactory]:
     """Start tables on mosquitto whose stations are emulated chips under real drivers."""
-    from firmware.tools.simtable import SimTable
+    from tests.support.tables import table_factory
 
-    started: list[SimTable] = []
-
-    def make(players: int = 5, **kwargs: Any) -> SimTable:
-        kwargs.setdefault("embedded", False)
-        kwargs.setdefault("seed", 7)
-        kwargs.setdefault("device_backend", "emulated")
-        sim = SimTable(players=players, workdir=tmp_path / f"table{len(started)}", **kwargs)
-        started.append(sim)
-        sim.start()
-        return sim
-
-    yield make
-    for sim in started:
-        sim.stop()
+    yield from table_factory(tmp_path, device_backend="emulated")

@@ -11,7 +11,6 @@ some were never answered).
 from __future__ import annotations
 
 import json
-import os
 import socket
 import statistics
 import threading
@@ -22,13 +21,12 @@ from pathlib import Path
 import paho.mqtt.client as paho
 import pytest
 
-from firmware.hub.brokerconf import hash_password
 from firmware.hub.config import TableConfig
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig
-from firmware.tools.brokers import Mosquitto, free_port
 from hardware.keys import load_keyset
+from tests.support.brokers import acl_mosquitto
 
 KEYS = load_keyset()
 STATIONS = ["p1", "p2", "p3"]
@@ -45,27 +43,8 @@ ACL = {
 
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[int]:
-    folder = tmp_path / "broker"
-    folder.mkdir()
-    (folder / "passwd").write_text("".join(f"{u}:{hash_password(f'pw-{u}')}\n" for u in ACL))
-    (folder / "acl").write_text("".join(f"user {u}\n{rules}\n" for u, rules in ACL.items()))
-    port = free_port()
-    conf = folder / "mosquitto.conf"
-    lines = [
-        f"listener {port} 127.0.0.1",
-        "allow_anonymous false",
-        f"password_file {folder / 'passwd'}",
-        f"acl_file {folder / 'acl'}",
-        "persistence false",
-        "log_dest stderr",
-        "log_type error",
-    ]
-    if os.geteuid() == 0:
-        lines.append("user root")
-    conf.write_text("\n".join(lines) + "\n")
-    mosq = Mosquitto(conf, port)
-    mosq.start()
-    yield port
+    mosq = acl_mosquitto(tmp_path / "broker", ACL)
+    yield mosq.port
     mosq.stop()
 
 

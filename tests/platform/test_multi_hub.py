@@ -27,14 +27,14 @@ from PIL import Image
 
 from device.mock import MockDisplay
 from device.panel import MockPanel
-from firmware.hub.brokerconf import hash_password
 from firmware.hub.claim import REPAINT_SECONDS
 from firmware.hub.config import TableConfig
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, Message
-from firmware.tools.brokers import Mosquitto, free_port
+from firmware.tools.brokers import Mosquitto
 from hardware.keys import load_keyset
+from tests.support.brokers import acl_mosquitto
 from tests.support.golden import frame_problems
 from tests.support.sniffer import PacketHop
 
@@ -63,34 +63,9 @@ class Broker:
 
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[Broker]:
-    folder = tmp_path / "broker"
-    folder.mkdir()
-    (folder / "passwd").write_text(
-        "".join(f"{user}:{hash_password(f'pw-{user}')}\n" for user in ACL)
-    )
-    (folder / "acl").write_text(
-        "".join(
-            f"user {user}\n" + "".join(f"topic readwrite {t}\n" for t in topics) + "\n"
-            for user, topics in ACL.items()
-        )
-    )
-    port = free_port()
-    conf = folder / "mosquitto.conf"
-    lines = [
-        f"listener {port} 127.0.0.1",
-        "allow_anonymous false",
-        f"password_file {folder / 'passwd'}",
-        f"acl_file {folder / 'acl'}",
-        "persistence false",
-        "log_dest stderr",
-        "log_type error",
-    ]
-    if os.geteuid() == 0:
-        lines.append("user root")
-    conf.write_text("\n".join(lines) + "\n")
-    mosq = Mosquitto(conf, port)
-    mosq.start()
-    yield Broker(port, mosq)
+    acl = {user: "".join(f"topic readwrite {t}\n" for t in topics) for user, topics in ACL.items()}
+    mosq = acl_mosquitto(tmp_path / "broker", acl)
+    yield Broker(mosq.port, mosq)
     mosq.stop()
 
 

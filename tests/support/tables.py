@@ -29,14 +29,14 @@ def _need_mosquitto() -> None:
         pytest.fail("mosquitto is not installed: run the README's test command (it installs it)")
 
 
-@pytest.fixture
-def make_table(tmp_path: Path) -> Iterator[TableFactory]:
-    """Start tables (mosquitto on a free loopback port + ACL, hub, mock stations)."""
+def table_factory(tmp_path: Path, **defaults: Any) -> Iterator[TableFactory]:
+    """What a table fixture yields: a function that starts tables (mosquitto on a free
+    loopback port with the table's ACL, hub, stations; ``defaults`` for every one), and
+    stops them all afterwards."""
     started: list[SimTable] = []
 
     def make(players: int = 5, **kwargs: Any) -> SimTable:
-        kwargs.setdefault("embedded", False)
-        kwargs.setdefault("seed", 7)
+        kwargs = {"embedded": False, "seed": 7, **defaults, **kwargs}
         sim = SimTable(players=players, workdir=tmp_path / f"table{len(started)}", **kwargs)
         started.append(sim)
         sim.start()
@@ -45,6 +45,12 @@ def make_table(tmp_path: Path) -> Iterator[TableFactory]:
     yield make
     for sim in started:
         sim.stop()
+
+
+@pytest.fixture
+def make_table(tmp_path: Path) -> Iterator[TableFactory]:
+    """Start tables (mosquitto on a free loopback port + ACL, hub, mock stations)."""
+    yield from table_factory(tmp_path)
 
 
 def director(sim: SimTable, seed: int = 1, **kwargs: Any) -> Director:
