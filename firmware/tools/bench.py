@@ -151,7 +151,8 @@ def _start_echo(config: BrokerConfig) -> subprocess.Popen[bytes]:
     )
 
 
-def _stop(proc: subprocess.Popen[Any] | None) -> None:
+def stop_process(proc: subprocess.Popen[Any] | None) -> None:
+    """End a helper process: SIGTERM, then SIGKILL after 10 s."""
     if proc is not None and proc.poll() is None:
         proc.terminate()
         try:
@@ -247,7 +248,7 @@ def run_echo(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) ->
     finally:
         for station in sim.stations.values():
             station.stop()
-        _stop(server)
+        stop_process(server)
         sim.broker.stop()
     return _tap_figures(stations, read_ms, lay_ms, poll_interval)
 
@@ -524,7 +525,7 @@ class _Sniffer:
         )
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "ready":
-            _stop(self.proc)
+            stop_process(self.proc)
             raise RuntimeError("the sniffer did not start")
         time.sleep(0.3)  # its subscription is in place
 
@@ -756,7 +757,7 @@ class Venue:
     def stop(self) -> None:
         self.generator.stop()
         for proc in self.procs.values():
-            _stop(proc)
+            stop_process(proc)
         self.broker.stop()
 
 

@@ -511,7 +511,7 @@ def run_pi_class(
 ) -> PiClassResult:
     """The Pi-class tap run; raises RuntimeError when this machine has no CPU quotas."""
     from firmware.hub.brokerconf import HOST_USER
-    from firmware.tools.bench import BENCH_GAME
+    from firmware.tools.bench import BENCH_GAME, stop_process
     from firmware.tools.brokers import TABLE, start_broker
     from firmware.tools.simtable import PublicWatcher, SimTable
 
@@ -574,13 +574,7 @@ def run_pi_class(
     finally:
         for proc in procs:
             proc.stop()
-        if hub is not None:
-            hub.terminate()
-            try:
-                hub.wait(10)
-            except subprocess.TimeoutExpired:
-                hub.kill()
-                hub.wait()
+        stop_process(hub)
         with contextlib.suppress(Exception):
             watch.stop()
         broker.stop()
