@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.core import BadOptions
+from rules.core import BadOptions, check_options
 
 
 def N_(msgid: str, /) -> str:
@@ -213,9 +213,7 @@ class GameInfo:
 
     def parse(self, options: Mapping[str, Any], players: int) -> dict[str, Any]:
         """Every option, checked, with defaults filled in; an unknown one is refused."""
-        unknown = sorted(set(options) - {o.name for o in self.options})
-        if unknown:
-            raise BadOptions(f"Unknown option: {unknown[0]}")
+        check_options(options, (o.name for o in self.options))
         return {
             opt.name: opt.parse(options.get(opt.name, opt.default), players) for opt in self.options
         }

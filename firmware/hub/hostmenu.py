@@ -73,7 +73,6 @@ class HostMenu:
     row: int = 0
     armed: str | None = None
     armed_at: float = 0.0
-    limits: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Chosen option values per game (index into GAME_OPTIONS' values).
     chosen: dict[str, dict[str, int]] = field(default_factory=dict)
     #: What the table speaks (hub.toml's ``language`` until the host changes it).
@@ -146,8 +145,9 @@ class HostMenu:
         }
 
     def _range(self) -> tuple[int, int]:
-        lo, hi = self.limits.get(self.game_id, (1, self.max_players))
-        return lo, min(hi, self.max_players)
+        """The game's player range (its declaration), within the table's stations."""
+        info = get_info(self.game_id)
+        return info.min_players, min(info.max_players, self.max_players)
 
     def press(self, button: str, *, playing: bool, now: float) -> HostCommand | SwitchTable | None:
         """Handle one button press."""

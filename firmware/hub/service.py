@@ -64,7 +64,6 @@ from firmware.link.mqtt import BrokerConfig, Client, Message, Will
 from firmware.link.pairing import all_enrol_requests as enrol_requests
 from firmware.link.pairing import parse_enrol_topic
 from hardware.keys import KeySet, load_keyset
-from rules import get_game
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +124,6 @@ class Hub:
         self.out = Publisher(lambda: self.clock(), panel)
         self.actors: dict[str, TableActor] = {}
         games = bound_games()
-        limits = {g: (get_game(g).min_players, get_game(g).max_players) for g in games}
         for cfg in tables:
             lacking = [c for c in cfg.colours or () if c not in self.keys.colours]
             if lacking:
@@ -133,7 +131,6 @@ class Hub:
             menu = HostMenu(
                 games,
                 max_players=len(cfg.stations),
-                limits=limits,
                 card_sets=card_set_names(cfg),
                 language=cfg.language,
                 tables=[t.name for t in tables],

@@ -14,7 +14,6 @@ def menu() -> HostMenu:
     return HostMenu(
         ["secret-identity", "incognito"],
         max_players=8,
-        limits={"secret-identity": (3, 8), "incognito": (3, 6)},
     )
 
 
@@ -35,7 +34,7 @@ def test_choose_players_and_start() -> None:
 
 def test_a_table_of_three_stations_starts_a_three_player_game() -> None:
     """The default count never exceeds the stations: ok on Start at a 3-seat table works."""
-    m = HostMenu(["secret-identity"], max_players=3, limits={"secret-identity": (3, 8)})
+    m = HostMenu(["secret-identity"], max_players=3)
     assert m.players == 3
     m.row = m.start_row
     cmd = m.press("ok", playing=False, now=0)
@@ -141,7 +140,6 @@ def _ic_menu(card_sets: list[str] | None = None) -> HostMenu:
     m = HostMenu(
         ["identites-cryptees"],
         max_players=10,
-        limits={"identites-cryptees": (4, 16)},
         card_sets=card_sets or ["generic"],
     )
     m.players = 6
