@@ -71,24 +71,15 @@ class Option:
 
     def from_text(self, raw: str) -> Any:
         """A command-line value (``-o name=raw``) as the option's type, before checking:
-        JSON where it parses (a card set as an object), else the words a host would type."""
+        JSON where it parses (numbers, ``true``, a card set as an object), a flag's words
+        (``yes``/``on``, ``no``/``off``), else the text as typed."""
         try:
             return json.loads(raw)
         except ValueError:
             pass
-        if self.kind == "flag":
-            lowered = raw.strip().lower()
-            if lowered in ("true", "yes", "on", "1"):
-                return True
-            if lowered in ("false", "no", "off", "0"):
-                return False
-            return raw
-        if self.kind in ("number", "seat", "seconds"):
-            try:
-                number = float(raw)
-            except ValueError:
-                return raw
-            return int(number) if number.is_integer() else number
+        words = {"yes": True, "on": True, "no": False, "off": False}
+        if self.kind == "flag" and raw.strip().lower() in words:
+            return words[raw.strip().lower()]
         return raw
 
 
