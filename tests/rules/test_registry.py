@@ -110,3 +110,17 @@ def test_command_line_values_take_the_declared_type(game_id: str) -> None:
         for value in option.menu:
             text = json.dumps(value) if not isinstance(value, str) else value
             assert option.from_text(text) == value
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_a_flag_takes_the_words_a_host_types(game_id: str) -> None:
+    """``-o legion_loyalty=yes`` (or on, no, off) is a flag's true or false; other words
+    stay as typed, for the engine to refuse by name."""
+    for option in get_info(game_id).options:
+        if option.kind != "flag":
+            continue
+        said = [option.from_text(w) for w in ("yes", "On", "no", "OFF")]
+        assert said == [True, True, False, False]
+        assert option.from_text("maybe") == "maybe"
+        with pytest.raises(BadOptions, match=option.name):
+            get_game(game_id).setup(get_info(game_id).max_players, {option.name: "maybe"}, 1)
