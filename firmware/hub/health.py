@@ -36,13 +36,13 @@ def state(actor: TableActor, station: str) -> State:
 
 
 def report(actor: TableActor) -> dict[str, SeatHealth]:
-    """Every station of the table, in seat order."""
-    return {
-        s: SeatHealth(
-            state(actor, s), actor.reasons.get(s, "") if state(actor, s) == "error" else ""
-        )
-        for s in actor.config.stations
-    }
+    """Every station of the table, in seat order (asked at every publish: the cache key
+    of ``public`` and ``hub/status``)."""
+    out: dict[str, SeatHealth] = {}
+    for station in actor.config.stations:
+        now = state(actor, station)
+        out[station] = SeatHealth(now, actor.reasons.get(station, "") if now == "error" else "")
+    return out
 
 
 def not_ready(actor: TableActor, stations: list[str] | None = None) -> list[str]:
