@@ -114,6 +114,9 @@ class SimTable:
         for name in self.names:
             if not self.stations[name].wait_screen(15):
                 raise TimeoutError(f"station {name} got no screen from the hub")
+        # A hub that watches its seats (any hub started from a config file) refuses a
+        # start until it has heard every station: under load that comes after the screens.
+        self.watch.wait_seats_heard(self.names)
 
     def start_hub(self) -> None:
         """Start the hub (in a thread or as a child process) and wait until it is ready."""
@@ -416,12 +419,28 @@ class PublicWatcher:
 
     def wait_hub_ready(self, timeout: float = 20) -> None:
         """Wait for the hub's retained status to say ready."""
+        self.wait_hub(lambda s: s.get("state") == "ready", "the hub did not come up", timeout)
+
+    def wait_seats_heard(self, names: list[str], timeout: float = 20) -> None:
+        """Wait until the hub's status has heard from every one of ``names`` (none is
+        still ``never-seen``): a hub that watches its seats refuses a start before that."""
+
+        def heard(status: dict[str, Any]) -> bool:
+            seats = status.get("stations") or {}
+            return all(seats.get(n, {}).get("state", "never-seen") != "never-seen" for n in names)
+
+        self.wait_hub(heard, "the hub never heard from every station", timeout)
+
+    def wait_hub(
+        self, predicate: Callable[[dict[str, Any]], bool], what: str, timeout: float = 20
+    ) -> None:
+        """Wait until the hub's retained status satisfies ``predicate``; TimeoutError(what)."""
         deadline = time.monotonic() + timeout
         with self.changed:
-            while self.hub_status.get("state") != "ready":
+            while not predicate(self.hub_status):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise TimeoutError("the hub did not come up")
+                    raise TimeoutError(what)
                 self.changed.wait(left)
 
     def wait(
