@@ -175,6 +175,12 @@ class GameInfo:
     #: The winners are a side, together (no ranking of every seat at the end).
     sides: bool = False
 
+    # --- what the table display says between games -------------------------------------
+    #: The game's rules on one card (a message id, a few plain sentences): the idle table
+    #: display shows it for the game the host has picked. Said here once, translated in
+    #: the catalogue; tests/layout/test_games_complete.py names a game without one.
+    summary: str = ""
+
     def __post_init__(self) -> None:
         names = [o.name for o in self.options]
         if len(set(names)) != len(names):

@@ -176,6 +176,13 @@ INFO = GameInfo(
             menu=GIVE_MODES,
         ),
     ),
+    # --- the table display between games
+    summary=N_(
+        "Each of you secretly is one gem colour. On your turn, steal two gems from the "
+        "market, or accuse a player of being a colour: wrong, you give them 2 gems; "
+        "right, they are unmasked and give you 4. When the deck runs dry, each scores the "
+        "gems of their own colour."
+    ),
 )
 
 

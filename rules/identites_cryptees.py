@@ -137,6 +137,13 @@ INFO = GameInfo(
             too_few="The Legion loyalty card is for 6+ players",
         ),
     ),
+    # --- the table display between games
+    summary=N_(
+        "Hidden sides fight it out: your ID and loyalty cards make you Human, Machine or "
+        "Outlaw. On your turn investigate, take a weapon, draw a program, aim or fire; "
+        "the others may answer with programs in the window. Everyone has 2 HP: at 0 you "
+        "are out. The last side standing wins together."
+    ),
 )
 
 

@@ -141,6 +141,13 @@ INFO = GameInfo(
             menu=(5, 10, 20),
         ),
     ),
+    # --- the table display between games
+    summary=N_(
+        "Each of you gets a secret word and a place everyone sees. Draw your word in "
+        "silence, then vote: match every other drawing with one of the six words on the "
+        "list. 1 point for each drawing you read right, 2 to a drawer found by some but "
+        "not all. Three rounds."
+    ),
 )
 
 

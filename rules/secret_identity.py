@@ -97,6 +97,13 @@ INFO = GameInfo(
         Band(6, 8, N_("Fine crew: most safes gave way."), N_("Fine crew: most safes gave way")),
         Band(9, 10, N_("Master safecrackers: nothing hides from you."), N_("Master safecrackers!")),
     ),
+    # --- the table display between games
+    summary=N_(
+        "Each round you lock a secret number in your safe and lay up to 3 picto cards as "
+        "clues. Then everyone puts a key in each other's safe, guessing its number. Each "
+        "safe opened scores a point to its owner and to every right guess. Four rounds; "
+        "co-op: the team guesses together over ten turns."
+    ),
 )
 #: Co-op result bands: (lowest, highest right answers, the wording).
 BANDS: tuple[tuple[int, int, str], ...] = tuple((b.lo, b.hi, b.text) for b in INFO.bands)

@@ -859,6 +859,13 @@ INFO = GameInfo(
         ),
         Option("declare", "choice", "known", N_("Declare"), choices=DECLARE_MODES, panel=False),
     ),
+    # --- the table display between games
+    summary=N_(
+        "Each agent hides an identity, a toothbrush and the formula in a suitcase, a "
+        "briefcase and a locker. Turn after turn, bug, dial a square and move informants "
+        "to search the others' luggage. Know every pseudonym and the formula? Declare: "
+        "the fugitive files and flees. Two agents on the fugitive's square catch them."
+    ),
 )
 
 

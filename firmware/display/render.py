@@ -21,7 +21,7 @@ from firmware.display.boards import (
     verdict,
 )
 from firmware.display.feed import Snapshot
-from firmware.display.parts import Names, countdown, esc, ranking
+from firmware.display.parts import Names, countdown, esc, ranking, whole
 from firmware.link.lang import N_, _, label, speaking
 
 #: The hub's states other than ready, on the offline banner.
@@ -80,13 +80,75 @@ FEED_LINES = 8
 
 
 def _idle(snap: Snapshot) -> str:
-    """Between games: the table's name, big, and what it waits for."""
+    """Between games: the table's name, the games the host may start (the hub's idle
+    ``public`` lists them from their declarations) and, on one card, the rules of the game
+    the host has picked on the panel (``hub/status``'s ``selected``); with no pick known,
+    each game's card in the menu."""
     waiting = esc(_("Waiting for the host to start a game."))
     hint = esc(_("The host picks a game on the hub's panel; this screen follows it."))
+    games = menu_games(snap.public)
+    picked = snap.status.get("selected")
+    chosen = next((g for g in games if g["id"] == picked), None)
+    items = []
+    for game in games:
+        mark = ' class="picked" aria-current="true"' if game is chosen else ""
+        card = "" if chosen else f"<p>{esc(_(game['summary']))}</p>"
+        items.append(
+            f"<li{mark}><b>{esc(_(game['name']))}</b> "
+            f'<span class="range">{esc(players_range(game))}</span>{card}</li>'
+        )
+    menu = ""
+    if items:
+        heading = esc(_("Games on this table"))
+        menu = f'<div class="menu"><h2>{heading}</h2><ul>{"".join(items)}</ul></div>'
+    rules = _rules_card(chosen, snap.status) if chosen else ""
+    wide = " picked" if chosen else ""
     return (
-        f'<div class="idle"><h1>{esc(snap.table)}</h1><p class="big">{waiting}</p>'
-        f'<p class="note">{hint}</p></div>'
+        f'<div class="idle{wide}"><h1>{esc(snap.table)}</h1><p class="big">{waiting}</p>'
+        f'<div class="idle-cols">{menu}{rules}</div><p class="note">{hint}</p></div>'
     )
+
+
+def _rules_card(game: dict[str, str], status: dict[str, object]) -> str:
+    """The picked game's rules on one card: its name, player range and summary."""
+    players = status.get("selected_players")
+    count = ""
+    if isinstance(players, int) and not isinstance(players, bool):
+        said = _("Picked on the panel, for {n} players", n=players)
+        count = f'<p class="note">{esc(said)}</p>'
+    return (
+        f'<div class="rules-card"><h2>{esc(_(game["name"]))}</h2>'
+        f'<p class="range">{esc(players_range(game))}</p>'
+        f'<p class="summary">{esc(_(game["summary"]))}</p>{count}</div>'
+    )
+
+
+def menu_games(public: dict[str, object]) -> list[dict[str, str]]:
+    """The idle table's game menu (``public["menu"]``), each entry checked: an id, a name,
+    a summary (message ids) and the player range as text-safe values."""
+    raw = public.get("menu")
+    games = []
+    for entry in raw if isinstance(raw, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        lo, hi = whole(entry.get("min")), whole(entry.get("max"))
+        games.append(
+            {
+                "id": str(entry["id"]),
+                "name": str(entry.get("name") or entry["id"]),
+                "summary": str(entry.get("summary") or ""),
+                "min": "" if lo is None else str(lo),
+                "max": "" if hi is None else str(hi),
+            }
+        )
+    return games
+
+
+def players_range(game: dict[str, str]) -> str:
+    """ "3–6 players" (empty when the hub did not say)."""
+    if not game["min"] or not game["max"]:
+        return ""
+    return _("{lo}–{hi} players", lo=game["min"], hi=game["max"])
 
 
 def _banner(snap: Snapshot) -> str:

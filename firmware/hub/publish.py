@@ -33,6 +33,7 @@ from firmware.link import protocol as proto
 from firmware.link.lang import N_, _, refusal, short_colours, speaking
 from firmware.link.mqtt import LinkState
 from firmware.link.render import BODY_LINES, CHARS, render_lines
+from rules import get_info
 
 log = logging.getLogger(__name__)
 
@@ -184,12 +185,19 @@ class Publisher:
         countdown's second) moved: a knob turn changes neither."""
         table = actor.table
         if table is None:
-            public: dict[str, Any] = {"game": None, "version": 0, "over": False}
+            public: dict[str, Any] = {
+                "game": None,
+                "version": 0,
+                "over": False,
+                "menu": game_menu(actor.menu.games),
+            }
             status = proto.HubStatus(
                 state="ready",
                 claim=self.claim_on(actor),
                 language=actor.language,
                 stations=health.report(actor),
+                selected=actor.menu.game_id if actor.menu.games else None,
+                selected_players=actor.menu.players if actor.menu.games else None,
             )
             return proto.encode(public), proto.encode(status)
         seats = health.report(actor)
@@ -390,3 +398,21 @@ def idle_screen(actor: TableActor, station: str) -> proto.Screen:
         lines=(_("Station {name}", name=station), _("Waiting for the host")),
         led=(0, 0, 0),
     )
+
+
+def game_menu(games: list[str]) -> list[dict[str, Any]]:
+    """The games the host may start, as the idle table display lists them: each game's
+    declaration (name, player range, its rules on one card), texts as message ids."""
+    menu = []
+    for game in games:
+        info = get_info(game)
+        menu.append(
+            {
+                "id": info.id,
+                "name": info.name,
+                "min": info.min_players,
+                "max": info.max_players,
+                "summary": info.summary,
+            }
+        )
+    return menu

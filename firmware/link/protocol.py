@@ -217,6 +217,10 @@ class HubStatus(msgspec.Struct, frozen=True):
     #: Every station's health (firmware.hub.health): the table display marks a seat
     #: offline from it.
     stations: dict[str, SeatHealth] | None = None
+    #: Between games, the game the host has picked on the panel and the number of players
+    #: set there (the table display shows that game's rules); None while a game runs.
+    selected: str | None = None
+    selected_players: int | None = None
 
 
 # --- host -> hub --------------------------------------------------------------------

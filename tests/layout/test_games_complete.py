@@ -20,7 +20,18 @@ from rules.declare import GameInfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PIECES = ["engine", "binding", "bot", "board", "catalogue", "docs", "goldens", "redeal", "readme"]
+PIECES = [
+    "engine",
+    "binding",
+    "bot",
+    "board",
+    "catalogue",
+    "docs",
+    "goldens",
+    "redeal",
+    "readme",
+    "summary",
+]
 
 
 def _has(module: str, *names: str) -> list[str]:
@@ -68,7 +79,7 @@ def _board(game: str) -> str | None:
 
 def declared_texts(info: GameInfo) -> list[str]:
     """Every text of a declaration the table reads (message ids)."""
-    texts = [info.name, info.tie_break]
+    texts = [info.name, info.tie_break, info.summary]
     for phase in info.phases.values():
         texts += [phase.long, phase.short]
     for option in info.options:
@@ -141,6 +152,24 @@ def _readme(game: str) -> str | None:
     return None
 
 
+def _summary(game: str) -> str | None:
+    """The game's rules on one card, for the idle table display (and the catalogue has
+    its French: ``declared_texts`` lists it)."""
+    info = get_info(game)
+    if not info.summary.strip():
+        return (
+            f"rules/{stem(game)}.py: INFO has no summary "
+            "(the game's rules on one card, for the idle table display)"
+        )
+    if len(info.summary) > SUMMARY_CHARS:
+        return f"rules/{stem(game)}.py: INFO.summary is over {SUMMARY_CHARS} characters"
+    return None
+
+
+#: A summary fits one card on the idle TV page (the longest today is about 310).
+SUMMARY_CHARS = 400
+
+
 CHECKS = {
     "engine": _engine,
     "binding": _binding,
@@ -151,6 +180,7 @@ CHECKS = {
     "goldens": _goldens,
     "redeal": _redeal,
     "readme": _readme,
+    "summary": _summary,
 }
 
 

@@ -9,6 +9,7 @@ from firmware.display.parts import (
     Narration,
     Public,
     esc,
+    seat_colour,
     seat_table,
     waiting_for,
     whole,
@@ -33,34 +34,47 @@ US_WORDS = {
 }
 
 
-def board(public: Public, view: dict[str, Any], names: Names) -> str:
-    def at(key: str, i: int) -> str:
-        values = view.get(key) or []
-        value = values[i] if i < len(values) else None
-        return esc(value) if value is not None else "·"
+#: The board as drawn on the table display: each zone's squares, in the box's order (the
+#: engine's ``open`` says which are in play now; the rest are drawn closed).
+US_ZONES = (
+    (N_("hotels"), ("H1", "H2", "H3", "H4", "H5", "H6")),
+    (N_("stations and moles"), ("F1", "B1", "V1", "V2", "V3")),
+    (N_("secret places"), ("G1", "G2", "G3", "G4", "G5")),
+    (N_("flight"), ("VM1", "VM2", "VM3", "VM4", "VM5")),
+)
+#: Each hotel's colour (H1 red ... H6 blue; rules/docs/ultra-secret.md, "Seats and colours").
+US_HOTELS = ("red", "yellow", "green", "black", "lilac", "blue")
+#: What a square is, under its code.
+US_KINDS = {
+    "F": N_("lockers"),
+    "B": N_("lockers"),
+    "V": N_("mole card"),
+    "VM": N_("escape route"),
+}
 
+
+def board(public: Public, view: dict[str, Any], names: Names) -> str:
+    """The drawn board (every square with the agents, informants, bugs and lockers on it),
+    then each seat's mole cards and whether it declared and acted."""
+    out = [drawn_board(view, names)]
+    declared = view.get("declared") or []
+    waiting = view.get("waiting") or []
     rows = [
         [
-            at("agents", i),
-            at("informants", i),
-            at("bugs", i),
-            at("moles", i),
-            yes(i in (view.get("declared") or [])),
-            "✔" if i not in (view.get("waiting") or []) else "…",
+            _at(view, "agents", i),
+            _at(view, "moles", i),
+            yes(i in declared),
+            "✔" if i not in waiting else "…",
         ]
         for i in range(len(names))
     ]
-    places = view.get("places") or {}
-    opened = view.get("open") or []
-    header = [_("agent at"), _("informant"), _("bug"), _("mole cards"), _("declared"), _("acted")]
-    out = [seat_table(names, header, rows)]
-    where = ", ".join(f"{p} {label(US_PLACES, p)}" if p in places else p for p in opened)
+    header = [_("agent at"), _("mole cards"), _("declared"), _("acted")]
+    out.append(seat_table(names, header, rows))
     out.append(
-        "<p class=big>"
+        "<p>"
         + esc(
             _(
-                "Open: {places} · deck {deck}, discard {discard}",
-                places=where,
+                "Mole deck {deck}, discard {discard}",
                 deck=view.get("deck", 0),
                 discard=view.get("discard", 0),
             )
@@ -69,8 +83,8 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
     )
     sums = view.get("sums") or {}
     if sums:
-        declared = ", ".join(f"{names.chip(int(s))} {esc(v)}" for s, v in sums.items())
-        said = _("Declared (digit sums): {sums}", sums=declared)
+        declared_sums = ", ".join(f"{names.chip(whole_key(s))} {esc(v)}" for s, v in sums.items())
+        said = _("Declared (digit sums): {sums}", sums=declared_sums)
         out.append(f"<p class=big>{said}</p>")
     if view.get("fugitive") is not None:
         fugitive = _("The fugitive: {seat}", seat=names.chip(view["fugitive"]))
@@ -81,6 +95,88 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         out.append(f"<p class=big>{ended}</p>")
     out.append(recap(view, names))
     return "".join(out)
+
+
+def _at(view: dict[str, Any], key: str, i: int) -> str:
+    values = view.get(key) or []
+    value = values[i] if i < len(values) else None
+    return esc(value) if value is not None else "·"
+
+
+def drawn_board(view: dict[str, Any], names: Names) -> str:
+    """Every square of the board as a tile: its code and what it is, the agents on it as
+    chips, informants and bugs as tokens that name their seat (never colour alone), a
+    station's full lockers, the place the fugitive took the formula from; squares not in
+    play now are drawn closed."""
+    opened = set(view.get("open") or [])
+    zones = []
+    for zone, squares in US_ZONES:
+        tiles = "".join(_tile(sq, sq in opened, view, names) for sq in squares)
+        zones.append(f'<div class="zone"><h3>{esc(_(zone))}</h3>{tiles}</div>')
+    return f'<div class="us-board">{"".join(zones)}</div>'
+
+
+def _seats_on(view: dict[str, Any], key: str, square: str) -> list[int]:
+    values = view.get(key) or []
+    return [i for i, v in enumerate(values) if v == square]
+
+
+def _tile(square: str, open_: bool, view: dict[str, Any], names: Names) -> str:
+    places = view.get("places") or {}
+    if square in US_PLACES or square in places:
+        what = _(US_PLACES[square]) if square in US_PLACES else str(places[square])
+    elif square.startswith("H") and square[1:].isdigit() and 0 < int(square[1:]) <= 6:
+        what = _("hotel {colour}", colour=seat_colour(US_HOTELS[int(square[1:]) - 1]))
+    else:
+        what = _(US_KINDS.get(square.rstrip("0123456789"), ""))
+    colour = ""
+    if square.startswith("H") and square[1:].isdigit():
+        colour = f" c-{US_HOTELS[int(square[1:]) - 1]}"
+    lines = [f'<p class="sq"><i class="hotel{colour}"></i><b>{esc(square)}</b> {esc(what)}</p>']
+    fugitive = whole(view.get("fugitive"))
+    agents = _seats_on(view, "agents", square)
+    if agents:
+        chips = []
+        tag = esc(_("fugitive|tag"))
+        for s in agents:
+            flee = f' <em class="flee">{tag}</em>' if s == fugitive else ""
+            chips.append(f"{names.chip(s)}{flee}")
+        lines.append(f'<p class="agents">{" ".join(chips)}</p>')
+    for key, said in (("informants", _("informant")), ("bugs", _("bug"))):
+        seats = _seats_on(view, key, square)
+        if seats:
+            lines.append(f'<p class="marks"><small>{esc(said)}</small> {_tokens(seats, names)}</p>')
+    lockers = view.get("lockers") or {}
+    full = [c for c, at in lockers.items() if at == square]
+    if full:
+        toks = " ".join(
+            f'<span class="tok c-{esc(c)}">{esc(short(seat_colour(str(c))))}</span>' for c in full
+        )
+        lockers_said = esc(_("lockers"))
+        lines.append(f'<p class="marks"><small>{lockers_said}</small> {toks}</p>')
+    taken = view.get("taken")
+    if isinstance(taken, dict) and taken.get("square") == square:
+        where = label(US_WORDS, str(taken.get("container"))) if taken.get("container") else ""
+        said = _("formula taken {where}", where=where).strip()
+        lines.append(f'<p class="taken">{esc(said)}</p>')
+    state = "" if open_ else " closed"
+    shut = esc(_("closed|square"))
+    closed = "" if open_ else f'<p class="shut">{shut}</p>'
+    busy = " busy" if agents else ""
+    return f'<div class="tile{state}{busy}">{"".join(lines)}{closed}</div>'
+
+
+def _tokens(seats: list[int], names: Names) -> str:
+    """Seats as small tokens: their colour and the first letters of their name."""
+    return " ".join(
+        f'<span class="tok c-{esc(names.colours[s])}">{esc(short(names.text(s)))}</span>'
+        for s in seats
+    )
+
+
+def short(name: str) -> str:
+    """A seat's name cut to a token ("Red" -> "Red", "Yellow" -> "Yel")."""
+    return name if len(name) <= 4 else name[:3]
 
 
 def now(public: Public, view: dict[str, Any], names: Names) -> str:
