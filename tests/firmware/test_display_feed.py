@@ -123,6 +123,19 @@ def test_a_run_of_passes_reads_as_one_line() -> None:
     ]
 
 
+def test_a_seat_acting_again_starts_a_new_line() -> None:
+    """Ultra Secret's agents acting through two phases: one line per phase, never a seat
+    named twice in one line ("Red, Red have acted")."""
+    module = board_module("ultra-secret")
+    assert module is not None
+    feed = [{"kind": "acted", "data": {"seat": s}} for s in (0, 1, 2, 0, 2)]
+    lines = feed_lines(feed, module.NARRATE, module.MERGE, {}, names_for({}, 3))
+    assert [plain(x) for x in lines] == [
+        "Red, Yellow, Green have acted",
+        "Red, Green have acted",
+    ]
+
+
 def test_the_hubs_feed_survives_undo_and_replay() -> None:
     """Undo takes the undone move's events off the feed; a replayed table has the same feed."""
     game = "identiquest"

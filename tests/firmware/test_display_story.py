@@ -3,10 +3,18 @@ hold-up, seats past a box's colours (rendered from real public tables of the reg
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 
+import pytest
+
+from firmware.display.feed import Snapshot
 from firmware.display.parts import Names
-from tests.support.display_samples import fragment, samples_of
+from firmware.display.render import table_fragment
+from firmware.hub.bindings import bound_games
+from firmware.link.lang import _, speaking
+from rules import get_info
+from tests.support.display_samples import fragment, idle_snapshot, samples_of
 
 
 def text(html: str) -> str:
@@ -146,3 +154,85 @@ def test_secret_identity_names_exactly_the_seats_not_ready() -> None:
     names = Names(sample.public)
     for i, s in enumerate(seats):
         assert (names.text(i) in line) == (not s["ready"]), (names.text(i), line)
+
+
+# --- between games ------------------------------------------------------------------------
+
+
+def read(html_text: str) -> str:
+    """A fragment's text as a reader sees it (tags gone, entities said)."""
+    return html_lib.unescape(text(html_text))
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_idle_page_lists_every_game_and_the_picked_games_rules(language: str) -> None:
+    """Between games: every game the hub offers with its player range, and one card with the
+    rules of the game picked on the panel (its declaration's summary), in the table's
+    language; the other games' summaries are not on the page."""
+    for picked in bound_games():
+        said = read(table_fragment(idle_snapshot(language, picked)))
+        with speaking(language):
+            for game in bound_games():
+                info = get_info(game)
+                assert _(info.name) in said
+                span = _("{lo}–{hi} players", lo=info.min_players, hi=info.max_players)
+                assert span in said
+                summary = _(info.summary)
+                assert (summary in said) == (game == picked), (game, picked)
+            assert _("Picked on the panel, for {n} players", n=5) in said
+        if language == "fr":
+            assert get_info(picked).summary not in said  # said in French, not English
+
+
+def test_with_no_pick_known_the_idle_page_lists_every_games_rules() -> None:
+    """An older hub (no ``selected`` in its status): each game's summary in the menu."""
+    said = read(table_fragment(idle_snapshot("en", None)))
+    for game in bound_games():
+        assert get_info(game).summary in said
+    assert "rules-card" not in table_fragment(idle_snapshot("en", None))
+
+
+def test_the_idle_menu_escapes_what_it_is_sent_and_ignores_a_pick_it_does_not_list() -> None:
+    """A hostile menu entry is text, not markup; a pick outside the menu shows no card."""
+    public = {
+        "game": None,
+        "menu": [{"id": "x", "name": "<script>x</script>", "min": "3", "max": 6, "summary": "<b>"}],
+    }
+    status = {"state": "ready", "selected": "y", "selected_players": 4}
+    html = table_fragment(Snapshot("main", public, status, broker=True))
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&lt;b&gt;" in html
+    assert "rules-card" not in html
+    assert "players" not in text(html).replace("picks a game", "")  # no range from a "3"
+
+
+# --- Ultra Secret's board ---------------------------------------------------------------
+
+
+def tiles(html: str) -> dict[str, str]:
+    """Each drawn square of Ultra Secret's board: its code -> the tile's HTML."""
+    found = re.findall(r'<div class="tile[^"]*">(.*?)</div>', html)
+    return {re.search(r"<b>([A-Z]+\d)</b>", t).group(1): t for t in found}  # type: ignore[union-attr]
+
+
+def test_ultra_secret_is_a_drawn_board_with_every_agent_informant_and_bug_on_its_square() -> None:
+    """Every square is a tile; each seat's agent, informant and bug is on its square's tile,
+    named (not colour alone); squares out of play are drawn closed; at game over the place
+    the fugitive took the formula from is marked."""
+    for sample in samples_of("ultra-secret"):
+        view = sample.public["view"]
+        html = fragment(sample.public)
+        names = Names(sample.public)
+        board = tiles(html)
+        assert len(board) == 21, sorted(board)
+        for seat in range(len(names)):
+            assert names.chip(seat) in board[view["agents"][seat]]
+            for key in ("informants", "bugs"):
+                square = view[key][seat]
+                if square:
+                    assert f">{names.text(seat)[:3]}" in board[square], (key, seat)
+        for square, tile in board.items():
+            assert ("closed" in tile) == (square not in view["open"]), square
+        if sample.moment == "over":
+            assert "formula taken" in board[view["taken"]["square"]]
+            fugitive = board[view["agents"][view["fugitive"]]]
+            assert 'class="flee"' in fugitive

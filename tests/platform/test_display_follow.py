@@ -12,6 +12,7 @@ from firmware.link.lang import _, colour, speaking
 from firmware.tools.bots import bot_class
 from firmware.tools.simtable import TABLE, SimTable
 from rules import GAMES as REGISTERED
+from rules import get_info
 from tests.support.browser import (
     chromium,
     new_page,
@@ -114,3 +115,32 @@ def test_the_page_follows_the_tables_language_live(make_table: TableFactory) -> 
         # The overview speaks the display's own language; each table's card its table's.
         page.goto(display.url)
         assert page.locator("h1").inner_text() == "coffre tables"
+
+
+def test_the_idle_page_shows_the_rules_of_the_game_the_host_picks(make_table: TableFactory) -> None:
+    """Between games the page lists the hub's games and shows, on one card, the rules of
+    the game picked on the panel; the host turns to the next game and the card follows live
+    (the hub says the pick in hub/status, the menu in the idle public)."""
+    sim = make_table(3, language="en")
+    assert sim.hub is not None
+    menu = sim.hub.actors[TABLE].menu
+    display = start_display(sim)
+    with chromium() as browser:
+        page = new_page(browser)
+        page.goto(f"{display.url}table/{TABLE}")
+        card = page.locator(".rules-card h2")
+        first, then = menu.game_id, menu.games[(menu.game + 1) % len(menu.games)]
+        page.get_by_text(get_info(first).summary).wait_for()
+        assert card.inner_text() == get_info(first).name
+        listed = page.locator(".menu li").all_inner_texts()
+        assert len(listed) == len(menu.games)
+        for game, item in zip(menu.games, listed, strict=True):
+            info = get_info(game)
+            assert item.startswith(info.name), item
+            assert f"{info.min_players}–{info.max_players} players" in item
+        for _press in range(menu.row):  # up to the game row (presses are handled in order)
+            sim.panel.press("prev")
+        sim.panel.press("ok")  # the next game
+        page.get_by_text(get_info(then).summary).wait_for()
+        assert card.inner_text() == get_info(then).name
+        assert page.locator(".menu li.picked").inner_text().startswith(get_info(then).name)

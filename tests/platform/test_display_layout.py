@@ -11,10 +11,11 @@ from __future__ import annotations
 import pytest
 
 from firmware.display.parts import Names
-from firmware.display.render import page
+from firmware.display.render import page, table_fragment
+from firmware.hub.bindings import bound_games
 from firmware.link.lang import speaking
 from tests.support.browser import StaticPage, chromium
-from tests.support.display_samples import fragment, samples
+from tests.support.display_samples import fragment, idle_snapshot, samples
 
 SIZES = {"tv": (1920, 1080), "tablet": (1024, 768), "phone": (390, 844)}
 
@@ -53,12 +54,45 @@ def test_every_game_fits_the_screen_with_every_seat_on_it(size: str, language: s
                 missing = [names.text(i) for i in range(len(names)) if names.text(i) not in text]
             if missing:
                 problems.append(f"{where}: seats {missing} not on the page")
-            for box in tab.page.evaluate(BOXES):
-                off = box["right"] > width + 0.5 or box["left"] < -0.5
-                if size != "phone":
-                    off = off or box["bottom"] > height + 0.5
-                    if box["font"] < SMALLEST_FONT:
-                        problems.append(f"{where}: {box['what']!r} in {box['font']}px type")
-                if off:
-                    problems.append(f"{where}: {box['what']!r} off screen {box}")
+            problems += off_screen(tab, where, size)
+    assert not problems, "\n".join(problems[:20])
+
+
+def off_screen(tab: StaticPage, where: str, size: str) -> list[str]:
+    """Each fact of the page outside the screen (a phone may run down), or in type too
+    small for a TV."""
+    width, height = SIZES[size]
+    problems = []
+    for box in tab.page.evaluate(BOXES):
+        off = box["right"] > width + 0.5 or box["left"] < -0.5
+        if size != "phone":
+            off = off or box["bottom"] > height + 0.5
+            if box["font"] < SMALLEST_FONT:
+                problems.append(f"{where}: {box['what']!r} in {box['font']}px type")
+        if off:
+            problems.append(f"{where}: {box['what']!r} off screen {box}")
+    return problems
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_idle_page_fits_with_the_menu_and_the_rules_card(size: str) -> None:
+    """Between games, with a game picked on the panel (its rules card) or none known (every
+    game's summary in the menu), in French and English: no scrolling on a TV or tablet, none
+    sideways on a phone, every fact on screen."""
+    width, height = SIZES[size]
+    problems = []
+    with chromium() as browser:
+        tab = StaticPage(browser, {"width": width, "height": height})
+        for language in ("en", "fr"):
+            for picked in [None, *bound_games()]:
+                snap = idle_snapshot(language, picked)
+                got = tab.show(page("t", table_fragment(snap), language=language))
+                where = f"idle {picked} {size} {language}: {got['width']}x{got['height']}"
+                if got["width"] > width:
+                    problems.append(f"{where} scrolls sideways")
+                if size != "phone" and got["height"] > height:
+                    problems.append(f"{where} runs below the screen")
+                if picked and not tab.page.locator(".rules-card").is_visible():
+                    problems.append(f"{where}: no rules card")
+                problems += off_screen(tab, where, size)
     assert not problems, "\n".join(problems[:20])

@@ -17,7 +17,8 @@ from typing import Any
 
 from firmware.display.feed import Snapshot
 from firmware.display.render import table_fragment
-from firmware.hub.bindings import binding_for
+from firmware.hub.bindings import binding_for, bound_games
+from firmware.hub.publish import game_menu
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
@@ -120,3 +121,13 @@ def samples() -> Iterator[Sample]:
     for game in GAMES:
         for options in variants(game):
             yield from samples_of(game, json.dumps(options, sort_keys=True))
+
+
+def idle_snapshot(language: str, picked: str | None, players: int = 5) -> Snapshot:
+    """An idle table as the hub publishes it: its game menu (from the declarations) in
+    ``public``, the panel's pick in ``hub/status``."""
+    public = {"game": None, "version": 0, "over": False, "menu": game_menu(bound_games())}
+    status: dict[str, Any] = {"state": "ready", "language": language}
+    if picked:
+        status.update(selected=picked, selected_players=players)
+    return Snapshot("main", public, status, broker=True)

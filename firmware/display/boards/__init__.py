@@ -137,7 +137,7 @@ def feed_lines(
     names: Names,
 ) -> list[str]:
     """Each event in words; a run of the same seat-only event ("Red passes", "Blue
-    passes") is one line ("Red, Blue pass")."""
+    passes") is one line ("Red, Blue pass"), until a seat comes again (the next phase)."""
     lines: list[str] = []
     run: list[int] = []
     run_kind = ""
@@ -153,7 +153,7 @@ def feed_lines(
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         seat = whole(data.get("seat"))
         if kind in merge and seat is not None:
-            if kind != run_kind:
+            if kind != run_kind or seat in run:  # a seat again: a new phase, a new line
                 close()
                 run_kind = kind
             run.append(seat)

@@ -46,8 +46,8 @@ US_ZONES = (
 US_HOTELS = ("red", "yellow", "green", "black", "lilac", "blue")
 #: What a square is, under its code.
 US_KINDS = {
-    "F": N_("lockers"),
-    "B": N_("lockers"),
+    "F": N_("station|square"),
+    "B": N_("station|square"),
     "V": N_("mole card"),
     "VM": N_("escape route"),
 }
@@ -89,7 +89,7 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
     if view.get("fugitive") is not None:
         fugitive = _("The fugitive: {seat}", seat=names.chip(view["fugitive"]))
         out.append(f"<p class=big>{fugitive}</p>")
-    if view.get("outcome"):
+    if view.get("outcome") and not public.get("over"):  # at the end, the end box says it
         outcome = f"<b>{esc(label(US_OUTCOMES, str(view['outcome'])))}</b>"
         ended = _("Outcome: {outcome}", outcome=outcome)
         out.append(f"<p class=big>{ended}</p>")
