@@ -196,13 +196,20 @@ def _overview_card(snap: Snapshot) -> str:
     the leader and every seat's score (where the table shows scores)."""
     public = snap.public
     game = public.get("game")
-    names = Names(public)
+    names = Names(public, snap.status)  # hub/status: a seat whose station is offline
     lines = []
     if not snap.hub_online:
         lines.append(f'<p class="alert">{esc(_("hub offline"))}</p>')
     if not game:
         idle = esc(_("waiting for a game"))
         lines.append(f"<p>{idle}</p>")
+        picked = next(
+            (g for g in menu_games(public) if g["id"] == snap.status.get("selected")), None
+        )
+        if picked:
+            name_id = picked["name"]  # a message id from the hub
+            said = esc(_("picked on the panel: {game}", game=_(name_id)))
+            lines.append(f"<p>{said}</p>")
     elif public.get("over"):
         first = (public.get("ranking") or [[]])[0]
         said = _("game over — {seats} won", seats=names.list(first))

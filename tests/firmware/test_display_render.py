@@ -16,6 +16,7 @@ from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
 from hardware.keys import COLOURS, load_keyset
+from tests.support.display_samples import idle_snapshot
 from tests.support.leaks import leaks
 
 KEYS = load_keyset()
@@ -203,3 +204,17 @@ def test_a_seat_whose_station_is_offline_is_marked_and_the_others_are_not() -> N
     assert "station offline" not in render(public)
     marks = html.count('<em class="off">station offline</em>')
     assert marks == html.count(f">{public['seats'][1]['colour'].capitalize()}</span>") > 0
+
+
+def test_the_overview_marks_offline_stations_and_names_the_idle_tables_pick() -> None:
+    """A host walking the room: a table's card marks the seat whose station is offline
+    (hub/status's health), and an idle table's card names the game picked on its panel."""
+    public = public_after("secret-identity", 4, 5)
+    health = {f"p{i}": {"state": "online"} for i in range(1, 5)}
+    health["p2"] = {"state": "offline"}
+    card = overview_fragment([Snapshot("t1", public, {"state": "ready", "stations": health}, True)])
+    seat = f">{public['seats'][1]['colour'].capitalize()}</span>"
+    assert card.count("station offline") == card.count(seat) > 0
+    idle = idle_snapshot("fr", "incognito")
+    assert "choisi sur le panneau : Incognito" in overview_fragment([idle], "fr")
+    assert "panel" not in overview_fragment([idle_snapshot("en", None)])
