@@ -14,8 +14,9 @@ from firmware.display.parts import Names
 from firmware.display.render import page, table_fragment
 from firmware.hub.bindings import bound_games
 from firmware.link.lang import speaking
-from tests.support.browser import StaticPage, chromium
+from tests.support.browser import StaticPage, chromium, screenshot
 from tests.support.display_samples import fragment, idle_snapshot, samples
+from tests.support.golden import picture_problems
 
 SIZES = {"tv": (1920, 1080), "tablet": (1024, 768), "phone": (390, 844)}
 
@@ -96,3 +97,19 @@ def test_the_idle_page_fits_with_the_menu_and_the_rules_card(size: str) -> None:
                     problems.append(f"{where}: no rules card")
                 problems += off_screen(tab, where, size)
     assert not problems, "\n".join(problems[:20])
+
+
+def test_the_idle_page_pictures() -> None:
+    """The idle page as a TV shows it in English (Ultra Secret picked: its rules card) and as
+    a phone shows it in French (no pick known: every game's summary), against goldens."""
+    problems = []
+    with chromium() as browser:
+        for name, size, language, picked in (
+            ("idle-tv-en", "tv", "en", "ultra-secret"),
+            ("idle-phone-fr", "phone", "fr", None),
+        ):
+            width, height = SIZES[size]
+            tab = StaticPage(browser, {"width": width, "height": height})
+            tab.show(page("t", table_fragment(idle_snapshot(language, picked)), language=language))
+            problems += picture_problems(name, screenshot(tab.page))
+    assert not problems, problems
