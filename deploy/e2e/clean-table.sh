@@ -50,7 +50,7 @@ teardown() {
         on_quiet "$m" systemctl stop "$unit" >/dev/null 2>&1
       done
     fi
-    for mnt in srv/coffre.git root/.cache/pip var/cache/apt/archives dev/pts dev proc; do
+    for mnt in srv/coffre.git root/.cache/pip dev/pts dev proc; do
       mountpoint -q "$root/$mnt" 2>/dev/null && umount -l "$root/$mnt"
     done
     mountpoint -q "$E2E/ns/$m" 2>/dev/null && umount "$E2E/ns/$m"
@@ -78,7 +78,7 @@ typed() {
 }
 
 note "clean Bookworm (debootstrap --variant=minbase, $MIRROR) in $E2E/base"
-mkdir -p "$E2E/cache/apt" "$E2E/cache/pip" "$E2E/ns"
+mkdir -p "$E2E/cache/pip" "$E2E/ns"
 if [ ! -f "$E2E/base/.coffre-e2e-base" ]; then
   rm -rf "$E2E/base"
   # python3 and git: what Raspberry Pi OS Lite has; sudo and iproute2 too.
@@ -106,15 +106,23 @@ for m in "${machines[@]}"; do
   cp -a "$E2E/base" "$root"
   echo raspberrypi > "$root/etc/hostname"
   printf '127.0.0.1\tlocalhost\n127.0.1.1\traspberrypi\n' > "$root/etc/hosts"
+  # This machine's own way out: a TLS-intercepting proxy's CA (if it has one) goes to
+  # each machine, and pip is told to use the system's bundle (Pi OS has an /etc/pip.conf too).
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    chroot "$root" update-ca-certificates >/dev/null 2>&1
+    printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' > "$root/etc/pip.conf"
+  fi
   # No systemd in a chroot: the stand-in runs each unit as its file says.
   install -m 0755 "$src/deploy/e2e/systemctl.py" "$root/usr/bin/systemctl"
-  # Shared download caches (speed only) and the repository to clone.
+  # A shared pip download cache (speed only; apt's would be locked by four apt-gets at
+  # once) and the repository to clone.
   mkdir -p "$root/root/.cache/pip" "$root/srv/coffre.git"
-  mount --bind "$E2E/cache/apt" "$root/var/cache/apt/archives"
   mount --bind "$E2E/cache/pip" "$root/root/.cache/pip"
   mount --bind -o ro "$E2E/coffre.git" "$root/srv/coffre.git"
   mount -t proc proc "$root/proc"
   mount --bind /dev "$root/dev"
+  mount --bind /dev/pts "$root/dev/pts"
   ip netns add "coffre-e2e-$m"
   ip link add "e2e-$m" type veth peer name eth0 netns "coffre-e2e-$m"
   ip link set "e2e-$m" master "$bridge" up
