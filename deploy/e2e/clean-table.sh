@@ -74,7 +74,8 @@ typed() {
   local m=$1 line=$2
   typed=$((typed + 1))
   echo "host@${m}\$ $line     [command $typed]"
-  on_quiet "$m" bash -c "$line"
+  on_quiet "$m" bash -c "$line" 2>&1 | tr '\r' '\n' | sed '/^Updating files/d'
+  return "${PIPESTATUS[0]}"
 }
 
 note "clean Bookworm (debootstrap --variant=minbase, $MIRROR) in $E2E/base"
