@@ -243,13 +243,17 @@ if [ "$role" = hub ]; then
   fi
   /opt/coffre/venv/bin/coffre broker-config --table "$table" --stations "$stations" \
     --out /etc/mosquitto/coffre --hostname "$hostname_new" --hostname "$hostname_new.local" \
-    "${hub_addresses[@]}" --apply | sed 's/^/  /'
+    "${hub_addresses[@]}" --apply \
+    | sed -e '/^next:/,$d' -e '/is not running; start it/d' -e 's/^/  /'
+  # (broker-config's "next:" is for a broker set up by hand: here the hub's files are
+  # installed just below, coffre-broker is started and the stations pair.)
   for user in hub spectator; do
     install -m 0600 -o coffre -g coffre "/etc/mosquitto/coffre/credentials/$user.password" \
       "/etc/coffre/$user.password"
   done
-  systemctl is-active --quiet coffre-broker 2>/dev/null \
-    || systemctl start coffre-broker 2>/dev/null || echo "  (no systemd running: start coffre-broker later)"
+  if systemctl is-active --quiet coffre-broker 2>/dev/null; then :
+  elif systemctl start coffre-broker 2>/dev/null; then echo "  started coffre-broker"
+  else echo "  (no systemd running: start coffre-broker later)"; fi
 fi
 for unit in $(printf '%s\n' "${changed[@]}" | sort -u); do
   if systemctl is-active --quiet "$unit" 2>/dev/null; then

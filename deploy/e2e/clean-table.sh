@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # A hub and three stations, from clean Debian Bookworm to a played game (issue 23's check).
-#   sudo bash deploy/e2e/clean-table.sh [--game secret-identity] [--seed 1]
+#   sudo bash deploy/e2e/clean-table.sh [--game secret-identity] [--seed 1] [--reuse]
 # Needs root, debootstrap, nft and iproute2 (apt-get install debootstrap nftables), the
 # internet (Debian's mirror, PyPI) and a dev venv for the players (bash deploy/dev.sh makes
 # .venv; PYTHON= another). COFFRE_E2E_ROOT (default /var/tmp/coffre-e2e) holds the roots.
 # What it does, what it stands in for and what it counts: docs/clean-table.md.
 set -euo pipefail
+{ # read whole before it runs: the file may change meanwhile (a git pull)
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
 game=secret-identity
 seed=1
+reuse=0   # --reuse: the machines of the last run, already provisioned (debugging only)
 while [ $# -gt 0 ]; do
   case "$1" in
     --game) game=${2:?}; shift 2 ;;
     --seed) seed=${2:?}; shift 2 ;;
+    --reuse) reuse=1; shift ;;
     -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "clean-table: unknown option '$1'" >&2; exit 64 ;;
   esac
@@ -103,6 +106,11 @@ nft 'add chain ip coffre_e2e post { type nat hook postrouting priority 100 ; }'
 nft add rule ip coffre_e2e post ip saddr 10.77.0.0/24 ip daddr != 10.77.0.0/24 masquerade
 for m in "${machines[@]}"; do
   root=$E2E/$m
+  if [ "$reuse" = 1 ] && [ -x "$root/opt/coffre/venv/bin/coffre" ]; then
+    install -m 0755 "$src/deploy/e2e/systemctl.py" "$root/usr/bin/systemctl"
+    rm -rf "$root/run/e2e" "$root/var/lib/coffre-station" "$root/var/log/e2e"
+  else
+  reuse=0
   rm -rf "$root"
   cp -a "$E2E/base" "$root"
   echo raspberrypi > "$root/etc/hostname"
@@ -116,6 +124,7 @@ for m in "${machines[@]}"; do
   fi
   # No systemd in a chroot: the stand-in runs each unit as its file says.
   install -m 0755 "$src/deploy/e2e/systemctl.py" "$root/usr/bin/systemctl"
+  fi
   # A shared pip download cache (speed only; apt's would be locked by four apt-gets at
   # once) and the repository to clone.
   mkdir -p "$root/root/.cache/pip" "$root/srv/coffre.git"
@@ -132,10 +141,16 @@ for m in "${machines[@]}"; do
   ip -n "coffre-e2e-$m" link set lo up
   ip -n "coffre-e2e-$m" route add default via 10.77.0.254
   touch "$E2E/ns/$m"
-  unshare --uts="$E2E/ns/$m" hostname raspberrypi
+  unshare --uts="$E2E/ns/$m" hostname "$(cat "$root/etc/hostname")"
   echo "  $m: $root, ${address[$m]}"
 done
 
+if [ "$reuse" = 1 ]; then
+  note "--reuse: the machines are the last run's, provisioned (their pairings undone); 8 commands not repeated"
+  typed=8
+  # The stations pair again: the hub forgets nothing, the broker takes the new passwords.
+  on_quiet hub systemctl start coffre-broker
+else
 note "provisioning: on each Pi, what the README says (the four at once)"
 typed hub "git clone /srv/coffre.git coffre"
 for m in p1 p2 p3; do typed "$m" "git clone /srv/coffre.git coffre"; done
@@ -159,6 +174,7 @@ for i in "${!machines[@]}"; do
   sed 's/^/    | /' "$E2E/$m.provision.log" | tail -n 14
 done
 [ "$failed" = 0 ] || exit 1
+fi
 
 note "systemctl start (a reboot would start the same enabled units)"
 typed hub "sudo systemctl start coffre-hub coffre-display"
@@ -202,3 +218,4 @@ echo "  the table display http://$hub_ip:8080/table/main: $page bytes"
 
 note "done in $(elapsed): $typed commands typed (4 git clone, 4 provisioning, 4 systemctl start, $confirmations pairing confirmations), no file copied by hand"
 exit "$status"
+}
