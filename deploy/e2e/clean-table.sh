@@ -182,14 +182,15 @@ for m in p1 p2 p3; do typed "$m" "sudo systemctl start coffre-station"; done
 
 note "pairing: the host compares each station's code with the hub's and confirms once"
 for m in p1 p2 p3; do
-  code=""
-  for _ in $(seq 120); do
+  code="" shown=""
+  for _ in $(seq 120); do  # the hub shows one pairing at a time, in seat order
     code=$(sed -n "s/.*$m: pairing code \([0-9]\{4\}\).*/\1/p" "$E2E/$m/var/log/e2e/coffre-station.service.log" | tail -1)
-    [ -n "$code" ] && on_quiet hub coffre host --table main status 2>/dev/null | grep -q "$m.*$code" && break
+    shown=$(on_quiet hub coffre host --table main status 2>/dev/null || true)
+    [ -n "$code" ] && grep -qF "Pair $m? $code" <<< "$shown" && break
     sleep 1
   done
-  [ -n "$code" ] || { echo "  $m never showed a code:"; tail "$E2E/$m/var/log/e2e/coffre-station.service.log"; exit 1; }
-  echo "  $m's glass: Pair code $code; the hub: $(on_quiet hub coffre host --table main status 2>/dev/null | grep -o "Pair $m? [0-9]*" | head -1)"
+  grep -qF "Pair $m? $code" <<< "$shown" || { echo "  $m: no matching code on both screens:"; tail "$E2E/$m/var/log/e2e/coffre-station.service.log"; echo "$shown"; exit 1; }
+  echo "  $m's glass: Pair code $code; the hub: $(grep -oF "Pair $m? $code" <<< "$shown")"
   confirmations=$((confirmations + 1))
   typed hub "sudo coffre host --table main pair $m"
 done
