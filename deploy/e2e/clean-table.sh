@@ -199,7 +199,7 @@ for m in p1 p2 p3; do
     [ -f "$E2E/$m/var/lib/coffre-station/station.password" ] && break
     sleep 1
   done
-  echo "  $m: $(stat -c '%n %a %U' "$E2E/$m/var/lib/coffre-station/station.password" "$E2E/$m/var/lib/coffre-station/ca.crt" | sed "s|$E2E/$m||" | paste -sd' ')"
+  echo "  $m: $(on_quiet "$m" stat -c '%n %a %U' /var/lib/coffre-station/station.password /var/lib/coffre-station/ca.crt | paste -sd' ')"
 done
 sleep 8  # the stations start on their (absent) parts and tell the hub
 note "what the hub says of its seats (a check, not set-up: no chips in a chroot)"
