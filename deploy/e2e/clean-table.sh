@@ -182,15 +182,17 @@ for m in p1 p2 p3; do typed "$m" "sudo systemctl start coffre-station"; done
 
 note "pairing: the host compares each station's code with the hub's and confirms once"
 for m in p1 p2 p3; do
-  code="" shown=""
-  for _ in $(seq 120); do  # the hub shows one pairing at a time, in seat order
+  code="" title=""
+  # The hub display's title, in the table's language ("Pair p1? 4721", "Appairer p1 ? 4721"):
+  # it shows one pairing at a time, in seat order.
+  for _ in $(seq 120); do
     code=$(sed -n "s/.*$m: pairing code \([0-9]\{4\}\).*/\1/p" "$E2E/$m/var/log/e2e/coffre-station.service.log" | tail -1)
-    shown=$(on_quiet hub coffre host --table main status 2>/dev/null || true)
-    [ -n "$code" ] && grep -qF "Pair $m? $code" <<< "$shown" && break
+    title=$(on_quiet hub coffre host --table main status 2>/dev/null | head -1 | sed 's/^[^:]*: hub [a-z]*: //' || true)
+    [ -n "$code" ] && [[ $title == *" $m "*"$code" || $title == *" $m? $code" ]] && break
     sleep 1
   done
-  grep -qF "Pair $m? $code" <<< "$shown" || { echo "  $m: no matching code on both screens:"; tail "$E2E/$m/var/log/e2e/coffre-station.service.log"; echo "$shown"; exit 1; }
-  echo "  $m's glass: Pair code $code; the hub: $(grep -oF "Pair $m? $code" <<< "$shown")"
+  [[ -n "$code" && $title == *"$code" ]] || { echo "  $m: no matching code on both screens (hub: $title):"; tail "$E2E/$m/var/log/e2e/coffre-station.service.log"; exit 1; }
+  echo "  $m's glass: Pair code $code; the hub's display: $title"
   confirmations=$((confirmations + 1))
   typed hub "sudo coffre host --table main pair $m"
 done
