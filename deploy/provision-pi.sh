@@ -84,11 +84,11 @@ put_config() {
 # --- the work -------------------------------------------------------------------------------
 progress "system packages (apt)"
 apt-get update -qq
-# gcc and the headers build spidev (no wheel on PyPI); on 32-bit Pi OS pillow, msgspec, cffi, cbor2
-# have no PyPI wheel either: piwheels (Pi OS's default pip index) has them, and the jpeg
-# and zlib headers let pip build pillow where it must.
+# gcc and the headers build spidev (no wheel on PyPI); on 32-bit Pi OS pillow, msgspec, cffi,
+# cbor2 and PyNaCl have no PyPI wheel either: piwheels has them (named below), and the jpeg,
+# zlib, ffi and libsodium headers let pip build one where piwheels lacks it.
 packages=(python3-venv python3-dev gcc)
-[ "$machine" = armv7l ] && packages+=(libjpeg-dev zlib1g-dev libffi-dev)
+[ "$machine" = armv7l ] && packages+=(libjpeg-dev zlib1g-dev libffi-dev libsodium-dev)
 [ "$role" = hub ] && packages+=(mosquitto)
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 
@@ -130,7 +130,14 @@ progress "coffre into /opt/coffre/venv (a few minutes on a Zero 2 W)"
 extra=$([ "$role" = hub ] && echo hub,display || echo station)
 python3 -m venv /opt/coffre/venv
 /opt/coffre/venv/bin/pip install --quiet --upgrade pip
-/opt/coffre/venv/bin/pip install --quiet "$src[$extra]"
+pip_index=()
+if [ "$machine" = armv7l ]; then
+  # 32-bit Pi OS: piwheels' armv7 wheels (Pi OS names it in /etc/pip.conf; said again here in
+  # case that file was changed); PyNaCl, if built, links Debian's libsodium (minutes, not an hour).
+  pip_index=(--extra-index-url https://www.piwheels.org/simple)
+  export SODIUM_INSTALL=system
+fi
+/opt/coffre/venv/bin/pip install --quiet "${pip_index[@]}" "$src[$extra]"
 # mfrc522 requires RPi.GPIO, whose files rpi-lgpio (in the station extra) already provides
 # on top of lgpio: without --no-deps pip would put the real RPi.GPIO over them.
 [ "$role" = station ] && /opt/coffre/venv/bin/pip install --quiet --no-deps mfrc522
@@ -236,13 +243,17 @@ if [ "$role" = hub ]; then
   fi
   /opt/coffre/venv/bin/coffre broker-config --table "$table" --stations "$stations" \
     --out /etc/mosquitto/coffre --hostname "$hostname_new" --hostname "$hostname_new.local" \
-    "${hub_addresses[@]}" --apply | sed 's/^/  /'
+    "${hub_addresses[@]}" --apply \
+    | sed -e '/^next:/,$d' -e '/is not running; start it/d' -e 's/^/  /'
+  # (broker-config's "next:" is for a broker set up by hand: here the hub's files are
+  # installed just below, coffre-broker is started and the stations pair.)
   for user in hub spectator; do
     install -m 0600 -o coffre -g coffre "/etc/mosquitto/coffre/credentials/$user.password" \
       "/etc/coffre/$user.password"
   done
-  systemctl is-active --quiet coffre-broker 2>/dev/null \
-    || systemctl start coffre-broker 2>/dev/null || echo "  (no systemd running: start coffre-broker later)"
+  if systemctl is-active --quiet coffre-broker 2>/dev/null; then :
+  elif systemctl start coffre-broker 2>/dev/null; then echo "  started coffre-broker"
+  else echo "  (no systemd running: start coffre-broker later)"; fi
 fi
 for unit in $(printf '%s\n' "${changed[@]}" | sort -u); do
   if systemctl is-active --quiet "$unit" 2>/dev/null; then

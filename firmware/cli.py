@@ -356,6 +356,10 @@ def _hardware_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: Where a provisioned station keeps its password and ``ca.crt`` (its unit's state folder).
+STATION_STATE = "/var/lib/coffre-station"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns the process exit status (user mistakes: one line)."""
     from device.base import DeviceError
@@ -737,12 +741,12 @@ def _broker_config(args: Any) -> int:
         "the hub when it shows the station's code; a hub.toml needs [pairing] broker_dir = "
         f'"{out}". Or by hand:'
     )
+    # The paths a provisioned station.toml names (deploy/provision-pi.sh station).
     print(
         f"  stations: copy {creds}/<table>.<id>.password to the station's "
-        "/etc/coffre/station.password"
-        + (f" and {report.tls.ca} to /etc/coffre/ca.crt" if report.tls else "")
-        + ", then on it: sudo chown coffre:coffre /etc/coffre/station.password && "
-        "sudo chmod 0600 /etc/coffre/station.password; for"
+        f"{STATION_STATE}/station.password"
+        + (f" and {report.tls.ca} to {STATION_STATE}/ca.crt" if report.tls else "")
+        + " (the paths its station.toml names), owned by coffre, 0600; for"
     )
     for table in venue.tables():
         ids = [s for s in venue.stations.get(table, []) if bc.station_user(table, s) in fresh]

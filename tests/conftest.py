@@ -1,4 +1,5 @@
-"""Session-wide hooks: tests marked ``hardware`` run only on a station Pi."""
+"""Session-wide hooks: tests marked ``hardware`` run only on a station Pi, tests marked
+``e2e`` (the clean-table run: root, the internet, minutes) only with ``COFFRE_E2E=1``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 HARDWARE_ENV = "COFFRE_HARDWARE"
+E2E_ENV = "COFFRE_E2E"
 
 
 def on_station_hardware() -> bool:
@@ -20,10 +22,12 @@ def on_station_hardware() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``hardware`` are deselected (not skipped) off station hardware."""
-    if on_station_hardware():
-        return
-    off = [i for i in items if i.get_closest_marker("hardware") is not None]
+    """Tests marked ``hardware`` are deselected (not skipped) off station hardware, and
+    those marked ``e2e`` unless ``COFFRE_E2E=1``."""
+    markers = [] if on_station_hardware() else ["hardware"]
+    if os.environ.get(E2E_ENV) != "1":
+        markers.append("e2e")
+    off = [i for i in items if any(i.get_closest_marker(m) for m in markers)]
     if off:
         config.hook.pytest_deselected(items=off)
-        items[:] = [i for i in items if i.get_closest_marker("hardware") is None]
+        items[:] = [i for i in items if i not in off]

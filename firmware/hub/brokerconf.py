@@ -539,8 +539,10 @@ def configure_broker(
     tls_hostnames: Sequence[str] | None = None,
     data_dir: Path | None = None,
     system_conf_d: Path = SYSTEM_CONF_D,
+    group: str = "coffre",
 ) -> BrokerSetupReport:
     """Write or update coffre's broker files for ``venue``, keeping what already works.
+    (``group``: the hub service's, which may add paired stations: see share_with_hub.)
 
     Users of an earlier run keep their passwords (a sixth station does not mean recopying
     five password files); users the venue no longer has lose their password file. With
@@ -571,7 +573,6 @@ def configure_broker(
     for user in removed:
         (folder / f"{user}.password").unlink(missing_ok=True)
     (conf_dir / VENUE_FILE).write_text(venue.to_toml())
-    share_with_hub(conf_dir)
     had_ca = (conf_dir / "ca.key").is_file()
     tls = None
     if tls_hostnames is not None:
@@ -583,6 +584,9 @@ def configure_broker(
     # An older coffre wrote its conf.d snippet here; it is not ours to serve any more.
     (conf_dir / CONF_D_FILE).unlink(missing_ok=True)
     repair_modes(conf_dir)
+    # After repair_modes, which makes passwd 0600 and credentials/ 0700: shared before
+    # it, the hub could never add a paired station (found by deploy/e2e/clean-table.sh).
+    share_with_hub(conf_dir, group)
     users_changed = old_passwd is None or old_acl != venue.acl() or set(known) != set(wanted)
     if old_conf != text or (tls is not None and tls.signed):
         apply = "restart"

@@ -155,6 +155,13 @@ def _hello(
         return
     if len(actor.pairing) >= MAX_PENDING:
         return  # a flood: no more answers until some pairings end
+    if req.suite != pair.SUITE:  # an older station: its box is not one we seal any more
+        _reply(
+            hub, actor, station, pair.Reply("refused", req.session, reason="Update this station")
+        )
+        hub.out.note(actor, N_("{station}: pairing failed"), {"station": station})
+        hub.out.all(actor)
+        return
     if door is None:
         reason = "Hub cannot pair"
         _reply(hub, actor, station, pair.Reply("refused", req.session, reason=reason))
@@ -199,7 +206,11 @@ def confirm(hub: Hub, actor: TableActor, station: str | None) -> tuple[bool, str
         _end(hub, actor, station, N_("{station}: pairing failed"), pending)
         return False, f"Cannot write the broker's users: {exc}"[:63]
     grant = pair.encode(pair.Grant(user, password, pending.ca))
-    box = pair.b64(pair.seal(pending.public, grant))
+    try:
+        box = pair.b64(pair.seal(pending.public, grant))
+    except pair.BoxError:  # a key no box can be sealed to (a low-order point): not a station
+        _end(hub, actor, station, N_("{station}: pairing failed"), pending)
+        return False, f"{station}: pairing failed (bad key)"
     _reply(hub, actor, station, pair.Reply("granted", pending.session, box=box))
     del actor.pairing[station]
     actor.station_states.pop(station, None)  # its old status (if any) is history

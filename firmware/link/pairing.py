@@ -17,20 +17,17 @@ travels in clear and nothing happens without the host:
 5. the host confirms: hub -> station ``granted`` with a box sealed to the station's key
    (its user, a new password, the CA); or ``refused`` with one line (refused, expired).
 
-Crypto, stdlib only (a station installs no crypto package; it runs on 32-bit Pi OS
-too): X25519 (RFC 7748, Montgomery ladder) for an ephemeral-static key agreement,
-HMAC-SHA256 to derive keys, a keystream (HMAC-SHA256 in counter mode) and an
-encrypt-then-MAC tag. Every key is used once (both sides' are fresh per pairing), so the
-ladder's timing is not a secret that repeats; the hub's tests check it against the
-``cryptography`` package's X25519.
+Crypto from a library, not written here: PyNaCl (libsodium) on both sides, an X25519
+key pair fresh for each pairing on the station and libsodium's sealed box
+(``crypto_box_seal``) for the grant. The hello names the box (:data:`SUITE`): a hub that
+does not know it refuses with one line. PyNaCl is in the station and hub extras (wheels
+for x86-64 and aarch64 on PyPI; 32-bit Pi OS takes it and cffi from piwheels).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
-import os
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -42,10 +39,6 @@ ENROL_PASSWORD = "coffre-enrol"
 #: How long a pairing may wait for the host, from the station's hello (seconds).
 PAIR_SECONDS = 120.0
 CODE_DIGITS = 4
-
-_P = 2**255 - 19
-_A24 = 121665
-_BASE = (9).to_bytes(32, "little")
 
 
 def enrol_user(table: str) -> str:
@@ -69,80 +62,47 @@ def parse_enrol_topic(topic: str) -> tuple[str, str, str] | None:
     return parts[1], parts[3], parts[4]
 
 
-# --- X25519 (RFC 7748) --------------------------------------------------------------
+# --- keys and the sealed box (PyNaCl: libsodium) ------------------------------------
 
-
-def x25519(scalar: bytes, point: bytes) -> bytes:
-    """The X25519 function: ``scalar`` times the u-coordinate ``point``."""
-    k = bytearray(scalar)
-    k[0] &= 248
-    k[31] &= 127
-    k[31] |= 64
-    n = int.from_bytes(k, "little")
-    u = bytearray(point)
-    u[31] &= 127
-    x1 = int.from_bytes(u, "little") % _P
-    x2, z2, x3, z3, swap = 1, 0, x1, 1, 0
-    for t in reversed(range(255)):
-        bit = (n >> t) & 1
-        if swap ^ bit:
-            x2, x3, z2, z3 = x3, x2, z3, z2
-        swap = bit
-        a, b, c, d = x2 + z2, x2 - z2, x3 + z3, x3 - z3
-        aa, bb = a * a % _P, b * b % _P
-        e = aa - bb
-        da, cb = d * a % _P, c * b % _P
-        x3, z3 = (da + cb) ** 2 % _P, x1 * (da - cb) ** 2 % _P
-        x2, z2 = aa * bb % _P, e * (aa + _A24 * e) % _P
-    if swap:
-        x2, z2 = x3, z3
-    return (x2 * pow(z2, _P - 2, _P) % _P).to_bytes(32, "little")
-
-
-def keypair() -> tuple[bytes, bytes]:
-    """A fresh ``(private, public)`` X25519 key pair."""
-    private = os.urandom(32)
-    return private, x25519(private, _BASE)
-
-
-# --- the sealed box -----------------------------------------------------------------
+#: The box both sides use, named in the station's hello: a hub that does not know it
+#: refuses with one line instead of sealing something the station cannot open.
+SUITE = "nacl-sealedbox"
 
 
 class BoxError(ValueError):
-    """A box that is not for this key, or was changed on the way."""
+    """A box that is not for this key, or was changed on the way (or a bad public key)."""
 
 
-def _keys(shared: bytes, epk: bytes, rpk: bytes) -> tuple[bytes, bytes]:
-    if not any(shared):
-        raise BoxError("bad public key")
-    prk = hmac.digest(b"coffre-pair-v1", shared + epk + rpk, "sha256")
-    return hmac.digest(prk, b"enc", "sha256"), hmac.digest(prk, b"mac", "sha256")
+def keypair() -> tuple[bytes, bytes]:
+    """A fresh ``(private, public)`` X25519 key pair (libsodium's)."""
+    from nacl.public import PrivateKey
 
-
-def _stream(key: bytes, data: bytes) -> bytes:
-    blocks = (len(data) + 31) // 32
-    pad = b"".join(hmac.digest(key, i.to_bytes(8, "big"), "sha256") for i in range(blocks))
-    return bytes(a ^ b for a, b in zip(data, pad, strict=False))
+    private = PrivateKey.generate()
+    return bytes(private), bytes(private.public_key)
 
 
 def seal(recipient: bytes, plaintext: bytes) -> bytes:
-    """``plaintext`` readable only with the private key of ``recipient`` (anonymous sender:
-    who sent it is vouched for by the pairing code, not by the box)."""
-    esk, epk = keypair()
-    enc, mac = _keys(x25519(esk, recipient), epk, recipient)
-    body = _stream(enc, plaintext)
-    return epk + body + hmac.digest(mac, epk + body, "sha256")
+    """``plaintext`` readable only with the private key of ``recipient`` (libsodium's
+    ``crypto_box_seal``: an ephemeral X25519 key, XSalsa20-Poly1305; anonymous sender: who
+    sent it is vouched for by the pairing code, not by the box)."""
+    from nacl.exceptions import CryptoError
+    from nacl.public import PublicKey, SealedBox
+
+    try:
+        return bytes(SealedBox(PublicKey(recipient)).encrypt(plaintext))
+    except (CryptoError, TypeError, ValueError) as exc:  # a low-order or malformed key
+        raise BoxError("bad public key") from exc
 
 
 def unseal(private: bytes, box: bytes) -> bytes:
     """What :func:`seal` sealed for this key; :class:`BoxError` for anything else."""
-    if len(box) < 64:
-        raise BoxError("box too short")
-    epk, body, tag = box[:32], box[32:-32], box[-32:]
-    enc, mac = _keys(x25519(private, epk), epk, x25519(private, _BASE))
-    if not hmac.compare_digest(tag, hmac.digest(mac, epk + body, "sha256")):
-        raise BoxError("box changed or not ours")
-    return _stream(enc, body)
+    from nacl.exceptions import CryptoError
+    from nacl.public import PrivateKey, SealedBox
+
+    try:
+        return bytes(SealedBox(PrivateKey(private)).decrypt(box))
+    except (CryptoError, TypeError, ValueError) as exc:
+        raise BoxError("box changed or not ours") from exc
 
 
 # --- the code both screens show ------------------------------------------------------
@@ -180,13 +140,17 @@ Session = proto.ShortText
 
 
 class Request(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """Station -> hub: ``hello`` (pub, commit) then ``reveal`` (nonce)."""
+    """Station -> hub: ``hello`` (pub, commit, suite) then ``reveal`` (nonce).
+
+    ``suite``: the box the station can open (:data:`SUITE`); "" is the first version's
+    hand-written box, which no hub seals any more."""
 
     step: Literal["hello", "reveal"]
     session: Session
     pub: str = ""
     commit: str = ""
     nonce: str = ""
+    suite: str = ""
 
 
 class Reply(msgspec.Struct, frozen=True, omit_defaults=True):

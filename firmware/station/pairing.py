@@ -91,7 +91,11 @@ def enrol(want: Wanted, show: Show, stop: threading.Event) -> pair.Grant | str:
     client.start()
     try:
         hello = pair.Request(
-            "hello", session, pub=pair.b64(public), commit=pair.commitment(public, nonce)
+            "hello",
+            session,
+            pub=pair.b64(public),
+            commit=pair.commitment(public, nonce),
+            suite=pair.SUITE,
         )
         challenge = _await(
             client, session, stop, HELLO_WAIT, resend=(request_topic, pair.encode(hello))

@@ -180,10 +180,11 @@ class Doctor:
                 f"sudo usermod -aG {','.join(missing)} coffre",
             )
         absent = [g for g in needed if g not in existing]
+        joined = [g for g in needed if g in member]
+        if not joined:  # plain Debian (no gpio, spi, i2c): nothing to be in
+            return Check(PASS, "groups", f"no {', '.join(absent)} group here: nothing to join")
         more = f" ({', '.join(absent)}: no such group here)" if absent else ""
-        return Check(
-            PASS, "groups", f"coffre in {', '.join(g for g in needed if g in member)}{more}"
-        )
+        return Check(PASS, "groups", f"coffre in {', '.join(joined)}{more}")
 
     # --- the config and its files ---------------------------------------------------------
 

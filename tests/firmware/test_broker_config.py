@@ -130,7 +130,8 @@ def test_broker_config_command_makes_tls_the_default(tmp_path: Path) -> None:
     san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     names = ["coffre-hub.local", "10.0.0.2", "localhost", "127.0.0.1"]
     assert [str(n.value) for n in san] == names, "loopback is always there: the hub dials it"
-    assert "ca.crt to /etc/coffre/ca.crt" in out and "chown coffre:coffre" in out
+    # By hand: where a provisioned station.toml looks (not /etc/coffre, which it never reads).
+    assert "ca.crt to /var/lib/coffre-station/ca.crt" in out and "owned by coffre, 0600" in out
 
 
 def test_printed_hub_settings_make_a_hub_toml_that_dials_the_broker(tmp_path: Path) -> None:
@@ -245,3 +246,27 @@ def test_broker_conf_runs_coffres_own_mosquitto(tmp_path: Path) -> None:
             client.stop()
     finally:
         broker.stop()
+
+
+def test_the_hub_s_group_may_add_a_paired_station_after_broker_config(tmp_path: Path) -> None:
+    """As root, configure_broker leaves passwd 0660, acl 0664 and credentials/ 0770 in the
+    hub's group (the mode repair of secrets used to run last and take the group's write
+    away: no station could pair on a provisioned hub); ca.key stays 0600."""
+    import grp
+
+    from firmware.hub.brokerconf import Venue, configure_broker
+
+    if os.geteuid() != 0:
+        import pytest
+
+        pytest.skip("chown to a group needs root")
+    group = grp.getgrgid(os.getegid()).gr_name
+    out = tmp_path / "coffre"
+    venue = Venue({"hub": ["main"]}, {"main": ["p1"]})
+    configure_broker(
+        out, venue, free_port(), tls_hostnames=["127.0.0.1"],
+        system_conf_d=tmp_path / "conf.d", group=group,
+    )  # fmt: skip
+    modes = {n: (out / n).stat().st_mode & 0o777 for n in ("passwd", "acl", "credentials")}
+    assert modes == {"passwd": 0o660, "acl": 0o664, "credentials": 0o770}
+    assert (out / "ca.key").stat().st_mode & 0o777 == 0o600

@@ -142,3 +142,17 @@ def test_a_hub_with_an_old_conf_d_snippet_is_told_to_remove_it(tmp_path: Path) -
     checks = {c.name: c for c in doctor.hub_setup()}
     assert checks["broker config"].status == FAIL and "--apply" in checks["broker config"].fix
     assert checks["mosquitto"].status == FAIL and "sudo rm" in checks["mosquitto"].fix
+
+
+def test_plain_debian_without_the_pi_groups_says_so_in_one_readable_line(
+    tmp_path: Path, broker: TlsBroker
+) -> None:
+    """The coffre user on a system with no gpio, spi or i2c group (plain Debian, the
+    clean-table run): groups PASS, saying there is nothing to join (it said "coffre in  (")."""
+    (tmp_path / "etc/coffre").mkdir(parents=True)
+    (tmp_path / "etc/passwd").write_text(f"coffre:x:{os.getuid()}:999::/:/x\n")
+    (tmp_path / "etc/group").write_text("coffre:x:999:\n")
+    station_toml(tmp_path, broker, "localhost", _password(tmp_path, broker))
+    groups = _checks(Doctor(root=tmp_path))["groups"]
+    assert groups.status == PASS
+    assert groups.detail == "no gpio, spi, i2c group here: nothing to join"

@@ -1,35 +1,25 @@
-"""The pairing's crypto (stdlib only, on the station): X25519 agrees with the
-``cryptography`` package, a sealed box opens only with its key and unchanged, and the
-code changes with any of its inputs."""
+"""The pairing's crypto is PyNaCl's (libsodium), not ours: the key pair and the box are
+libsodium's, a sealed box opens only with its key and unchanged, a key no box can be
+sealed to is refused, and the code changes with any of its inputs."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from nacl.public import PrivateKey, PublicKey, SealedBox
 
 from firmware.link import pairing as pair
 
 
-def test_x25519_matches_the_cryptography_package() -> None:
-    """Public keys and shared secrets are the same as cryptography's X25519."""
-    for _ in range(5):
-        a, b = os.urandom(32), os.urandom(32)
-        ref_a = X25519PrivateKey.from_private_bytes(a)
-        pub_b = X25519PrivateKey.from_private_bytes(b).public_key()
-        raw_b = pub_b.public_bytes(Encoding.Raw, PublicFormat.Raw)
-        assert pair.x25519(b, (9).to_bytes(32, "little")) == raw_b
-        assert pair.x25519(a, raw_b) == ref_a.exchange(X25519PublicKey.from_public_bytes(raw_b))
-
-
-def test_rfc7748_vector() -> None:
-    """RFC 7748 section 5.2, first test vector."""
-    k = bytes.fromhex("a546e36bf0527c9d3b16154b82465edd62144c0ac1fc5a18506a2244ba449ac4")
-    u = bytes.fromhex("e6db6867583030db3594c1a424b15f7c726624ec26b3353b10a903a6d0ab1c4c")
-    want = "c3da55379de9c6908e94ea4df28d084f32eccf03491c71f754b4075577a28552"
-    assert pair.x25519(k, u).hex() == want
+def test_the_key_pair_and_the_box_are_libsodiums() -> None:
+    """The public key is libsodium's for the private one, and the box is a plain
+    ``crypto_box_seal``: PyNaCl's own SealedBox opens ours and ours opens PyNaCl's."""
+    private, public = pair.keypair()
+    assert bytes(PrivateKey(private).public_key) == public
+    assert SealedBox(PrivateKey(private)).decrypt(pair.seal(public, b"pw")) == b"pw"
+    theirs = SealedBox(PublicKey(public)).encrypt(b"ca and password")
+    assert pair.unseal(private, theirs) == b"ca and password"
 
 
 def test_a_sealed_box_opens_only_with_its_key_and_unchanged() -> None:
@@ -41,12 +31,23 @@ def test_a_sealed_box_opens_only_with_its_key_and_unchanged() -> None:
     assert b"password" not in box
     with pytest.raises(pair.BoxError):
         pair.unseal(other, box)
-    changed = bytearray(box)
-    changed[40] ^= 1
-    with pytest.raises(pair.BoxError):
-        pair.unseal(private, bytes(changed))
+    for index in (0, 40, len(box) - 1):  # the ephemeral key, the MAC, the ciphertext
+        changed = bytearray(box)
+        changed[index] ^= 1
+        with pytest.raises(pair.BoxError):
+            pair.unseal(private, bytes(changed))
     with pytest.raises(pair.BoxError):
         pair.unseal(private, box[:50])
+    with pytest.raises(pair.BoxError):
+        pair.unseal(private, b"")
+
+
+def test_a_key_no_box_can_be_sealed_to_is_refused() -> None:
+    """A low-order point (all zeros) or a key of the wrong size is refused, never sealed to."""
+    with pytest.raises(pair.BoxError):
+        pair.seal(bytes(32), b"pw")
+    with pytest.raises(pair.BoxError):
+        pair.seal(b"short", b"pw")
 
 
 def test_the_code_depends_on_the_key_the_ca_and_both_nonces() -> None:

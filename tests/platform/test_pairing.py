@@ -267,7 +267,8 @@ def test_a_stranger_cannot_pair_without_the_host_nor_read_a_granted_password(rig
     spy = stranger(rig)
     private, public = pair.keypair()
     nonce = b"\x01" * 16
-    hello = pair.Request("hello", "s1", pub=pair.b64(public), commit=pair.commitment(public, nonce))
+    commit = pair.commitment(public, nonce)
+    hello = pair.Request("hello", "s1", pub=pair.b64(public), commit=commit, suite=pair.SUITE)
     spy.publish(pair.enrol_topic(TABLE, "p2", "request"), pair.encode(hello))
     challenge = pair.decode_reply(_next(spy, "p2/reply"))
     assert challenge.step == "challenge" and challenge.ca.startswith("-----BEGIN CERTIFICATE")
@@ -293,6 +294,21 @@ def test_a_stranger_cannot_pair_without_the_host_nor_read_a_granted_password(rig
     assert all(not m.topic.endswith("/screen") for m in _drain(spy))
 
 
+def test_a_station_with_the_first_hand_written_box_is_told_to_update(rig: Rig) -> None:
+    """A hello that names no box (the first version's, which no hub seals now) is refused
+    with one line ("Update this station"), the hub display says the seat failed; nothing
+    waits for the host."""
+    screens = rig.watch(T.host_screen)
+    spy = stranger(rig)
+    _, public = pair.keypair()
+    old = pair.Request("hello", "v1", pub=pair.b64(public), commit="00")
+    spy.publish(pair.enrol_topic(TABLE, "p3", "request"), pair.encode(old))
+    reply = pair.decode_reply(_next(spy, "p3/reply"))
+    assert (reply.step, reply.reason) == ("refused", "Update this station")
+    latest(screens, T.host_screen, "p3: pairing failed")
+    assert not rig.host("pair", "p3").ok
+
+
 def test_two_requests_for_one_seat_are_both_refused(rig: Rig) -> None:
     """A stranger asking to be p1 while p1 pairs: both refused ("Two requests"), on
     the station's glass and the hub display; nobody is paired."""
@@ -301,7 +317,7 @@ def test_two_requests_for_one_seat_are_both_refused(rig: Rig) -> None:
     glass.code()
     spy = stranger(rig)
     _, public = pair.keypair()
-    hello = pair.Request("hello", "evil", pub=pair.b64(public), commit="00")
+    hello = pair.Request("hello", "evil", pub=pair.b64(public), commit="00", suite=pair.SUITE)
     spy.publish(pair.enrol_topic(TABLE, "p1", "request"), pair.encode(hello))
     thread.join(15)
     assert result == [False]
@@ -471,7 +487,7 @@ def test_a_stale_hello_without_its_reveal_does_not_block_the_station(rig: Rig) -
     to the station's newer one: the station pairs with the host's ok."""
     spy = stranger(rig)
     _, public = pair.keypair()
-    old = pair.Request("hello", "old", pub=pair.b64(public), commit="00")
+    old = pair.Request("hello", "old", pub=pair.b64(public), commit="00", suite=pair.SUITE)
     spy.publish(pair.enrol_topic(TABLE, "p2", "request"), pair.encode(old))
     assert pair.decode_reply(_next(spy, "p2/reply")).session == "old"
     glass, result, _stop, thread = pair_in_background(rig.station_toml("p2"))

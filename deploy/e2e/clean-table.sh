@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# A hub and three stations, from clean Debian Bookworm to a played game (issue 23's check).
+#   sudo bash deploy/e2e/clean-table.sh [--game secret-identity] [--seed 1] [--reuse]
+# Needs root, debootstrap, nft and iproute2 (apt-get install debootstrap nftables), the
+# internet (Debian's mirror, PyPI) and a dev venv for the players (bash deploy/dev.sh makes
+# .venv; PYTHON= another). COFFRE_E2E_ROOT (default /var/tmp/coffre-e2e) holds the roots.
+# What it does, what it stands in for and what it counts: docs/clean-table.md.
+set -euo pipefail
+{ # read whole before it runs: the file may change meanwhile (a git pull)
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+game=secret-identity
+seed=1
+reuse=0   # --reuse: the machines of the last run, already provisioned (debugging only)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --game) game=${2:?}; shift 2 ;;
+    --seed) seed=${2:?}; shift 2 ;;
+    --reuse) reuse=1; shift ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "clean-table: unknown option '$1'" >&2; exit 64 ;;
+  esac
+done
+E2E=${COFFRE_E2E_ROOT:-/var/tmp/coffre-e2e}
+PYTHON=${PYTHON:-$src/.venv/bin/python}
+MIRROR=${COFFRE_E2E_MIRROR:-http://deb.debian.org/debian}
+[ "$(id -u)" = 0 ] || { echo "clean-table: run it as root" >&2; exit 77; }
+for tool in debootstrap nft ip unshare nsenter git; do
+  command -v "$tool" >/dev/null || { echo "clean-table: needs $tool (apt-get install debootstrap nftables)" >&2; exit 69; }
+done
+[ -x "$PYTHON" ] || { echo "clean-table: no $PYTHON: run bash deploy/dev.sh once, or set PYTHON" >&2; exit 69; }
+
+machines=(hub p1 p2 p3)
+declare -A address=([hub]=10.77.0.1 [p1]=10.77.0.11 [p2]=10.77.0.12 [p3]=10.77.0.13)
+hub_ip=${address[hub]}
+bridge=coffre-e2e
+started=$(date +%s)
+typed=0
+confirmations=0
+elapsed() { echo "$(( $(date +%s) - started )) s"; }
+note() { echo "== [$(elapsed)] $*"; }
+
+# --- the machinery (not a host's command) -------------------------------------------------
+forward_before=$(cat /proc/sys/net/ipv4/ip_forward)
+teardown() {
+  set +e
+  for m in "${machines[@]}"; do
+    root=$E2E/$m
+    if [ -d "$root/run/e2e" ]; then  # every unit the stand-in systemd started, by its pid
+      for pidfile in "$root"/run/e2e/*.pid; do
+        [ -f "$pidfile" ] || continue
+        unit=$(basename "$pidfile" .pid)
+        on_quiet "$m" systemctl stop "$unit" >/dev/null 2>&1
+      done
+    fi
+    for mnt in srv/coffre.git root/.cache/pip dev/pts dev proc; do
+      mountpoint -q "$root/$mnt" 2>/dev/null && umount -l "$root/$mnt"
+    done
+    mountpoint -q "$E2E/ns/$m" 2>/dev/null && umount "$E2E/ns/$m"
+    ip netns del "coffre-e2e-$m" 2>/dev/null
+  done
+  ip link del "$bridge" 2>/dev/null
+  nft delete table ip coffre_e2e 2>/dev/null
+  echo "$forward_before" > /proc/sys/net/ipv4/ip_forward
+}
+trap teardown EXIT
+
+# on_quiet MACHINE CMD...: run CMD as root on that machine (its network, host name, root).
+on_quiet() {
+  local m=$1; shift
+  ip netns exec "coffre-e2e-$m" nsenter --uts="$E2E/ns/$m" chroot "$E2E/$m" /usr/bin/env -i \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    TERM=dumb bash -c 'cd /root && "$@"' bash "$@"
+}
+# typed MACHINE 'command line': a command the host types at that Pi's prompt (counted).
+typed() {
+  local m=$1 line=$2
+  typed=$((typed + 1))
+  echo "host@${m}\$ $line     [command $typed]"
+  on_quiet "$m" bash -c "$line" 2>&1 | tr '\r' '\n' | sed '/^Updating files/d'
+  return "${PIPESTATUS[0]}"
+}
+
+note "clean Bookworm (debootstrap --variant=minbase, $MIRROR) in $E2E/base"
+mkdir -p "$E2E/cache/pip" "$E2E/ns"
+if [ ! -f "$E2E/base/.coffre-e2e-base" ]; then
+  rm -rf "$E2E/base"
+  # python3 and git: what Raspberry Pi OS Lite has; sudo and iproute2 too.
+  debootstrap --variant=minbase --include=python3,git,ca-certificates,sudo,iproute2,procps \
+    bookworm "$E2E/base" "$MIRROR" > "$E2E/debootstrap.log" 2>&1 \
+    || { tail "$E2E/debootstrap.log"; exit 1; }
+  touch "$E2E/base/.coffre-e2e-base"
+fi
+# The project's repository, as the README's git clone would fetch it: the committed HEAD.
+rm -rf "$E2E/coffre.git"
+git clone --quiet --bare "$src" "$E2E/coffre.git"
+note "coffre at $(git -C "$src" rev-parse --short HEAD) ($(git -C "$src" status --porcelain | grep -c . || true) uncommitted changes left out)"
+
+note "four machines (fresh copies of the clean root), each its network namespace on one LAN"
+ip link add "$bridge" type bridge
+ip addr add 10.77.0.254/24 dev "$bridge"
+ip link set "$bridge" up
+echo 1 > /proc/sys/net/ipv4/ip_forward
+nft add table ip coffre_e2e
+nft 'add chain ip coffre_e2e post { type nat hook postrouting priority 100 ; }'
+nft add rule ip coffre_e2e post ip saddr 10.77.0.0/24 ip daddr != 10.77.0.0/24 masquerade
+for m in "${machines[@]}"; do
+  root=$E2E/$m
+  if [ "$reuse" = 1 ] && [ -x "$root/opt/coffre/venv/bin/coffre" ]; then
+    install -m 0755 "$src/deploy/e2e/systemctl.py" "$root/usr/bin/systemctl"
+    rm -rf "$root/run/e2e" "$root/var/lib/coffre-station" "$root/var/log/e2e"
+  else
+  reuse=0
+  rm -rf "$root"
+  cp -a "$E2E/base" "$root"
+  echo raspberrypi > "$root/etc/hostname"
+  printf '127.0.0.1\tlocalhost\n127.0.1.1\traspberrypi\n' > "$root/etc/hosts"
+  # This machine's own way out: a TLS-intercepting proxy's CA (if it has one) goes to
+  # each machine, and pip is told to use the system's bundle (Pi OS has an /etc/pip.conf too).
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    chroot "$root" update-ca-certificates >/dev/null 2>&1
+    printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' > "$root/etc/pip.conf"
+  fi
+  # No systemd in a chroot: the stand-in runs each unit as its file says.
+  install -m 0755 "$src/deploy/e2e/systemctl.py" "$root/usr/bin/systemctl"
+  fi
+  # A shared pip download cache (speed only; apt's would be locked by four apt-gets at
+  # once) and the repository to clone.
+  mkdir -p "$root/root/.cache/pip" "$root/srv/coffre.git"
+  mount --bind "$E2E/cache/pip" "$root/root/.cache/pip"
+  mount --bind -o ro "$E2E/coffre.git" "$root/srv/coffre.git"
+  mount -t proc proc "$root/proc"
+  mount --bind /dev "$root/dev"
+  mount --bind /dev/pts "$root/dev/pts"
+  ip netns add "coffre-e2e-$m"
+  ip link add "e2e-$m" type veth peer name eth0 netns "coffre-e2e-$m"
+  ip link set "e2e-$m" master "$bridge" up
+  ip -n "coffre-e2e-$m" addr add "${address[$m]}/24" dev eth0
+  ip -n "coffre-e2e-$m" link set eth0 up
+  ip -n "coffre-e2e-$m" link set lo up
+  ip -n "coffre-e2e-$m" route add default via 10.77.0.254
+  touch "$E2E/ns/$m"
+  unshare --uts="$E2E/ns/$m" hostname "$(cat "$root/etc/hostname")"
+  echo "  $m: $root, ${address[$m]}"
+done
+
+if [ "$reuse" = 1 ]; then
+  note "--reuse: the machines are the last run's, provisioned (their pairings undone); 8 commands not repeated"
+  typed=8
+  # The stations pair again: the hub forgets nothing, the broker takes the new passwords.
+  on_quiet hub systemctl start coffre-broker
+else
+note "provisioning: on each Pi, what the README says (the four at once)"
+typed hub "git clone /srv/coffre.git coffre"
+for m in p1 p2 p3; do typed "$m" "git clone /srv/coffre.git coffre"; done
+declare -A line=(
+  [hub]="sudo bash coffre/deploy/provision-pi.sh hub --table main --stations p1,p2,p3 --address $hub_ip"
+)
+for m in p1 p2 p3; do
+  line[$m]="sudo bash coffre/deploy/provision-pi.sh station $m --table main --hub $hub_ip"
+done
+pids=()
+for m in "${machines[@]}"; do
+  typed=$((typed + 1))
+  echo "host@${m}\$ ${line[$m]}     [command $typed] (output: $E2E/$m.provision.log)"
+  on_quiet "$m" bash -c "${line[$m]}" > "$E2E/$m.provision.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for i in "${!machines[@]}"; do
+  m=${machines[$i]}
+  if wait "${pids[$i]}"; then echo "  $m provisioned:"; else echo "  $m: PROVISIONING FAILED:"; failed=1; fi
+  sed 's/^/    | /' "$E2E/$m.provision.log" | tail -n 14
+done
+[ "$failed" = 0 ] || exit 1
+fi
+
+note "systemctl start (a reboot would start the same enabled units)"
+typed hub "sudo systemctl start coffre-hub coffre-display"
+for m in p1 p2 p3; do typed "$m" "sudo systemctl start coffre-station"; done
+
+note "pairing: the host compares each station's code with the hub's and confirms once"
+for m in p1 p2 p3; do
+  code="" title=""
+  # The hub display's title, in the table's language ("Pair p1? 4721", "Appairer p1 ? 4721"):
+  # it shows one pairing at a time, in seat order.
+  for _ in $(seq 120); do
+    code=$(sed -n "s/.*$m: pairing code \([0-9]\{4\}\).*/\1/p" "$E2E/$m/var/log/e2e/coffre-station.service.log" | tail -1)
+    title=$(on_quiet hub coffre host --table main status 2>/dev/null | head -1 | sed 's/^[^:]*: hub [a-z]*: //' || true)
+    [ -n "$code" ] && [[ $title == *" $m "*"$code" || $title == *" $m? $code" ]] && break
+    sleep 1
+  done
+  [[ -n "$code" && $title == *"$code" ]] || { echo "  $m: no matching code on both screens (hub: $title):"; tail "$E2E/$m/var/log/e2e/coffre-station.service.log"; exit 1; }
+  echo "  $m's glass: Pair code $code; the hub's display: $title"
+  confirmations=$((confirmations + 1))
+  typed hub "sudo coffre host --table main pair $m"
+done
+for m in p1 p2 p3; do
+  for _ in $(seq 60); do
+    [ -f "$E2E/$m/var/lib/coffre-station/station.password" ] && break
+    sleep 1
+  done
+  echo "  $m: $(on_quiet "$m" stat -c '%n %a %U' /var/lib/coffre-station/station.password /var/lib/coffre-station/ca.crt | paste -sd' ')"
+done
+sleep 8  # the stations start on their (absent) parts and tell the hub
+note "what the hub says of its seats (a check, not set-up: no chips in a chroot)"
+on_quiet hub coffre host --table main status | sed 's/^/  | /'
+note "coffre doctor on the hub and on p1 (checks; SKIPs and FAILs expected off a Pi)"
+on_quiet hub coffre doctor 2>&1 | sed 's/^/  hub | /' || true
+on_quiet p1 coffre doctor 2>&1 | sed 's/^/  p1 | /' || true
+
+note "the players sit down: each station's seat is played by a bot on mock hardware with that station's paired files"
+for m in p1 p2 p3; do on_quiet "$m" systemctl stop coffre-station; done
+echo "  (stopped coffre-station on p1 p2 p3: machinery, a chroot has no reader or glass)"
+PYTHONPATH=$src "$PYTHON" -m deploy.e2e.seats "$E2E" --table main --stations p1,p2,p3 \
+  --game "$game" --seed "$seed" | sed 's/^/  | /'
+status=${PIPESTATUS[0]}
+page=$("$PYTHON" -c "import urllib.request as u; print(len(u.urlopen('http://$hub_ip:8080/table/main', timeout=10).read()))" 2>&1) || page="no answer: $page"
+echo "  the table display http://$hub_ip:8080/table/main: $page bytes"
+
+note "done in $(elapsed): $typed commands typed (4 git clone, 4 provisioning, 4 systemctl start, $confirmations pairing confirmations), no file copied by hand"
+exit "$status"
+}
