@@ -172,8 +172,10 @@ class Mfrc522Reader(Reader):
     def _open(self) -> tuple[Any, Any]:
         try:
             driver = importlib.import_module("mfrc522.MFRC522")
-        except (ImportError, RuntimeError) as exc:  # RPi.GPIO raises RuntimeError off a Pi
-            raise ReaderError(f"mfrc522 driver unavailable: {exc}") from exc
+        except ImportError as exc:
+            raise ReaderError(f"mfrc522 not installed: {exc.name or exc}") from exc
+        except RuntimeError as exc:  # RPi.GPIO's "can only be run on a Raspberry Pi"
+            raise ReaderError("no Raspberry Pi GPIO here") from exc
         gpio = driver.GPIO  # the very module the driver captured at its import
         mode = gpio.getmode()
         if mode is not None and mode != gpio.BCM:

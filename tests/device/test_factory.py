@@ -244,3 +244,34 @@ def _next_event(reader: Reader) -> ReaderEvent | None:
         if event is not None:
             return event
     return None
+
+
+@pytest.mark.parametrize(
+    ("failure", "reason"),
+    [
+        (
+            RuntimeError("This module can only be run on a Raspberry Pi!"),
+            "no Raspberry Pi GPIO here",
+        ),
+        (
+            ModuleNotFoundError("No module named 'mfrc522'", name="mfrc522"),
+            "mfrc522 not installed: mfrc522",
+        ),
+    ],
+)
+def test_reader_driver_failure_is_a_short_reason(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception, reason: str
+) -> None:
+    """The vendor driver failing to import off a Pi gives a reason that fits the hub's
+    64-character seat line whole (it read "...can only be run on a Ras")."""
+    from device import real_reader
+    from device.base import ReaderError
+
+    def broken(_name: str) -> Any:
+        raise failure
+
+    monkeypatch.setattr(real_reader.importlib, "import_module", broken)
+    with pytest.raises(ReaderError) as raised:
+        real_reader.Mfrc522Reader()
+    assert str(raised.value) == reason
+    assert len(reason) <= 64
