@@ -264,7 +264,7 @@ def station_main(ns: argparse.Namespace) -> int:
 def _count_emulation() -> dict[str, float]:
     """CPU seconds spent in the emulated chips and their fake buses (silicon and a kernel
     ioctl on a Pi), by bus: the run reports the steps with and without them."""
-    from device.emulated import rack
+    from device.emulated import EmulatedStation, rack
 
     spent = {"spi": 0.0, "i2c": 0.0}
 
@@ -283,6 +283,7 @@ def _count_emulation() -> dict[str, float]:
     for name in ("xfer", "xfer2", "xfer3", "writebytes", "writebytes2", "readbytes"):
         count(rack.FakeSpiDev, name, "spi")
     count(rack.FakeSMBus, "_write", "i2c")
+    count(EmulatedStation, "glass_written", "i2c")  # the emulated glass's frame log
     return spent
 
 
