@@ -312,11 +312,20 @@ def hub_main(ns: argparse.Namespace) -> int:
         on_message(self, c, u, msg)
 
     commit = Store.commit
+    sync = getattr(Store, "sync", None)  # the writer thread's fsync (absent before it)
 
     def _commit(self: Store) -> None:
         t0 = time.perf_counter()
         commit(self)
         note(ev="commit", t0=t0, t1=time.perf_counter())
+
+    def _sync(self: Store) -> int:
+        before = self.synced
+        t0 = time.perf_counter()
+        done = int(sync(self))  # type: ignore[misc]
+        if done > before:
+            note(ev="sync", t0=t0, t1=time.perf_counter())
+        return done
 
     send_held = service.Hub._send_held
 
@@ -327,6 +336,8 @@ def hub_main(ns: argparse.Namespace) -> int:
 
     mqtt.Client._on_message = _on_message  # type: ignore[method-assign,assignment]
     Store.commit = _commit  # type: ignore[method-assign]
+    if sync is not None:
+        Store.sync = _sync  # type: ignore[method-assign]
     service.Hub._send_held = _send_held  # type: ignore[method-assign]
     # The real command line, as the unit runs it (tools never import the CLI module).
     sys.argv = ["coffre", "hub", "--config", ns.config]
@@ -623,6 +634,7 @@ def _match_hub(taps: list[Tap], trace: Path, disk: tuple[float, float, float]) -
     events = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
     arrived = {e["id"]: e["t"] for e in events if e["ev"] == "in"}
     commits = [e for e in events if e["ev"] == "commit"]
+    syncs = [e for e in events if e["ev"] == "sync"]
     pubs = [e for e in events if e["ev"] == "pub"]
     for tap in taps:
         tap.hub_in = arrived.get(tap.input_id, tap.sent)
@@ -630,6 +642,11 @@ def _match_hub(taps: list[Tap], trace: Path, disk: tuple[float, float, float]) -
         if done is None:
             continue
         tap.commit0, tap.commit1 = done["t0"], done["t1"]
+        # With a writer thread, the commit is durable at the end of the first fsync that
+        # started after it ended (the SD card's time is there).
+        synced = next((x for x in syncs if x["t0"] >= done["t1"]), None)
+        if synced is not None:
+            tap.commit1 = synced["t1"]
         tap.stalled = disk[1] > 0 and (tap.commit1 - tap.commit0) * 1000 > disk[0] + disk[1] / 2
         topic = f"/station/{tap.station}/screen"
         pub = next((p for p in pubs if p["t"] >= tap.commit1 and p["topic"].endswith(topic)), None)
