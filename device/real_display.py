@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from typing import Any
 
 from PIL import Image
@@ -44,6 +45,7 @@ Window = tuple[int, int, int, int, bytes]
 #: the command write and its six bytes (column and page ranges), and the data write's
 #: address and control bytes.
 WINDOW_COST = 10
+_CHANGED = re.compile(rb"[^\x00]+")
 
 
 def to_gddram(image: Image.Image) -> bytes:
@@ -68,14 +70,16 @@ def changed_windows(old: bytes | None, new: bytes) -> list[Window]:
         was, now = old[at : at + WIDTH], new[at : at + WIDTH]
         if was == now:
             continue
-        changed = [c for c in range(WIDTH) if was[c] != now[c]]
-        first = last = changed[0]
-        for column in changed[1:]:
-            if column - last > WINDOW_COST:
-                windows.append((first, last, page, page, now[first : last + 1]))
-                first = column
-            last = column
-        windows.append((first, last, page, page, now[first : last + 1]))
+        # The XOR of the two pages, byte by byte: its non-zero runs are what changed.
+        diff = (int.from_bytes(was, "big") ^ int.from_bytes(now, "big")).to_bytes(WIDTH, "big")
+        runs = [m.span() for m in _CHANGED.finditer(diff)]
+        first, end = runs[0]
+        for start, stop in runs[1:]:
+            if start - end >= WINDOW_COST:
+                windows.append((first, end - 1, page, page, now[first:end]))
+                first = start
+            end = stop
+        windows.append((first, end - 1, page, page, now[first:end]))
     return windows
 
 
