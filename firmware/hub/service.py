@@ -303,7 +303,7 @@ class Hub:
                     break
             else:
                 stop = True
-            if TimersDue() not in batch:
+            if TimersDue() not in batch and not self._only_synced(batch):
                 batch.append(TimersDue())
             try:
                 self._feed([*batch, Tick()], wait=False)
@@ -316,6 +316,14 @@ class Hub:
                 return
             if stop:
                 return
+
+    def _only_synced(self, batch: list[Item]) -> bool:
+        """Whether the loop woke only for the writer's syncs, no table timer due: then it
+        opens no transaction (a sync a batch would double the hub's loops)."""
+        if not all(isinstance(item, Synced) for item in batch):
+            return False
+        now = self.clock()
+        return all(a.timer_due is None or a.timer_due > now for a in self.live())
 
     def feed(self, *items: Item) -> None:
         """Handle messages and events as the hub's thread handles what its mailbox holds.
