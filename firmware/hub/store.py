@@ -528,7 +528,8 @@ def _record(row: tuple[Any, ...]) -> GameRecord:
 def commit_delay_from_env() -> Callable[[], float] | None:
     """A simulated slow disk for benchmarks: ``COFFRE_SIMULATE_DISK=commit_ms,stall_ms,every_s``.
 
-    Each commit waits ``commit_ms``; the first commit after every ``every_s`` seconds waits
+    Each commit waits ``commit_ms`` (each sync with ``deferred_sync``: that is where a
+    card's time goes); the first one after every ``every_s`` seconds waits
     ``stall_ms`` more (the stalls of an SD card). Not for real tables.
     """
     spec = os.environ.get("COFFRE_SIMULATE_DISK")

@@ -9,8 +9,8 @@ and broker) gives Python, by a cgroup CPU quota (v2 ``cpu.max`` or v1
 
 - the reader is polled at its real interval (the tag is laid at a random moment of it),
   and the MFRC522 chip timer runs in real time;
-- the hub's SQLite commits wait as an SD card's do (``COFFRE_SIMULATE_DISK``: a delay
-  per commit and a stall every few seconds);
+- the hub's store waits as an SD card does (``COFFRE_SIMULATE_DISK``: a delay per fsync,
+  per commit before the writer thread, and a stall every few seconds);
 - the SSD1306's I2C time is charged for the bytes the driver actually sent (address
   byte, control bytes and data, 9 clocks a byte at 400 kHz): the station thread sleeps
   that long after each frame, as it would block in the ``i2c_rdwr`` ioctl.
