@@ -14,15 +14,19 @@ Partial updates: luma's ``ssd1306.display()`` sends the whole 1 KiB GDDRAM every
 (and reads pixels with ``Image.getdata``, which Pillow 14 drops). The device here is
 luma's ssd1306 with its ``display()`` replaced: the frame is packed into GDDRAM bytes
 with ``tobytes`` (8 pages of 128 columns, one byte per column, LSB on top), compared
-with what the panel holds, and only the window of changed columns and pages is sent,
-in one data write (the glass never shows half a change). After luma's init (or an I2C
-error: the device is re-created) the whole frame goes.
+with what the panel holds, and only the changed columns of each changed page are sent,
+each run a window of its own (two runs of a page closer than a window's cost in bytes
+are sent as one). The SSD1306 has no second buffer: it scans GDDRAM about 100 times a
+second while a write goes on, so a frame never reached the glass at once (a whole
+frame is 20 ms on the bus); fewer bytes make the change land sooner. After luma's init
+(or an I2C error: the device is re-created) the whole frame goes.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import re
 from typing import Any
 
 from PIL import Image
@@ -37,34 +41,46 @@ PAGES = HEIGHT // 8
 
 #: A window of GDDRAM to write: first/last column, first/last page, the bytes.
 Window = tuple[int, int, int, int, bytes]
+#: What a window costs on the bus besides its data: the address byte and control byte of
+#: the command write and its six bytes (column and page ranges), and the data write's
+#: address and control bytes.
+WINDOW_COST = 10
+_CHANGED = re.compile(rb"[^\x00]+")
 
 
 def to_gddram(image: Image.Image) -> bytes:
     """A 128x64 mode-"1" image as SSD1306 GDDRAM: page by page, a byte per column, LSB on top."""
-    ram = bytearray()
-    for page in range(PAGES):
-        strip = image.crop((0, page * 8, WIDTH, page * 8 + 8))
-        # Transposed, each column becomes a row of 8 pixels: one byte, bit-reversed.
-        ram += strip.transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
-    return bytes(ram)
+    # Transposed, each column of the screen is a row of 64 pixels: 8 bytes, one per page,
+    # bit-reversed so the top pixel is the LSB. Column-major, then read page by page.
+    columns = image.transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
+    return b"".join(columns[page::PAGES] for page in range(PAGES))
 
 
-def changed_window(old: bytes | None, new: bytes) -> Window | None:
-    """The one GDDRAM window that turns ``old`` into ``new`` (None: nothing changed).
+def changed_windows(old: bytes | None, new: bytes) -> list[Window]:
+    """The GDDRAM windows that turn ``old`` into ``new`` (none: nothing changed).
 
-    One window, so a frame is one data write: the glass never shows half of a change
-    (several windows would each be a write of their own).
+    A window per run of changed columns in each page; runs closer than
+    :data:`WINDOW_COST` bytes are one window, so each window pays for itself.
     """
     if old is None:
-        return (0, WIDTH - 1, 0, PAGES - 1, new)
-    changed = [i for i in range(len(new)) if new[i] != old[i]]
-    if not changed:
-        return None
-    pages = changed[0] // WIDTH, changed[-1] // WIDTH
-    columns = [i % WIDTH for i in changed]
-    c0, c1 = min(columns), max(columns)
-    box = b"".join(new[p * WIDTH + c0 : p * WIDTH + c1 + 1] for p in range(pages[0], pages[1] + 1))
-    return (c0, c1, pages[0], pages[1], box)
+        return [(0, WIDTH - 1, 0, PAGES - 1, new)]
+    windows: list[Window] = []
+    for page in range(PAGES):
+        at = page * WIDTH
+        was, now = old[at : at + WIDTH], new[at : at + WIDTH]
+        if was == now:
+            continue
+        # The XOR of the two pages, byte by byte: its non-zero runs are what changed.
+        diff = (int.from_bytes(was, "big") ^ int.from_bytes(now, "big")).to_bytes(WIDTH, "big")
+        runs = [m.span() for m in _CHANGED.finditer(diff)]
+        first, end = runs[0]
+        for start, stop in runs[1:]:
+            if start - end >= WINDOW_COST:
+                windows.append((first, end - 1, page, page, now[first:end]))
+                first = start
+            end = stop
+        windows.append((first, end - 1, page, page, now[first:end]))
+    return windows
 
 
 def _partial(base: Any) -> Any:
@@ -76,10 +92,9 @@ def _partial(base: Any) -> Any:
 
         def display(self, image: Image.Image) -> None:
             ram = to_gddram(self.preprocess(image))
-            window = changed_window(self.gddram, ram)
-            if window is not None:
-                c0, c1, p0, p1, data = window
-                start = self._colstart
+            start = self._colstart
+            for c0, c1, p0, p1, data in changed_windows(self.gddram, ram):
+                self.gddram = None  # until the last window is written: unknown after an error
                 self.command(0x21, start + c0, start + c1, 0x22, p0, p1)  # column, page windows
                 self.data(list(data))
                 self.bytes_sent += len(data)

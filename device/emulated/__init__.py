@@ -13,9 +13,11 @@ hardware by number, so each driver instance reaches its own chip with no shared
 "current station" state; closing a station frees its board number.
 
 ``frames`` (also ``devices.display.frames``) keeps every distinct picture the glass
-showed, sampled after each I2C transaction that wrote GDDRAM while the panel was lit
+showed, sampled at the end of each ``show()`` that wrote GDDRAM while the panel was lit
 (as ``MockDisplay.frames`` keeps the distinct frames shown), so golden-screen tests
-can use either.
+can use either. At the end of a show, not after each I2C transaction: a frame is sent
+as a window per changed run of each page, and what the glass shows between two of
+them (a real panel shows it too, for a few milliseconds) is no frame of the station's.
 
 The fake ``RPi.GPIO``/``spidev``/``smbus2`` modules stay in ``sys.modules`` while at
 least one emulated station is open (see ``device.emulated.rack``).
@@ -97,12 +99,20 @@ class EmulatedSsd1306Display(Ssd1306Display):
     """The real Ssd1306Display, plus a view of what the emulated glass showed.
 
     Only inspection is added (``frames``, ``last``, like ``MockDisplay``): showing a
-    frame runs exactly the parent's code, through luma, over the emulated panel.
+    frame runs exactly the parent's code, through luma, over the emulated panel, and
+    then samples the glass.
     """
 
     def __init__(self, station: EmulatedStation, **kwargs: Any) -> None:
         self._station = station
         super().__init__(**kwargs)
+
+    def show(self, image: Image.Image) -> None:
+        """Show as the parent does, then sample the glass (see the module's docstring)."""
+        try:
+            super().show(image)
+        finally:
+            self._station.glass_written()
 
     @property
     def frames(self) -> list[Image.Image]:
@@ -156,7 +166,6 @@ class EmulatedStation:
         self.frames: list[Image.Image] = []
         self._frames_lock = threading.Lock()
         self._data_seen = 0
-        self.panel.on_write = self._glass_written
         self._released = False
         rk = rack.RACK
         rack.install()
@@ -209,8 +218,8 @@ class EmulatedStation:
         """What the glass shows, decoded from the emulated GDDRAM."""
         return self.panel.frame()
 
-    def _glass_written(self) -> None:
-        """Sample the glass after each transaction that wrote GDDRAM while lit."""
+    def glass_written(self) -> None:
+        """Sample the glass after a frame was sent, if GDDRAM was written and it is lit."""
         panel = self.panel
         if panel.data_bytes == self._data_seen:
             return

@@ -62,7 +62,14 @@ class Tick:
     batch, since it stores nothing."""
 
 
-Event = PanelPress | ClaimDecided | Connected | LinkChanged | Denied | TimersDue | Tick
+@dataclass(frozen=True)
+class Synced:
+    """The writer thread synced the store (``error``: the disk refused; see Store.sync)."""
+
+    error: OSError | None = None
+
+
+Event = PanelPress | ClaimDecided | Connected | LinkChanged | Denied | TimersDue | Tick | Synced
 #: What the hub's mailbox holds.
 Item = Message | Event
 

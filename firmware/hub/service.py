@@ -7,11 +7,20 @@ door to it for tests and tools that drive a hub without its thread.
 
 The mailbox is worked in batches: whatever is waiting in it (up to MAX_BATCH) is
 handled in one store transaction, so one fsync pays for all of it. Only after that
-commit are the screens published, the answers sent, and the messages acknowledged to
-the broker (paho's manual acks), so a crash loses nothing that was answered and the
-broker delivers again what was not. If the store fails, the batch is rolled back, the
-tables it touched are rebuilt from the store, and every input that would have been
-acked ok is answered "not saved" instead.
+commit is durable are the screens published, the answers sent, and the messages
+acknowledged to the broker (paho's manual acks), so a crash loses nothing that was
+answered and the broker delivers again what was not. If the store fails, the batch is
+rolled back, the tables it touched are rebuilt from the store, and every input that
+would have been acked ok is answered "not saved" instead.
+
+The fsync is the writer thread's (:mod:`~firmware.hub.store_writer`): the hub's thread
+commits a batch, keeps what it would send aside (in order, with whatever the hub sends
+after it, a countdown's redraw included) and goes on with the next batch; when the
+writer reports a sync (a :class:`~firmware.hub.events.Synced` in the mailbox), what the
+synced batches held goes out. A stalled SD card delays answers, not the work on other
+tables; a disk that refuses an fsync stops the hub (nothing after it is trusted; the
+broker delivers again what was not acked). ``feed`` (tests, tools) syncs on the caller's
+thread and sends before it returns, as before.
 
 Here: the life cycle, the loop, batching and dispatch. The handlers, by concern: station
 inputs in :mod:`~firmware.hub.inputs`, host commands in :mod:`~firmware.hub.hostcmd`,
@@ -29,7 +38,9 @@ import queue
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -49,6 +60,7 @@ from firmware.hub.events import (
     Item,
     LinkChanged,
     PanelPress,
+    Synced,
     Tick,
     TimersDue,
 )
@@ -58,6 +70,7 @@ from firmware.hub.pairing import BrokerDoor
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS
 from firmware.hub.publish import Held, Publisher
 from firmware.hub.store import Store, StoreError, commit_delay_from_env
+from firmware.hub.store_writer import StoreWriter
 from firmware.hub.throttle import Throttle, line
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client, Message, Will
@@ -72,6 +85,20 @@ MAX_BATCH = 100
 #: A transaction takes no more messages once its handling took this long (seconds): after
 #: a disk stall, the oldest waiting inputs are answered first, not after the whole backlog.
 BATCH_SECONDS = 0.01
+
+
+@dataclass
+class Unsynced:
+    """What the hub sends once the store is durable up to ``commit``, in order: the held
+    screens and answers, then the broker's acks of the messages handled."""
+
+    commit: int
+    held: list[Held]
+    messages: list[Message]
+
+
+class DiskRefused(StoreError):
+    """The disk refused to make the store durable (an fsync failed): the hub stops."""
 
 
 class HubRefused(ValueError):
@@ -137,7 +164,13 @@ class Hub:
                 table=cfg.name,
             )
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
-        self.store = Store(store_path, exclusive=True, commit_delay=commit_delay_from_env())
+        self.store = Store(
+            store_path, exclusive=True, commit_delay=commit_delay_from_env(), deferred_sync=True
+        )
+        #: Committed batches whose sending waits for a sync, oldest first.
+        self._unsynced: deque[Unsynced] = deque()
+        #: The writer thread, from ``start()`` (without it, batches sync on the caller's thread).
+        self.writer: StoreWriter | None = None
         # The hub's session is persistent, so its client id is fixed; it is also secret (a
         # random token kept in the store), so no other user can take the id over and kick
         # the hub off the broker. A copied store makes itself a new one (see Store.identity).
@@ -217,6 +250,8 @@ class Hub:
 
     def start(self) -> None:
         """Start the hub's thread; each table connects once the probe finds it free."""
+        self.writer = StoreWriter(self.store, lambda error: self.inbox.put(Synced(error)))
+        self.writer.start()
         self._thread = threading.Thread(target=self.run, name="hub", daemon=True)
         self._thread.start()
         self.probe = ClaimProbe(
@@ -238,6 +273,8 @@ class Hub:
         self.inbox.put(None)  # also when no table was left to run
         if self._thread:
             self._thread.join(5)
+        if self.writer is not None:
+            self.writer.stop()
         self.out.close()
         self.store.close()
 
@@ -266,11 +303,27 @@ class Hub:
                     break
             else:
                 stop = True
-            if TimersDue() not in batch:
+            if TimersDue() not in batch and not self._only_synced(batch):
                 batch.append(TimersDue())
-            self.feed(*batch, Tick())
+            try:
+                self._feed([*batch, Tick()], wait=False)
+            except DiskRefused as exc:
+                # As PostgreSQL does since "fsyncgate" (2018): after a failed fsync the
+                # page cache is not to be trusted. Stop unanswered: systemd's watchdog sees
+                # the hub's thread gone and restarts it; it replays what the disk holds, and
+                # the broker delivers again what was never acked.
+                log.critical("hub: %s; stopping", exc)
+                return
             if stop:
                 return
+
+    def _only_synced(self, batch: list[Item]) -> bool:
+        """Whether the loop woke only for the writer's syncs, no table timer due: then it
+        opens no transaction (a sync a batch would double the hub's loops)."""
+        if not all(isinstance(item, Synced) for item in batch):
+            return False
+        now = self.clock()
+        return all(a.timer_due is None or a.timer_due > now for a in self.live())
 
     def feed(self, *items: Item) -> None:
         """Handle messages and events as the hub's thread handles what its mailbox holds.
@@ -280,13 +333,30 @@ class Hub:
         runs after it (it stores nothing). The hub's own loop feeds itself through here;
         so do tests and tools that run a hub without starting it. Only on the thread that
         runs the hub (the caller's when it is not started); other threads put their items
-        in ``inbox``, as the connections and the panel do.
+        in ``inbox``, as the connections and the panel do. What it handled is made durable
+        (on the caller's thread) and sent before it returns.
         """
-        batch: list[Item] = [item for item in items if not isinstance(item, Tick)]
+        self._feed(list(items), wait=True)
+
+    def _feed(self, items: list[Item], *, wait: bool) -> None:
+        """``wait``: sync and send before returning; else the writer's Synced sends."""
+        synced = [item for item in items if isinstance(item, Synced)]
+        batch: list[Item] = [item for item in items if not isinstance(item, Tick | Synced)]
         while batch:  # what one transaction had no time for (or came after it broke): the next
             batch = self._run_batch(batch)
+        released: list[Item] = []
         if any(isinstance(item, Tick) for item in items):
-            self._guarded(self._tick)
+            released = self._ticked()
+        for item in synced:
+            if item.error is not None:
+                raise DiskRefused(f"the disk refused to keep the store: {line(item.error)}")
+        if wait or self.writer is None:
+            self.store.sync()
+        self._send_synced()
+        if self._unsynced and self.writer is not None:
+            self.writer.wake()  # after sending: what is left needs a sync not yet made
+        if released:
+            self._feed(released, wait=wait)  # what a table taken over held, answered now
 
     def _guarded(self, step: Callable[..., None], *args: Any) -> None:
         """Run one step; a bug or a failing disk must not take the tables down."""
@@ -357,13 +427,46 @@ class Hub:
             self._guarded(self.out.all, actor)
 
     def _finish(self, handled: list[Item]) -> None:
-        """After the commit: what was held (screens, then answers, in order), then broker acks."""
-        for held in self.out.release():
-            self._guarded(self._send_held, held)
+        """After the commit: what was held (screens, then answers, in order), then broker
+        acks, once the store is durable up to this commit (see :meth:`_send_synced`)."""
+        held = self.out.release()
         waiting = {id(m) for a in self.actors.values() for m in a.held_inputs}
-        for item in handled:  # not what a table being taken over holds (ownership.hold)
-            if isinstance(item, Message) and id(item) not in waiting:
-                self._guarded(item.done)
+        messages = [  # not what a table being taken over holds (ownership.hold)
+            item for item in handled if isinstance(item, Message) and id(item) not in waiting
+        ]
+        self._unsynced.append(Unsynced(self.store.written, held, messages))
+        self._send_synced()  # at once if the batch wrote nothing and nothing waits before it
+
+    def _send_synced(self) -> None:
+        """Send, in order, what every batch the store has made durable held."""
+        while self._unsynced and self._unsynced[0].commit <= self.store.synced:
+            done = self._unsynced.popleft()
+            for held in done.held:
+                self._guarded(self._send_held, held)
+            for message in done.messages:
+                self._guarded(message.done)
+
+    def _ticked(self) -> list[Item]:
+        """Run the tick; what it sends waits behind the batches not yet durable (a screen
+        it redraws may show what they did). Returns what a table taken over held."""
+        if not self._unsynced:
+            return self._guarded_tick()
+        self.out.hold()
+        try:
+            released = self._guarded_tick()
+        finally:
+            held = self.out.release()
+        self._unsynced[-1].held += held
+        return released
+
+    def _guarded_tick(self) -> list[Item]:
+        released: list[Item] = []
+
+        def tick() -> None:
+            released.extend(self._tick())
+
+        self._guarded(tick)
+        return released
 
     def _send_held(self, item: Held) -> None:
         client = item.actor.client
@@ -386,7 +489,9 @@ class Hub:
         elif isinstance(item, ClaimDecided):
             ownership.claimed(self, item.verdict)
         elif isinstance(item, Tick):
-            self._tick()
+            self._feed(self._tick(), wait=False)
+        elif isinstance(item, Synced):
+            pass  # worked by _feed, outside the batch
         else:
             ownership.link_event(self, item)
 
@@ -434,9 +539,10 @@ class Hub:
 
     # --- time --------------------------------------------------------------------------
 
-    def _tick(self) -> None:
+    def _tick(self) -> list[Item]:
         """While a countdown runs, screens that show it are refreshed as seconds pass; a
-        finished note or a long host screen's next page redraws the hub display."""
+        finished note or a long host screen's next page redraws the hub display. Returns
+        what a table taken over held, now to be answered."""
         now = self.clock()
         released: list[Item] = []
         for actor in self.live():
@@ -453,5 +559,4 @@ class Hub:
                 actor.host_pages > 1 and now >= page_turn(actor.host_page_at)
             ):
                 self.out.host(actor)  # a note ends, or the next page of a long screen
-        if released:
-            self.feed(*released)  # what a table taken over held, answered now
+        return released

@@ -4,8 +4,16 @@ A game is its setup (game id, players, options, seed, seating) plus the list of
 table events applied to it. Nothing is ever updated in place except a game's
 status; undo is an event like any other.
 
-The hub writes in batches: :meth:`Store.transaction` holds one SQLite transaction
-(one fsync) for every input waiting in its mailbox, and acks them after it commits.
+The hub writes in batches: one SQLite transaction (one fsync) for every input waiting
+in its mailbox, acked after it is durable. With ``deferred_sync`` (the running hub's
+store), a batch's commit does not wait for the disk: SQLite runs ``synchronous=NORMAL``
+(in WAL mode a commit is then a write to the log, no fsync) and :meth:`Store.sync`,
+called by the hub's writer thread, fsyncs the log: everything committed before it
+started is then as durable as ``synchronous=FULL`` makes it (FULL is that same fsync of
+the log at every commit; a checkpoint syncs the log before it copies it into the
+database in both modes). The hub answers a batch only once a sync covers it, and meanwhile
+works on what came next: a slow or stalled card delays the answers, not the work, and
+one fsync then covers every batch committed during it (a group commit).
 
 Refusals are remembered so a late copy of an input gets the same answer, but only the
 newest :data:`REFUSALS_KEPT` per table and game. Ids are ``<stream>:<n>`` with ``n``
@@ -100,17 +108,27 @@ class Store:
         *,
         exclusive: bool = False,
         commit_delay: Callable[[], float] | None = None,
+        deferred_sync: bool = False,
     ) -> None:
         """Open (or create) the store; ``exclusive``: the hub's, refusing a second hub.
 
-        ``commit_delay`` (seconds, asked at each commit) simulates a slow disk for
-        benchmarks; nothing else uses it.
+        ``commit_delay`` (seconds, asked at each commit, or at each sync with
+        ``deferred_sync``) simulates a slow disk for benchmarks; nothing else uses it.
+        ``deferred_sync``: a batch's :meth:`commit` is durable only after a :meth:`sync`
+        (see the module's docstring); a :meth:`transaction` of its own still syncs.
         """
         self.path = Path(path)
         self._lock = threading.RLock()
         self._batch = False
         self.commit_delay = commit_delay
+        self.deferred_sync = deferred_sync
         self.commits = 0
+        #: Commits that wrote something, and how many of them are known durable.
+        self.written = 0
+        self.synced = 0
+        self._sync_lock = threading.Lock()  # one fsync at a time: ``synced`` only grows
+        self._changes = 0  # the connection's total_changes when the batch began
+        self._wal_fd: int | None = None
         self._lock_file: IO[str] | None = None
         if exclusive:
             # One hub per store: a second one (systemd plus a manual run) would split the table.
@@ -125,8 +143,9 @@ class Store:
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))  # SQLite's -wal/-shm copy it
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
-        # A few inputs a minute: durability is worth an fsync each.
-        self._db.execute("PRAGMA synchronous=FULL")
+        # A few inputs a minute: durability is worth an fsync each (with deferred_sync, the
+        # writer thread's fsync of the log, see sync()).
+        self._db.execute(f"PRAGMA synchronous={'NORMAL' if deferred_sync else 'FULL'}")
         self._db.executescript(SCHEMA)
         columns = [r[1] for r in self._db.execute("PRAGMA table_info(answered)")]
         if "scope" not in columns:  # a store from before refusals were bounded
@@ -144,18 +163,46 @@ class Store:
             self._lock.release()
             raise
         self._batch = True
+        self._changes = self._db.total_changes  # to tell a batch that wrote nothing
 
     def commit(self) -> None:
-        """Commit the batch (one fsync); on an error it is rolled back and the error raised."""
+        """Commit the batch (one fsync; with ``deferred_sync``, durable at the next
+        :meth:`sync`); on an error it is rolled back and the error raised."""
         try:
-            if self.commit_delay is not None:
+            if self.commit_delay is not None and not self.deferred_sync:
                 time.sleep(self.commit_delay())
             self._db.execute("COMMIT")
             self.commits += 1
+            if self._db.total_changes != self._changes or not self.deferred_sync:
+                self.written = self.commits
+            if not self.deferred_sync:
+                self.synced = self.written
         except BaseException:
             self.rollback()
             raise
         self._end()
+
+    def sync(self) -> int:
+        """Make every commit so far durable (fsync the log); returns how many commits that
+        covers (:attr:`written` when it started). Any thread; raises OSError if the disk
+        refused (then nothing after :attr:`synced` may be taken as stored)."""
+        with self._sync_lock:
+            target = self.written  # commits that ended before the fsync starts: it covers them
+            if target <= self.synced:
+                return self.synced
+            if self.commit_delay is not None:
+                time.sleep(self.commit_delay())
+            if self._wal_fd is None:
+                self._wal_fd = os.open(f"{self.path}-wal", os.O_RDONLY)
+                # The log's name in its directory is durable too, once.
+                directory = os.open(self.path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(directory)
+                finally:
+                    os.close(directory)
+            os.fsync(self._wal_fd)
+            self.synced = target
+            return target
 
     def rollback(self) -> None:
         """Give the batch up: nothing written in it stays."""
@@ -190,9 +237,14 @@ class Store:
                 self.rollback()
                 raise
             self.commit()
+            self.sync()  # durable before whoever wrote goes on (a no-op without deferral)
 
     def close(self) -> None:
         with self._lock:
+            with self._sync_lock:
+                if self._wal_fd is not None:
+                    os.close(self._wal_fd)
+                    self._wal_fd = None
             self._db.close()
             if self._lock_file is not None:
                 self._lock_file.close()
@@ -476,7 +528,8 @@ def _record(row: tuple[Any, ...]) -> GameRecord:
 def commit_delay_from_env() -> Callable[[], float] | None:
     """A simulated slow disk for benchmarks: ``COFFRE_SIMULATE_DISK=commit_ms,stall_ms,every_s``.
 
-    Each commit waits ``commit_ms``; the first commit after every ``every_s`` seconds waits
+    Each commit waits ``commit_ms`` (each sync with ``deferred_sync``: that is where a
+    card's time goes); the first one after every ``every_s`` seconds waits
     ``stall_ms`` more (the stalls of an SD card). Not for real tables.
     """
     spec = os.environ.get("COFFRE_SIMULATE_DISK")

@@ -99,6 +99,8 @@ class Station:
         self.hub_state: str | None = None
         self.link = LinkState("idle", "")
         self.show_link = show_link
+        #: What the last screen drawn was made of (see ``_draw``).
+        self._drawn: tuple[Any, ...] | None = None
         self.beat = time.monotonic()
         self.read_at = 0.0  # perf_counter of the last tag read (for the latency bench)
         self.settled = threading.Condition()
@@ -319,11 +321,21 @@ class Station:
         if self.screen is None:
             if problem is not None:
                 self.devices.display.show(render_lines(f"coffre {self.id}", problem))
+                self._drawn = None
             return
         controls = self.devices.controls
         show_secret = controls.flap_open or controls.peek_held
         toast = self.toast[0] if self.toast else (problem[0] if problem else None)
-        self.devices.display.show(render(self.screen, show_secret=show_secret, toast=toast))
+        screen = self.screen
+        # What the picture is made of: the same again (a screen republished with a new
+        # rev, a flap opened over no secret, the LED's or phase's change) is not drawn
+        # again, unless the display still owes the glass its last frame (an I2C error).
+        drawn = (screen.title, screen.lines, screen.secret if show_secret else None, toast)
+        display = self.devices.display
+        if drawn == self._drawn and getattr(display, "healthy", True):
+            return
+        display.show(render(screen, show_secret=show_secret, toast=toast))
+        self._drawn = drawn
 
     def _link_problem(self) -> list[str] | None:
         """What keeps this seat from playing (lines for the screen), or None."""

@@ -9,8 +9,8 @@ and broker) gives Python, by a cgroup CPU quota (v2 ``cpu.max`` or v1
 
 - the reader is polled at its real interval (the tag is laid at a random moment of it),
   and the MFRC522 chip timer runs in real time;
-- the hub's SQLite commits wait as an SD card's do (``COFFRE_SIMULATE_DISK``: a delay
-  per commit and a stall every few seconds);
+- the hub's store waits as an SD card does (``COFFRE_SIMULATE_DISK``: a delay per fsync,
+  per commit before the writer thread, and a stall every few seconds);
 - the SSD1306's I2C time is charged for the bytes the driver actually sent (address
   byte, control bytes and data, 9 clocks a byte at 400 kHz): the station thread sleeps
   that long after each frame, as it would block in the ``i2c_rdwr`` ioctl.
@@ -264,7 +264,7 @@ def station_main(ns: argparse.Namespace) -> int:
 def _count_emulation() -> dict[str, float]:
     """CPU seconds spent in the emulated chips and their fake buses (silicon and a kernel
     ioctl on a Pi), by bus: the run reports the steps with and without them."""
-    from device.emulated import rack
+    from device.emulated import EmulatedStation, rack
 
     spent = {"spi": 0.0, "i2c": 0.0}
 
@@ -283,6 +283,7 @@ def _count_emulation() -> dict[str, float]:
     for name in ("xfer", "xfer2", "xfer3", "writebytes", "writebytes2", "readbytes"):
         count(rack.FakeSpiDev, name, "spi")
     count(rack.FakeSMBus, "_write", "i2c")
+    count(EmulatedStation, "glass_written", "i2c")  # the emulated glass's frame log
     return spent
 
 
@@ -311,11 +312,20 @@ def hub_main(ns: argparse.Namespace) -> int:
         on_message(self, c, u, msg)
 
     commit = Store.commit
+    sync = getattr(Store, "sync", None)  # the writer thread's fsync (absent before it)
 
     def _commit(self: Store) -> None:
         t0 = time.perf_counter()
         commit(self)
         note(ev="commit", t0=t0, t1=time.perf_counter())
+
+    def _sync(self: Store) -> int:
+        before = self.synced
+        t0 = time.perf_counter()
+        done = int(sync(self))  # type: ignore[misc]
+        if done > before:
+            note(ev="sync", t0=t0, t1=time.perf_counter())
+        return done
 
     send_held = service.Hub._send_held
 
@@ -326,6 +336,8 @@ def hub_main(ns: argparse.Namespace) -> int:
 
     mqtt.Client._on_message = _on_message  # type: ignore[method-assign,assignment]
     Store.commit = _commit  # type: ignore[method-assign]
+    if sync is not None:
+        Store.sync = _sync  # type: ignore[method-assign]
     service.Hub._send_held = _send_held  # type: ignore[method-assign]
     # The real command line, as the unit runs it (tools never import the CLI module).
     sys.argv = ["coffre", "hub", "--config", ns.config]
@@ -622,6 +634,7 @@ def _match_hub(taps: list[Tap], trace: Path, disk: tuple[float, float, float]) -
     events = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
     arrived = {e["id"]: e["t"] for e in events if e["ev"] == "in"}
     commits = [e for e in events if e["ev"] == "commit"]
+    syncs = [e for e in events if e["ev"] == "sync"]
     pubs = [e for e in events if e["ev"] == "pub"]
     for tap in taps:
         tap.hub_in = arrived.get(tap.input_id, tap.sent)
@@ -629,6 +642,11 @@ def _match_hub(taps: list[Tap], trace: Path, disk: tuple[float, float, float]) -
         if done is None:
             continue
         tap.commit0, tap.commit1 = done["t0"], done["t1"]
+        # With a writer thread, the commit is durable at the end of the first fsync that
+        # started after it ended (the SD card's time is there).
+        synced = next((x for x in syncs if x["t0"] >= done["t1"]), None)
+        if synced is not None:
+            tap.commit1 = synced["t1"]
         tap.stalled = disk[1] > 0 and (tap.commit1 - tap.commit0) * 1000 > disk[0] + disk[1] / 2
         topic = f"/station/{tap.station}/screen"
         pub = next((p for p in pubs if p["t"] >= tap.commit1 and p["topic"].endswith(topic)), None)

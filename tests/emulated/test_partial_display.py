@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
 from device.emulated import EmulatedStation, open_emulated_station
-from device.real_display import changed_window, to_gddram
+from device.real_display import WINDOW_COST, Window, changed_windows, to_gddram
 from firmware.link.render import render_lines
 from tests.support.emulated import same
 
@@ -86,16 +86,64 @@ def test_the_glass_always_shows_the_last_frame(
     assert same(shared_station.screen(), img)
 
 
+def _written(old: bytes, windows: list[Window]) -> bytes:
+    """GDDRAM after writing ``windows`` over ``old`` (horizontal addressing in a window)."""
+    ram = bytearray(old)
+    for c0, c1, p0, p1, data in windows:
+        width = c1 - c0 + 1
+        assert len(data) == width * (p1 - p0 + 1)
+        for i, page in enumerate(range(p0, p1 + 1)):
+            ram[page * 128 + c0 : page * 128 + c1 + 1] = data[i * width : (i + 1) * width]
+    return bytes(ram)
+
+
 def test_windows_rebuild_the_new_memory() -> None:
-    """Writing the window over the old GDDRAM gives the new GDDRAM exactly."""
+    """Writing the windows over the old GDDRAM gives the new GDDRAM exactly."""
     old = to_gddram(render_lines("A title", ["one", "two"]))
     new = to_gddram(render_lines("A title", ["one", "three", "four"]))
+    windows = changed_windows(old, new)
+    assert windows
+    assert _written(old, windows) == new
+    assert changed_windows(new, new) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    old=st.binary(min_size=1024, max_size=1024),
+    edits=st.dictionaries(st.integers(0, 1023), st.integers(0, 255)),
+)
+def test_windows_rebuild_any_memory(old: bytes, edits: dict[int, int]) -> None:
+    """Whatever bytes change, the windows turn the old GDDRAM into the new one."""
     ram = bytearray(old)
-    window = changed_window(old, new)
-    assert window is not None
-    c0, c1, p0, p1, data = window
-    width = c1 - c0 + 1
-    for i, page in enumerate(range(p0, p1 + 1)):
-        ram[page * 128 + c0 : page * 128 + c1 + 1] = data[i * width : (i + 1) * width]
-    assert bytes(ram) == new
-    assert changed_window(new, new) is None
+    for at, value in edits.items():
+        ram[at] = value
+    new = bytes(ram)
+    assert _written(old, changed_windows(old, new)) == new
+    assert (changed_windows(old, new) == []) == (old == new)
+
+
+def test_changes_far_apart_in_a_page_are_two_windows() -> None:
+    """A change at each end of a page sends two short runs, not the page between them."""
+    old = bytes(1024)
+    ram = bytearray(old)
+    ram[3 * 128 + 2] = ram[3 * 128 + 120] = 0xFF
+    windows = changed_windows(old, bytes(ram))
+    assert [(w[0], w[1], w[2], w[3]) for w in windows] == [(2, 2, 3, 3), (120, 120, 3, 3)]
+    ram[3 * 128 + 2 + WINDOW_COST] = 0xFF  # a gap no wider than a window's cost: one run
+    joined = changed_windows(old, bytes(ram))
+    assert [(w[0], w[1]) for w in joined] == [(2, 2 + WINDOW_COST), (120, 120)]
+
+
+def test_to_gddram_packs_pages_of_columns_lsb_on_top() -> None:
+    """Pixel (x, y) is bit y % 8 of byte (y // 8) * 128 + x."""
+    img = Image.new("1", (128, 64), 0)
+    for x, y in ((0, 0), (127, 63), (5, 9), (64, 31)):
+        img.putpixel((x, y), 1)
+    ram = to_gddram(img)
+    lit = {
+        (at % 128, (at // 128) * 8 + bit)
+        for at in range(1024)
+        for bit in range(8)
+        if ram[at] >> bit & 1
+    }
+    assert lit == {(0, 0), (127, 63), (5, 9), (64, 31)}
