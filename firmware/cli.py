@@ -26,6 +26,7 @@ BACKENDS = ("real", "mock", "emulated")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 EX_USAGE = 64
+EX_IOERR = 74  # sysexits.h: the disk refused the store (the units restart on it)
 EX_CONFIG = 78  # sysexits.h; the same value as firmware.link.config.EX_CONFIG
 #: Optional libraries and the extra that brings each (a station installs none of them).
 _EXTRAS = {
@@ -557,6 +558,7 @@ def _hub(args: Any, stop: threading.Event) -> int:
     # Every table refused (another hub runs it, the broker's ACL): nothing to run. Exit
     # EX_CONFIG: two hubs given one table is a configuration to fix, not worth a restart.
     hub.on_give_up = lambda _why: stop.set()
+    hub.on_failed = lambda _why: stop.set()  # a refused fsync: exit, and systemd restarts
     hub.start()
     notify.ready()
     with notify.Watchdog(alive=hub.alive):
@@ -566,6 +568,8 @@ def _hub(args: Any, stop: threading.Event) -> int:
     hub.stop()
     if hub.gave_up is not None:
         return _fail(hub.gave_up, EX_CONFIG)
+    if hub.failed is not None:
+        return _fail(hub.failed, EX_IOERR)
     return 0
 
 

@@ -195,6 +195,10 @@ class Hub:
         #: Why the hub has no table left to run (then ``on_give_up`` is called with it).
         self.gave_up: str | None = None
         self.on_give_up: Callable[[str], None] | None = None
+        #: Why the hub's thread stopped on its own (a disk that refused an fsync); then
+        #: ``on_failed`` is called with it, so the process ends instead of idling hubless.
+        self.failed: str | None = None
+        self.on_failed: Callable[[str], None] | None = None
         # One connection per table, so each table's hub/status has its own will ("lost"),
         # all feeding one mailbox: the hub handles every table's messages in order.
         self.inbox: queue.Queue[Item | None] = FairInbox()  # bounded, a share per sender
@@ -312,7 +316,10 @@ class Hub:
                 # page cache is not to be trusted. Stop unanswered: systemd's watchdog sees
                 # the hub's thread gone and restarts it; it replays what the disk holds, and
                 # the broker delivers again what was never acked.
-                log.critical("hub: %s; stopping", exc)
+                self.failed = f"hub: {exc}; stopping"
+                log.critical("%s", self.failed)
+                if self.on_failed is not None:
+                    self.on_failed(self.failed)
                 return
             if stop:
                 return

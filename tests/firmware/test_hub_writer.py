@@ -133,6 +133,8 @@ def test_a_disk_that_refuses_to_sync_stops_the_hub_unanswered(
     """An fsync error: the tap stays unanswered and the hub's thread ends (systemd restarts
     it; the broker delivers the tap again)."""
     hub, sent = running
+    told: list[str] = []
+    hub.on_failed = told.append  # the CLI ends the process on it (exit 74)
     wait_for(lambda: not hub._unsynced, "the starts answered")
     disk = Disk(monkeypatch)
     disk.fail = OSError(5, "Input/output error")
@@ -140,6 +142,8 @@ def test_a_disk_that_refuses_to_sync_stops_the_hub_unanswered(
     hub.inbox.put(tap("t", "p1", 1))
     wait_for(lambda: not hub.alive(), "the hub stopped")
     assert len(acks(sent, "t")) == answered
+    assert told == [hub.failed]
+    assert hub.failed is not None and "Input/output error" in hub.failed
 
 
 def test_a_deferred_commit_is_durable_only_after_a_sync(tmp_path: Path) -> None:
