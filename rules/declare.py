@@ -1,8 +1,8 @@
 """A game declares itself once: :class:`GameInfo`, with its options as data.
 
 Each engine module holds one ``INFO = GameInfo(...)``: its id, names, player range, tie-break,
-phase labels, result bands and options. ``setup()`` parses its options through
-:meth:`GameInfo.parse`; the host menu, ``coffre play -o``, ``coffre host -o`` and
+phase labels, result bands, how its ends and sides read, and options. ``setup()`` parses its
+options through :meth:`GameInfo.parse`; the host menu, ``coffre play -o``, ``coffre host -o`` and
 ``coffre sim -o`` all build from the same declaration, so an option is spelled in one place.
 
 Texts here are message ids (English, marked with :func:`N_` so the catalogue tool finds
@@ -161,6 +161,27 @@ class Band:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """How one way a game ends reads: ``long`` where there is room (the table display),
+    ``short`` on a 128x64 glass (at most 21 characters)."""
+
+    long: str
+    short: str
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a team game, in every form a screen needs: ``name`` ("Humans", on the
+    table display), ``wins`` (its victory on a glass), ``word`` (a card's or a seat's side
+    after its name, "(human)") and ``letter`` (one letter before a card's name: "(H)")."""
+
+    name: str
+    wins: str
+    word: str = ""
+    letter: str = ""
+
+
+@dataclass(frozen=True)
 class GameInfo:
     """What a game is, said once (see the module docstring)."""
 
@@ -174,6 +195,10 @@ class GameInfo:
     bands: tuple[Band, ...] = ()
     #: The winners are a side, together (no ranking of every seat at the end).
     sides: bool = False
+    #: How each end of the game reads (``outcome`` in the public view).
+    outcomes: Mapping[str, Outcome] = field(default_factory=dict)
+    #: Each side's words (a winning side, a card's or a seat's side), by side id.
+    side_words: Mapping[str, Side] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [o.name for o in self.options]
@@ -215,6 +240,12 @@ class GameInfo:
 
     def phase(self, phase: str) -> Phase | None:
         return self.phases.get(phase)
+
+    def outcome(self, outcome: str) -> Outcome | None:
+        return self.outcomes.get(outcome)
+
+    def side(self, side: str) -> Side | None:
+        return self.side_words.get(side)
 
     def band(self, score: int) -> Band | None:
         for band in self.bands:

@@ -49,11 +49,6 @@ KIND_LABEL = {"identity": N_("ID card"), "toothbrush": N_("toothbrush"), "formul
 BAGS = ("suitcase", "briefcase")
 SECRET_PLACES = ("G1", "G2", "G3", "G4", "G5")
 PSEUDONYMS = ("P1", "P2", "P3", "P4", "P5", "P6")
-OUTCOME = {
-    "caught": N_("Caught! Pursuers win"),
-    "escaped": N_("Escaped: he wins"),
-    "escaped-wrong": N_("Escaped, filing wrong"),
-}
 #: The game's own colours (hotels H1-H6) and their three-letter forms.
 COLOUR_NAMES = {
     "red": N_("Red"),
@@ -545,7 +540,8 @@ class UltraSecretBinding(KnobMenus):
         scores = table.engine.scores(table.state)
         end = pub.get("end") or {}
         filing = end.get("filing") or {}
-        lines = [_(OUTCOME[outcome]) if outcome in OUTCOME else outcome]
+        said = INFO.outcome(outcome)
+        lines = [_(said.short) if said else outcome]
         if fugitive is not None:
             lines.append(_("Fugitive: {seat}", seat=seat_name(fugitive)))
         formula = end.get("formula", "?")
