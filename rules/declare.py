@@ -42,6 +42,8 @@ class Option:
     the panel (set from the command line or a script only).
     ``from_players``: the option exists only from this many players (the panel hides
     it below, and a true flag is refused below).
+    ``table_language``: a ``choice`` of languages whose default is the one the table
+    speaks (a host's explicit choice still wins); ``default`` serves where no table speaks.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Option:
     #: A ``seconds`` option that takes whole seconds only.
     whole: bool = False
     panel: bool = True
+    table_language: bool = False
 
     def parse(self, value: Any, players: int) -> Any:
         """``value`` checked against the option (BadOptions says what it must be)."""
@@ -232,6 +235,15 @@ class GameInfo:
         check_options(options, (o.name for o in self.options))
         return {
             opt.name: opt.parse(options.get(opt.name, opt.default), players) for opt in self.options
+        }
+
+    def table_defaults(self, language: str) -> dict[str, Any]:
+        """The defaults a table speaking ``language`` gives (options that follow its
+        language); a start's options go over them."""
+        return {
+            opt.name: language
+            for opt in self.options
+            if opt.table_language and language in opt.choices
         }
 
     def from_text(self, pairs: Mapping[str, str]) -> dict[str, Any]:
