@@ -547,9 +547,17 @@ class IdentitesCrypteesBinding(KnobMenus):
         rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]
         rows += cells[len(cells) // 2 * 2 :]
         rows += self.face_up(table, living=True)
+        # Each weapon in play as "Red: Pistol at Blu" (its name cut only where the
+        # line needs it), not "Pis:Red>Blu".
         held = [
-            f"{self._weapon_name(table, w['key'])[:3]}:{short(table, w['holder'])}>"
-            + "+".join(short(table, t) for t in w["targets"])
+            shrink(
+                functools.partial(
+                    _held,
+                    short(table, w["holder"]),
+                    "+".join(short(table, t) for t in w["targets"]) or _("nobody"),
+                ),
+                self._weapon_name(table, w["key"]),
+            )
             for w in pub["weapons"]
             if w["holder"] is not None
         ]
@@ -592,6 +600,10 @@ _TIMINGS = {
     "turn": N_("turn|timing"),
     "permanent": N_("perm|timing"),
 }
+
+
+def _held(holder: str, targets: str, weapon: str) -> str:
+    return _("{seat}: {weapon} at {targets}", seat=holder, weapon=weapon, targets=targets)
 
 
 def _seen_id(seat: str, card: str) -> str:

@@ -579,24 +579,44 @@ class UltraSecretBinding(KnobMenus):
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        turn = f"T{pub['turn']} " if pub["turn"] else ""
-        title = f"{turn}{_phase(pub['phase'])}"
-        agents = [a or "-" for a in pub["agents"]]
-        lines = [_("Ag {squares}", squares=" ".join(agents))]
-        if len(lines[0]) > CHARS:  # six agents in the flight (VM1...): two rows
-            lines = [_("Ag {squares}", squares=" ".join(agents[:3])), "   " + " ".join(agents[3:])]
+        lines: list[str] = []
+        waiting = [short(COLOURS[s]) for s in pub["waiting"]]
+        if waiting and pub["phase"] != "over":
+            lines.append(fit_list(_("Waiting:"), waiting))
+        # Each square after whose piece it is ("Agents: Red H3 Yel G1"): a bare row of
+        # squares ("Ag H3 G1 -") said nothing of whose, nor of what.
+        lines += _whose(_("Agents:"), pub["agents"])
         if pub["phase"] in ("file", "flight", "over"):
             fugitive = pub["fugitive"]
             if fugitive is not None:
                 flees = _("{seat} flees: {n}/5", seat=seat_name(fugitive), n=pub["alone"])
                 lines.append(flees)
         else:
-            lines.append(_("In {squares}", squares=" ".join(i or "-" for i in pub["informants"])))
-            lines.append(_("Bg {squares}", squares=" ".join(b or "-" for b in pub["bugs"])))
-        waiting = [short(COLOURS[s]) for s in pub["waiting"]]
-        if waiting and pub["phase"] != "over":
-            lines.append(fit_list(_("Waiting:"), waiting))
-        return title, lines  # five lines at six agents: the hub display pages them
+            lines += _whose(_("Informants:"), pub["informants"])
+            lines += _whose(_("Bugs:"), pub["bugs"])
+        # The hub display pages more than four lines, its title then ending "1/2".
+        room = CHARS if len(lines) <= 4 else CHARS - 4
+        phase = _phase(pub["phase"])
+        if not pub["turn"]:
+            return phase, lines
+        said = _("Turn {n}: {phase}", n=pub["turn"], phase=phase)
+        title = said if len(glass(said)) <= room else f"T{pub['turn']} {phase}"
+        return title, lines
+
+
+def _whose(head: str, squares: list[str | None]) -> list[str]:
+    """``head`` then each seat's colour and square, as many a row as fit whole; "none"
+    when no seat has one."""
+    items = [f"{short(COLOURS[s])} {sq}" for s, sq in enumerate(squares) if sq]
+    if not items:
+        return [f"{head} {_('none')}"]
+    rows = [head]
+    for item in items:
+        if len(glass(f"{rows[-1]} {item}")) > CHARS:
+            rows.append(item)
+        else:
+            rows[-1] = f"{rows[-1]} {item}"
+    return rows
 
 
 def _counted(cards: list[str]) -> str:

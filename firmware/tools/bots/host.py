@@ -62,7 +62,9 @@ def _walk_menu(
     press_until("ok", lambda: menu.players == players, lambda: menu.players)
     for row, (option, values) in enumerate(menu.option_rows, start=2):
         press_until("next", functools.partial(_at_row, menu, row), lambda: menu.row)
-        want = options.get(option.name, values[0])
+        # An option the host leaves alone keeps the panel's default (Incognito's words
+        # follow the table's language).
+        want = options.get(option.name, menu.options()[option.name])
         press_until("ok", functools.partial(_chosen, menu, option.name, want), menu.options)
     press_until("next", lambda: menu.row == menu.start_row, lambda: menu.row)
     panel.press("ok")
