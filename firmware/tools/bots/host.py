@@ -60,7 +60,7 @@ def _walk_menu(
     press_until("ok", lambda: menu.game_id == game, lambda: menu.game)
     press_until("next", lambda: menu.row == 1, lambda: menu.row)
     press_until("ok", lambda: menu.players == players, lambda: menu.players)
-    for row, (option, values) in enumerate(menu.option_rows, start=2):
+    for row, (option, _values) in enumerate(menu.option_rows, start=2):
         press_until("next", functools.partial(_at_row, menu, row), lambda: menu.row)
         # An option the host leaves alone keeps the panel's default (Incognito's words
         # follow the table's language).
