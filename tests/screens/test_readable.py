@@ -117,8 +117,8 @@ def test_the_window_title_on_the_hub_fits_its_page_count() -> None:
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_a_weapon_in_play_reads_holder_weapon_and_targets_on_the_hub(language: str) -> None:
-    """The hub says "Red: Pistol at Blu" (the weapon's name, "at"/"sur", whom), not the
-    cut code "Pis:Red>Blu"."""
+    """The hub says "Red: Pistol at Blu" (the weapon's name, "at"/"sur", whom; the targets
+    on a row of their own where the line is too long), not the cut code "Pis:Red>Blu"."""
     table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
 
     def armed(t: Table, body: dict[str, Any]) -> bool:
@@ -130,10 +130,10 @@ def test_a_weapon_in_play_reads_holder_weapon_and_targets_on_the_hub(language: s
         held = [w for w in table.view(None)["table"]["weapons"] if w["holder"] is not None]
         names = [in_language(table.binding._weapon_name(table, w["key"])) for w in held]  # type: ignore[attr-defined]
     at = {"en": "at", "fr": "sur"}[language]
-    said = [line for line in lines if f" {at} " in line]
-    assert len(said) == len(held), lines
+    text = " ".join(lines)
+    assert text.count(f" {at} ") == len(held), lines  # "at" on the line or the next row
     assert not any(re.search(r"\w{3}:\S+>", line) for line in lines), lines
-    assert all(name.split()[0][:3] in " ".join(said) for name in names), (said, names)
+    assert all(name.split()[0][:3] in text for name in names), (lines, names)
 
 
 # --- Ultra Secret -----------------------------------------------------------------------
@@ -190,6 +190,15 @@ def test_the_ultra_secret_hub_says_whose_piece_stands_where(language: str) -> No
         names = [short_colour(c) for c in ("red", "yellow", "green", "black")]
     assert agents[0:8:2] == names and agents[1:8:2] == list(table.view(None)["agents"]), lines
     assert all(len(glass(line)) <= CHARS for line in lines)
+
+
+def test_no_piece_placed_reads_none_in_agreement() -> None:
+    """Before any piece is placed the French hub reads "Agents : aucun" (masculine, as
+    its noun), not "aucune"."""
+    table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
+    with speaking("fr"):
+        _title, lines = table.binding.host_screen(table)
+    assert "Agents : aucun" in lines and not any("aucune" in line for line in lines), lines
 
 
 def test_the_news_at_the_top_of_the_menu_is_in_words() -> None:

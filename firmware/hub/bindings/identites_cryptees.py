@@ -547,19 +547,17 @@ class IdentitesCrypteesBinding(KnobMenus):
         rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]
         rows += cells[len(cells) // 2 * 2 :]
         rows += self.face_up(table, living=True)
-        # Each weapon in play as "Red: Pistol at Blu" (its name cut only where the
-        # line needs it), not "Pis:Red>Blu".
+        # Each weapon in play as "Red: Pistol at Blu" (its targets on a row of their own
+        # where the line would not hold the name whole), not "Pis:Red>Blu".
         held = [
-            shrink(
-                functools.partial(
-                    _held,
-                    short(table, w["holder"]),
-                    "+".join(short(table, t) for t in w["targets"]) or _("nobody"),
-                ),
-                self._weapon_name(table, w["key"]),
-            )
+            row
             for w in pub["weapons"]
             if w["holder"] is not None
+            for row in _held(
+                short(table, w["holder"]),
+                "+".join(short(table, t) for t in w["targets"]) or _("nobody"),
+                self._weapon_name(table, w["key"]),
+            )
         ]
         news = self.news_line(table)
         tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
@@ -602,8 +600,12 @@ _TIMINGS = {
 }
 
 
-def _held(holder: str, targets: str, weapon: str) -> str:
-    return _("{seat}: {weapon} at {targets}", seat=holder, weapon=weapon, targets=targets)
+def _held(holder: str, targets: str, weapon: str) -> list[str]:
+    line = _("{seat}: {weapon} at {targets}", seat=holder, weapon=weapon, targets=targets)
+    if len(glass(line)) <= CHARS:
+        return [line]
+    named = shrink(lambda w: _("{seat}: {weapon}", seat=holder, weapon=w), weapon)
+    return [named, "  " + _("at {targets}", targets=targets)]
 
 
 def _seen_id(seat: str, card: str) -> str:

@@ -585,15 +585,15 @@ class UltraSecretBinding(KnobMenus):
             lines.append(fit_list(_("Waiting:"), waiting))
         # Each square after whose piece it is ("Agents: Red H3 Yel G1"): a bare row of
         # squares ("Ag H3 G1 -") said nothing of whose, nor of what.
-        lines += _whose(_("Agents:"), pub["agents"])
+        lines += _whose(_("Agents:"), pub["agents"], _("Agents: none"))
         if pub["phase"] in ("file", "flight", "over"):
             fugitive = pub["fugitive"]
             if fugitive is not None:
                 flees = _("{seat} flees: {n}/5", seat=seat_name(fugitive), n=pub["alone"])
                 lines.append(flees)
         else:
-            lines += _whose(_("Informants:"), pub["informants"])
-            lines += _whose(_("Bugs:"), pub["bugs"])
+            lines += _whose(_("Informants:"), pub["informants"], _("Informants: none"))
+            lines += _whose(_("Bugs:"), pub["bugs"], _("Bugs: none"))
         # The hub display pages more than four lines, its title then ending "1/2".
         room = CHARS if len(lines) <= 4 else CHARS - 4
         phase = _phase(pub["phase"])
@@ -604,12 +604,12 @@ class UltraSecretBinding(KnobMenus):
         return title, lines
 
 
-def _whose(head: str, squares: list[str | None]) -> list[str]:
-    """``head`` then each seat's colour and square, as many a row as fit whole; "none"
-    when no seat has one."""
+def _whose(head: str, squares: list[str | None], none: str) -> list[str]:
+    """``head`` then each seat's colour and square, as many a row as fit whole; ``none``
+    when no seat has one (its own words: "aucun" agrees with its noun in French)."""
     items = [f"{short(COLOURS[s])} {sq}" for s, sq in enumerate(squares) if sq]
     if not items:
-        return [f"{head} {_('none')}"]
+        return [none]
     rows = [head]
     for item in items:
         if len(glass(f"{rows[-1]} {item}")) > CHARS:
