@@ -20,8 +20,19 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from rules.declare import N_, Side
+
 Faction = Literal["human", "machine", "outlaw", "legion", "fallen"]
 FACTIONS: tuple[str, ...] = ("human", "machine", "outlaw", "legion", "fallen")
+#: Each side in words (declared in the game's ``INFO``); "nobody" wins when nobody lives.
+SIDES: Mapping[str, Side] = {
+    "human": Side(N_("Humans"), N_("Humans win"), N_("human"), N_("H|side")),
+    "machine": Side(N_("Machines"), N_("Machines win"), N_("machine"), N_("M|side")),
+    "outlaw": Side(N_("Outlaws"), N_("An Outlaw wins"), N_("outlaw"), N_("O|side")),
+    "legion": Side(N_("the Legion"), N_("The Legion wins"), N_("Legion"), N_("L|side")),
+    "fallen": Side(N_("the Fallen"), N_("The Fallen win"), N_("Fallen"), N_("F|side")),
+    "nobody": Side(N_("nobody"), N_("Nobody wins")),
+}
 PILES: tuple[str, ...] = ("human", "machine", "outlaw")
 MIN_PLAYERS = 4
 MAX_PLAYERS = 16

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules._ic_data import Cards, words
+from rules._ic_data import SIDES, Cards, words
 from rules._ic_state import (
     ABILITY,
     DISCARD,
@@ -32,15 +32,6 @@ from rules._ic_state import (
 from rules.core import JSON, action_to_json
 
 GAME_ID = "identites-cryptees"
-
-_WINS = {
-    "human": "Humans win",
-    "machine": "Machines win",
-    "outlaw": "An Outlaw wins",
-    "legion": "The Legion wins",
-    "fallen": "The Fallen win",
-    "nobody": "Nobody wins",
-}
 
 
 def view(state: ICState, seat: int | None) -> JSON:
@@ -200,12 +191,13 @@ def _check(state: ICState) -> JSON | None:
         return None
     if not ann.winners and ann.faction is None:
         return {"eliminated": ann.eliminated, "result": "continues", "message": "The game goes on"}
+    side = SIDES.get(ann.faction or "nobody")
     return {
         "eliminated": ann.eliminated,
         "result": "won",
         "winners": list(ann.winners),
         "side": ann.faction,
-        "message": _WINS.get(ann.faction or "nobody", "Game over"),
+        "message": side.wins if side else "Game over",
     }
 
 

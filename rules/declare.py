@@ -1,8 +1,8 @@
 """A game declares itself once: :class:`GameInfo`, with its options as data.
 
 Each engine module holds one ``INFO = GameInfo(...)``: its id, names, player range, tie-break,
-phase labels, result bands and options. ``setup()`` parses its options through
-:meth:`GameInfo.parse`; the host menu, ``coffre play -o``, ``coffre host -o`` and
+phase labels, result bands, how its ends and sides read, and options. ``setup()`` parses its
+options through :meth:`GameInfo.parse`; the host menu, ``coffre play -o``, ``coffre host -o`` and
 ``coffre sim -o`` all build from the same declaration, so an option is spelled in one place.
 
 Texts here are message ids (English, marked with :func:`N_` so the catalogue tool finds
@@ -42,6 +42,8 @@ class Option:
     the panel (set from the command line or a script only).
     ``from_players``: the option exists only from this many players (the panel hides
     it below, and a true flag is refused below).
+    ``table_language``: a ``choice`` of languages whose default is the one the table
+    speaks (a host's explicit choice still wins); ``default`` serves where no table speaks.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Option:
     #: A ``seconds`` option that takes whole seconds only.
     whole: bool = False
     panel: bool = True
+    table_language: bool = False
 
     def parse(self, value: Any, players: int) -> Any:
         """``value`` checked against the option (BadOptions says what it must be)."""
@@ -161,6 +164,27 @@ class Band:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """How one way a game ends reads: ``long`` where there is room (the table display),
+    ``short`` on a 128x64 glass (at most 21 characters)."""
+
+    long: str
+    short: str
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a team game, in every form a screen needs: ``name`` ("Humans", on the
+    table display), ``wins`` (its victory on a glass), ``word`` (a card's or a seat's side
+    after its name, "(human)") and ``letter`` (one letter before a card's name: "(H)")."""
+
+    name: str
+    wins: str
+    word: str = ""
+    letter: str = ""
+
+
+@dataclass(frozen=True)
 class GameInfo:
     """What a game is, said once (see the module docstring)."""
 
@@ -174,6 +198,10 @@ class GameInfo:
     bands: tuple[Band, ...] = ()
     #: The winners are a side, together (no ranking of every seat at the end).
     sides: bool = False
+    #: How each end of the game reads (``outcome`` in the public view).
+    outcomes: Mapping[str, Outcome] = field(default_factory=dict)
+    #: Each side's words (a winning side, a card's or a seat's side), by side id.
+    side_words: Mapping[str, Side] = field(default_factory=dict)
 
     # --- what the table display says between games -------------------------------------
     #: The game's rules on one card (a message id, a few plain sentences): the idle table
@@ -215,12 +243,27 @@ class GameInfo:
             opt.name: opt.parse(options.get(opt.name, opt.default), players) for opt in self.options
         }
 
+    def table_defaults(self, language: str) -> dict[str, Any]:
+        """The defaults a table speaking ``language`` gives (options that follow its
+        language); a start's options go over them."""
+        return {
+            opt.name: language
+            for opt in self.options
+            if opt.table_language and language in opt.choices
+        }
+
     def from_text(self, pairs: Mapping[str, str]) -> dict[str, Any]:
         """Command-line ``name=value`` pairs as typed option values (not yet checked)."""
         return {name: self.option(name).from_text(raw) for name, raw in pairs.items()}
 
     def phase(self, phase: str) -> Phase | None:
         return self.phases.get(phase)
+
+    def outcome(self, outcome: str) -> Outcome | None:
+        return self.outcomes.get(outcome)
+
+    def side(self, side: str) -> Side | None:
+        return self.side_words.get(side)
 
     def band(self, score: int) -> Band | None:
         for band in self.bands:

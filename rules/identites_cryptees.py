@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from rules._ic_data import (
     PILES,
+    SIDES,
     Cards,
     DataError,
     Effect,
@@ -107,6 +108,7 @@ INFO = GameInfo(
     max_players=16,
     tie_break=N_("the winning side wins together"),
     sides=True,
+    side_words=SIDES,
     phases={
         "turn": Phase(N_("Turn"), N_("Turn")),
         "window": Phase(N_("Interrupt window"), N_("Interrupt window")),

@@ -129,6 +129,7 @@ INFO = GameInfo(
             choices=LANGS,
             values={"fr": N_("French"), "en": N_("English")},
             menu=LANGS,
+            table_language=True,
         ),
         Option(
             "countdown",

@@ -63,7 +63,7 @@ from rules.core import (
     Rng,
     shared_ranking,
 )
-from rules.declare import N_, GameInfo, Option, Phase
+from rules.declare import N_, GameInfo, Option, Outcome, Phase
 
 __all__ = ["GAME", "UltraSecret", "UltraState"]
 
@@ -837,6 +837,18 @@ INFO = GameInfo(
     max_players=6,
     tie_break=N_("one side wins together"),
     sides=True,
+    outcomes={
+        "escaped": Outcome(
+            N_("the fugitive escaped with everything right and wins"), N_("Escaped: he wins")
+        ),
+        "escaped-wrong": Outcome(
+            N_("the fugitive escaped with a wrong filing: nobody wins"),
+            N_("Escaped, filing wrong"),
+        ),
+        "caught": Outcome(
+            N_("the fugitive was caught: the others win together"), N_("Caught! Pursuers win")
+        ),
+    },
     phases={
         "hide": Phase(N_("Hide"), N_("Hide")),
         "bug": Phase(N_("Bug"), N_("Bug")),

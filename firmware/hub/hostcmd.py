@@ -19,7 +19,7 @@ from firmware.hub.inputs import bad_payload
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
-from rules import get_game
+from rules import get_game, get_info
 from rules.core import IllegalAction, RulesError
 
 if TYPE_CHECKING:
@@ -129,7 +129,9 @@ def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> 
         )
     # The record keeps the data files' content (a deck, a card set): a restarted hub
     # replays the game from it even if the owner's file changed or is gone.
-    options = get_game(game).pin_options(own_card_set(actor.config, game, cmd.options))
+    # What the host left unsaid follows the table (Incognito's words speak its language).
+    given = {**get_info(game).table_defaults(actor.language), **cmd.options}
+    options = get_game(game).pin_options(own_card_set(actor.config, game, given))
     # Validate by setting up before anything is stored.
     get_game(game).setup(players, options, seed)
     record = hub.store.new_game(actor.config.name, game, players, options, seed, stations)

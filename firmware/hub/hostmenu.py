@@ -137,12 +137,20 @@ class HostMenu:
 
     def options(self) -> dict[str, Any]:
         """The options the host chose for the current game."""
-        picks = self.chosen.get(self.game_id, {})
-        # Modulo: a row's values may shrink (the first player when fewer play).
         return {
-            option.name: values[picks.get(option.name, 0) % len(values)]
-            for option, values in self.option_rows
+            option.name: values[self._pick(option, values)] for option, values in self.option_rows
         }
+
+    def _pick(self, option: Option, values: list[Any]) -> int:
+        """The index of the value the row shows: the host's pick, else the default (the
+        table's language for an option that follows it, else the first value)."""
+        picks = self.chosen.get(self.game_id, {})
+        if option.name in picks:
+            # Modulo: a row's values may shrink (the first player when fewer play).
+            return picks[option.name] % len(values)
+        if option.table_language and self.language in values:
+            return values.index(self.language)
+        return 0
 
     def _range(self) -> tuple[int, int]:
         """The game's player range (its declaration), within the table's stations."""
@@ -173,7 +181,7 @@ class HostMenu:
             elif self.row < self.start_row:
                 option, values = self.option_rows[self.row - 2]
                 picks = self.chosen.setdefault(self.game_id, {})
-                picks[option.name] = (picks.get(option.name, 0) + step) % len(values)
+                picks[option.name] = (self._pick(option, values) + step) % len(values)
             elif self.row == self.table_row:
                 return SwitchTable(step)
             elif button == "ok":

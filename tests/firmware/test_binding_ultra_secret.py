@@ -339,11 +339,13 @@ def test_flight_dial_offers_the_flight_squares() -> None:
 
 
 def test_host_screen_shows_the_board_not_the_cards() -> None:
-    """The hub display lists agents, informants, bugs and who still has to act."""
+    """The hub display lists who still has to act, then agents, informants and bugs, each
+    square after whose it is ("none" before any is placed)."""
     t = hidden()
     title, lines = t.binding.host_screen(t)
-    assert title == "T1 Bug"
-    assert lines[0] == "Ag - - -" and lines[-1] == "Waiting: Red Yel Grn"
+    assert title == "Turn 1: Bug"
+    assert lines[0] == "Waiting: Red Yel Grn" and lines[1] == "Agents: none"
+    assert [line.split(":")[0] for line in lines[1:]] == ["Agents", "Informants", "Bugs"]
 
 
 def test_advance_and_timer_do_nothing() -> None:
@@ -386,8 +388,16 @@ def test_host_screen_at_six_players_keeps_every_line() -> None:
         informants=("H3", "H4", "H5", "H6", "G1", "G2"),
         bugs=("G3", "G4", "G5", "V1", "F1", "B1"),
     )
-    _title, lines = t.binding.host_screen(t)
-    assert lines[0] == "Ag VM1 VM2 VM3" and lines[1].split() == ["VM4", "VM5", "F1"]
-    assert lines[2].startswith("In H3") and lines[3].startswith("Bg G3")
-    assert lines[4].startswith("Waiting:") and "Yel" in lines[4]
+    title, lines = t.binding.host_screen(t)
+    assert lines[0].startswith("Waiting:") and "Yel" in lines[0]
+    text = " ".join(lines)
+    for head, squares in (
+        ("Agents:", t.state.agents),
+        ("Informants:", t.state.informants),
+        ("Bugs:", t.state.bugs),
+    ):
+        said = text[text.index(head) + len(head) :].split()
+        colours = ["Red", "Yel", "Grn", "Blk", "Lil", "Blu"]
+        assert [w for pair in zip(colours, squares, strict=True) for w in pair] == said[:12]
     assert all(len(line) <= 21 for line in lines)
+    assert len(title) <= 17  # paged: the display adds " 1/3"

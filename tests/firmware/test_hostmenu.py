@@ -114,6 +114,7 @@ def test_menu_names_games_and_options_not_ids() -> None:
     """The host reads game names and option words, never ids like secret-identity."""
     m = menu()
     m.game = 1
+    m.language = "fr"
     with speaking("fr"):
         assert m.lines(0)[0] == "> Incognito"
         assert "  Mots : français" in m.lines(0)
@@ -131,9 +132,30 @@ def test_each_game_keeps_its_own_options() -> None:
     m.press("ok", playing=False, now=0)  # SI: coop
     m.row = 0
     m.press("ok", playing=False, now=0)  # to incognito
-    assert m.options() == {"lang": "fr", "countdown": 5}
+    assert m.options() == {"lang": "en", "countdown": 5}  # the table speaks English
     m.press("back", playing=False, now=0)  # back to SI
     assert m.options()["mode"] == "coop"
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_incognito_words_follow_the_table_language_until_the_host_picks(language: str) -> None:
+    """At an English table Start carries English words, at a French one French words; the
+    language row moves them along until the host picks the words row himself."""
+    m = menu()
+    m.game = 1
+    m.language = language
+    m.row = m.start_row
+    cmd = m.press("ok", playing=False, now=0)
+    assert cmd is not None and cmd.options["lang"] == language
+    other = "fr" if language == "en" else "en"
+    m.language = other
+    assert m.options()["lang"] == other
+    m.row = 2  # the words row: one press picks the other language, and it stays
+    m.press("ok", playing=False, now=0)
+    assert m.options()["lang"] == language
+    m.language = language  # a table language change no longer moves the host's pick
+    m.language = other
+    assert m.options()["lang"] == language
 
 
 def _ic_menu(card_sets: list[str] | None = None) -> HostMenu:

@@ -89,6 +89,22 @@ def test_no_game_running(tmp_path: Path) -> None:
     assert acks(sent, "p1")[-1]["message"] == "No game: ask the host"
 
 
+@pytest.mark.parametrize(
+    ("language", "given", "words"),
+    [("en", {}, "en"), ("fr", {}, "fr"), ("en", {"lang": "fr"}, "fr")],
+)
+def test_incognito_words_follow_the_table_language(
+    tmp_path: Path, language: str, given: dict[str, Any], words: str
+) -> None:
+    """A start that names no word list takes the table's language; a host's choice wins."""
+    hub, _sent = make_hub(tmp_path, language=language)
+    host(hub, {"cmd": "start", "game": "incognito", "players": 3, "seed": 5, "options": given})
+    record = hub.actors["t"].record
+    assert record is not None and record.options["lang"] == words
+    table = hub.actors["t"].table
+    assert table is not None and table.state.lang == words
+
+
 def test_a_restarted_hub_resumes_the_game(tmp_path: Path) -> None:
     """A new hub on the same store rebuilds the same state and UI."""
     hub, _ = make_hub(tmp_path)

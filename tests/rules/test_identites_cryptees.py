@@ -14,6 +14,7 @@ from msgspec.structs import replace
 
 from firmware.tools.play import run_scenario
 from rules import get_game
+from rules._ic_data import FACTIONS
 from rules._ic_state import (
     ABILITY,
     DISCARD,
@@ -30,7 +31,7 @@ from rules._ic_state import (
     slot_pos,
 )
 from rules.core import BadOptions, Event, IllegalAction, decode_action, encode
-from rules.identites_cryptees import GAME, victory
+from rules.identites_cryptees import GAME, INFO, victory
 from tests.support.games.identites_cryptees import (
     CARDS,
     act,
@@ -887,6 +888,16 @@ def test_victory_table(
     st = _dead(sides(names), dead)
     got = victory(st, ffa)
     assert (None if got is None else (list(got[0]), got[1])) == expected
+
+
+def test_every_side_a_victory_names_is_declared_with_its_words() -> None:
+    """Each faction (and nobody) has its declared words: a card's side reads as a word and
+    a letter, a victory as its side's line."""
+    for side in (*FACTIONS, "nobody"):
+        said = INFO.side(side)
+        assert said is not None and said.name and said.wins, side
+        if side != "nobody":
+            assert said.word and said.letter, side
 
 
 def test_check_after_elimination_says_only_the_game_goes_on() -> None:

@@ -35,6 +35,9 @@ def _context_ok(game_id: str, players: int, public: dict[str, Any]) -> None:
         assert 0 <= ctx["round"] <= ctx["rounds"]
     if ctx["colours"] is not None:
         assert len(ctx["colours"]) >= players
+    outcome = public.get("outcome")
+    if outcome:
+        assert info.outcome(outcome), f"{game_id}: outcome {outcome!r} has no declared wording"
 
 
 def _moves(game: Any, state: Any, players: int) -> list[Action]:
@@ -72,6 +75,21 @@ def test_random_playout_keeps_every_invariant(game_id: str, players: int, seed: 
         ranked = sorted(s for group in game.ranking(state) for s in group)
         assert ranked == list(range(players))
         assert len(game.scores(state)) == players
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_declared_outcome_and_side_wordings_fit_a_glass(game_id: str) -> None:
+    """Each declared end and side has its words, and the glass forms fit 21 columns."""
+    info = get_info(game_id)
+    for key, outcome in info.outcomes.items():
+        assert outcome.long and outcome.short, f"{game_id}: outcome {key} lacks a wording"
+        assert len(outcome.short) <= 21, f"{game_id}: outcome {key}'s short form is too long"
+    for key, side in info.side_words.items():
+        assert side.name and side.wins, f"{game_id}: side {key} lacks a wording"
+        assert len(side.wins) <= 21, f"{game_id}: side {key}'s victory is too long"
+        assert len(side.letter.split("|")[0]) <= 2, f"{game_id}: side {key}'s letter is long"
+    if info.side_words:
+        assert info.sides, f"{game_id}: side wordings for a game that is not won by sides"
 
 
 @pytest.mark.parametrize("game_id", GAMES)

@@ -115,6 +115,27 @@ def test_the_window_title_on_the_hub_fits_its_page_count() -> None:
     assert title.startswith("Fenêtre")
 
 
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_weapon_in_play_reads_holder_weapon_and_targets_on_the_hub(language: str) -> None:
+    """The hub says "Red: Pistol at Blu" (the weapon's name, "at"/"sur", whom; the targets
+    on a row of their own where the line is too long), not the cut code "Pis:Red>Blu"."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def armed(t: Table, body: dict[str, Any]) -> bool:
+        return any(w["holder"] is not None for w in t.view(None)["table"]["weapons"])
+
+    play_until(table, armed, seed=3)
+    with speaking(language):
+        _title, lines = table.binding.host_screen(table)
+        held = [w for w in table.view(None)["table"]["weapons"] if w["holder"] is not None]
+        names = [in_language(table.binding._weapon_name(table, w["key"])) for w in held]  # type: ignore[attr-defined]
+    at = {"en": "at", "fr": "sur"}[language]
+    text = " ".join(lines)
+    assert text.count(f" {at} ") == len(held), lines  # "at" on the line or the next row
+    assert not any(re.search(r"\w{3}:\S+>", line) for line in lines), lines
+    assert all(name.split()[0][:3] in text for name in names), (lines, names)
+
+
 # --- Ultra Secret -----------------------------------------------------------------------
 
 
@@ -150,6 +171,34 @@ def test_ultra_secret_lines_say_their_words() -> None:
         pages = table.binding.pages(table, 0)  # type: ignore[attr-defined]
         assert pages[-1][0] == "Légende" and "v: valise" in pages[-2][1][0]
         assert [short_colour("blue"), short_colour("white")] == ["Blu", "Blc"]
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_ultra_secret_hub_says_whose_piece_stands_where(language: str) -> None:
+    """The hub display says "Agents: Red H3 Yel G1", each square after whose piece it is,
+    not a bare row "Ag H3 G1" (nor "Mi"/"Ind" in French); the turn is a word."""
+    table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
+    play_until(table, lambda t, b: all(t.view(None)["agents"]) and t.view(None)["turn"] > 1)
+    with speaking(language):
+        title, lines = table.binding.host_screen(table)
+        heads = [_("Agents:"), _("Informants:"), _("Bugs:")]
+        turn = _("Turn {n}: {phase}", n=table.view(None)["turn"], phase="").split()[0]
+    assert title.startswith(turn), title
+    assert not any(re.match(r"(Ag|In|Ind|Bg|Mi) ", line) for line in lines), lines
+    agents = " ".join(lines)[" ".join(lines).index(heads[0]) + len(heads[0]) :].split()
+    with speaking(language):
+        names = [short_colour(c) for c in ("red", "yellow", "green", "black")]
+    assert agents[0:8:2] == names and agents[1:8:2] == list(table.view(None)["agents"]), lines
+    assert all(len(glass(line)) <= CHARS for line in lines)
+
+
+def test_no_piece_placed_reads_none_in_agreement() -> None:
+    """Before any piece is placed the French hub reads "Agents : aucun" (masculine, as
+    its noun), not "aucune"."""
+    table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
+    with speaking("fr"):
+        _title, lines = table.binding.host_screen(table)
+    assert "Agents : aucun" in lines and not any("aucune" in line for line in lines), lines
 
 
 def test_the_news_at_the_top_of_the_menu_is_in_words() -> None:
@@ -228,6 +277,28 @@ def test_a_voter_done_reads_how_many_still_vote_in_words() -> None:
     with speaking("fr"):
         lines = table.binding.station_screen(table, seat).lines
     assert f"Encore {late} à voter" in lines and not any("Attente" in x for x in lines), lines
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_cards_a_voter_laid_read_as_list_numbers(language: str) -> None:
+    """Under the flap the cards laid read "Votes: Grn #1 Blu #5" (each drawing and the
+    list number laid on it), not "Grn 1 Blu 5"; five others still fit the glass whole."""
+    table = table_of("incognito", ["red", "yellow", "green", "blue", "black", "purple"], seed=3)
+    play_until(table, lambda t, b: t.view(None)["phase"] == "vote", seed=3)
+    seat = 0
+    for drawer in range(1, 6):
+        if drawer not in table.view(None)["voted"][seat]:
+            body = {"rules": {"type": "vote", "seat": seat, "drawer": drawer, "number": drawer}}
+            table.commit(body, table.check(body))
+    with speaking(language):
+        secret = table.binding.station_screen(table, seat).secret
+        assert secret is not None
+        laid = list(secret.lines[2:])
+        assert laid[0].startswith(_("Votes:")), secret.lines
+        cards = " ".join(laid).removeprefix(_("Votes:")).split()
+        names = [table.seating.short(d) for d in range(1, 6)]
+    assert cards[0::2] == names and all(re.fullmatch(r"#\d", c) for c in cards[1::2]), cards
+    assert all(len(glass(line)) <= CHARS for line in secret.lines), secret.lines
 
 
 # --- Secret Identity: the host's prompt -------------------------------------------------

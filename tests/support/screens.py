@@ -19,7 +19,7 @@ from firmware.hub.table import Table
 from firmware.link.lang import speaking
 from firmware.link.protocol import Input, Screen
 from hardware.keys import load_keyset
-from rules import all_info
+from rules import all_info, get_info
 from rules.core import IllegalAction, action_to_json
 
 KEYS = load_keyset()
@@ -63,8 +63,10 @@ def glasses(table: Table) -> list[Shown]:
 def play(
     game: str, players: int, language: str, seed: int = 1, options: dict[str, Any] | None = None
 ) -> Iterator[list[Shown]]:
-    """Play a whole game at random; yield every glass after each accepted step."""
-    for table in tables(game, players, seed, options):
+    """Play a whole game at random; yield every glass after each accepted step. The table
+    speaks ``language``: what follows it (Incognito's words) does unless ``options`` say."""
+    given = {**get_info(game).table_defaults(language), **(options or {})}
+    for table in tables(game, players, seed, given):
         with speaking(language):
             shown = glasses(table)
         yield shown

@@ -453,8 +453,8 @@ class IdentitesCrypteesBinding(KnobMenus):
         check = pub["check"] or {}
         if check.get("result") == "continues":
             return _("The game goes on")
-        side = check.get("side") or "nobody"
-        return _(_WINS[side]) if side in _WINS else str(check.get("message", ""))
+        side = INFO.side(check.get("side") or "nobody")
+        return _(side.wins) if side else str(check.get("message", ""))
 
     # --- under the flap ----------------------------------------------------------------
 
@@ -468,11 +468,13 @@ class IdentitesCrypteesBinding(KnobMenus):
             # The side's letter first: a name too long for the glass loses its end, not it.
             name = in_language(c["name"])
             weight = "x2" if c.get("weight", 1) == 2 and "x2" not in name else ""
-            return f"({label(_SIDE_LETTERS, c['colour'])}{weight}) {name}"
+            side = INFO.side(c["colour"])
+            letter = _(side.letter) if side and side.letter else str(c["colour"])
+            return f"({letter}{weight}) {name}"
 
         ident = you["id"]
-        side = _FACTIONS.get(you["faction"])
-        faction = _(side) if side else str(you["faction"])
+        side = INFO.side(you["faction"])
+        faction = _(side.word) if side and side.word else str(you["faction"])
         pages: list[tuple[str, list[str]]] = [
             (
                 _("Your cards"),
@@ -545,11 +547,17 @@ class IdentitesCrypteesBinding(KnobMenus):
         rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]
         rows += cells[len(cells) // 2 * 2 :]
         rows += self.face_up(table, living=True)
+        # Each weapon in play as "Red: Pistol at Blu" (its targets on a row of their own
+        # where the line would not hold the name whole), not "Pis:Red>Blu".
         held = [
-            f"{self._weapon_name(table, w['key'])[:3]}:{short(table, w['holder'])}>"
-            + "+".join(short(table, t) for t in w["targets"])
+            row
             for w in pub["weapons"]
             if w["holder"] is not None
+            for row in _held(
+                short(table, w["holder"]),
+                "+".join(short(table, t) for t in w["targets"]) or _("nobody"),
+                self._weapon_name(table, w["key"]),
+            )
         ]
         news = self.news_line(table)
         tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
@@ -575,22 +583,6 @@ _NEWS_ORDER = (
     "reveal",
     "window_closed",
 )
-_WINS = {
-    "human": N_("Humans win"),
-    "machine": N_("Machines win"),
-    "outlaw": N_("An Outlaw wins"),
-    "legion": N_("The Legion wins"),
-    "fallen": N_("The Fallen win"),
-    "nobody": N_("Nobody wins"),
-}
-#: A card's side in one letter (or two), before its name under the flap: "(H) Medic".
-_SIDE_LETTERS = {
-    "human": N_("H|side"),
-    "machine": N_("M|side"),
-    "outlaw": N_("O|side"),
-    "legion": N_("L|side"),
-    "fallen": N_("F|side"),
-}
 
 
 def card_pages(title: str, name: str, text: str) -> list[tuple[str, list[str]]]:
@@ -606,13 +598,14 @@ _TIMINGS = {
     "turn": N_("turn|timing"),
     "permanent": N_("perm|timing"),
 }
-_FACTIONS = {
-    "human": N_("human"),
-    "machine": N_("machine"),
-    "outlaw": N_("outlaw"),
-    "legion": N_("Legion"),
-    "fallen": N_("Fallen"),
-}
+
+
+def _held(holder: str, targets: str, weapon: str) -> list[str]:
+    line = _("{seat}: {weapon} at {targets}", seat=holder, weapon=weapon, targets=targets)
+    if len(glass(line)) <= CHARS:
+        return [line]
+    named = shrink(lambda w: _("{seat}: {weapon}", seat=holder, weapon=w), weapon)
+    return [named, "  " + _("at {targets}", targets=targets)]
 
 
 def _seen_id(seat: str, card: str) -> str:
@@ -629,9 +622,10 @@ def _face_line(who: str, slot: str, card: dict[str, Any]) -> str:
     line = f"{who} {slot}: {name}"
     if len(glass(line)) > CHARS:  # the name whole rather than its place
         line = shrink(lambda c: f"{who}: {c}", name)
-    side = _FACTIONS.get(card.get("colour", ""))
-    if side and len(glass(f"{line} ({_(side)})")) <= CHARS:
-        line = f"{line} ({_(side)})"
+    side = INFO.side(card.get("colour", ""))
+    word = _(side.word) if side and side.word else ""
+    if word and len(glass(f"{line} ({word})")) <= CHARS:
+        line = f"{line} ({word})"
     return line
 
 

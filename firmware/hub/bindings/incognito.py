@@ -247,10 +247,11 @@ class IncognitoBinding:
         if me["number"] is not None:
             rows.append(_("Number {n} on the list", n=me["number"]))
         if pub["phase"] == "vote":
+            # Each card laid as its drawing and the list number: "Votes: Grn #1 Blu #5"
+            # (a bare "Grn 1" read as a count).
             short = table.seating.short
-            cards = [f"{short(d)} {n}" for d, n in enumerate(me["votes"]) if n is not None]
-            laid = [" ".join(cards[i : i + 3]) for i in range(0, len(cards), 3)]
-            rows += laid or [_("No card laid")]
+            cards = [f"{short(d)} #{n}" for d, n in enumerate(me["votes"]) if n is not None]
+            rows += _packed(_("Votes:"), cards) if cards else [_("No card laid")]
         return Secret(title=_("Your secret word") + clock, lines=tuple(rows[:4]))
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
@@ -281,6 +282,17 @@ class IncognitoBinding:
         if phase == "reveal":
             rows.append(_("Next: new round"))
         return title, [glass(row) for row in rows[:4]]
+
+
+def _packed(head: str, items: list[str]) -> list[str]:
+    """``head`` then the items, as many a row as fit whole (an item never splits)."""
+    rows = [head]
+    for item in items:
+        if len(glass(f"{rows[-1]} {item}")) > WIDTH:
+            rows.append(item)
+        else:
+            rows[-1] = f"{rows[-1]} {item}"
+    return rows
 
 
 def _two_a_row(words: list[str]) -> list[str]:

@@ -49,11 +49,6 @@ KIND_LABEL = {"identity": N_("ID card"), "toothbrush": N_("toothbrush"), "formul
 BAGS = ("suitcase", "briefcase")
 SECRET_PLACES = ("G1", "G2", "G3", "G4", "G5")
 PSEUDONYMS = ("P1", "P2", "P3", "P4", "P5", "P6")
-OUTCOME = {
-    "caught": N_("Caught! Pursuers win"),
-    "escaped": N_("Escaped: he wins"),
-    "escaped-wrong": N_("Escaped, filing wrong"),
-}
 #: The game's own colours (hotels H1-H6) and their three-letter forms.
 COLOUR_NAMES = {
     "red": N_("Red"),
@@ -545,7 +540,8 @@ class UltraSecretBinding(KnobMenus):
         scores = table.engine.scores(table.state)
         end = pub.get("end") or {}
         filing = end.get("filing") or {}
-        lines = [_(OUTCOME[outcome]) if outcome in OUTCOME else outcome]
+        said = INFO.outcome(outcome)
+        lines = [_(said.short) if said else outcome]
         if fugitive is not None:
             lines.append(_("Fugitive: {seat}", seat=seat_name(fugitive)))
         formula = end.get("formula", "?")
@@ -583,24 +579,44 @@ class UltraSecretBinding(KnobMenus):
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        turn = f"T{pub['turn']} " if pub["turn"] else ""
-        title = f"{turn}{_phase(pub['phase'])}"
-        agents = [a or "-" for a in pub["agents"]]
-        lines = [_("Ag {squares}", squares=" ".join(agents))]
-        if len(lines[0]) > CHARS:  # six agents in the flight (VM1...): two rows
-            lines = [_("Ag {squares}", squares=" ".join(agents[:3])), "   " + " ".join(agents[3:])]
+        lines: list[str] = []
+        waiting = [short(COLOURS[s]) for s in pub["waiting"]]
+        if waiting and pub["phase"] != "over":
+            lines.append(fit_list(_("Waiting:"), waiting))
+        # Each square after whose piece it is ("Agents: Red H3 Yel G1"): a bare row of
+        # squares ("Ag H3 G1 -") said nothing of whose, nor of what.
+        lines += _whose(_("Agents:"), pub["agents"], _("Agents: none"))
         if pub["phase"] in ("file", "flight", "over"):
             fugitive = pub["fugitive"]
             if fugitive is not None:
                 flees = _("{seat} flees: {n}/5", seat=seat_name(fugitive), n=pub["alone"])
                 lines.append(flees)
         else:
-            lines.append(_("In {squares}", squares=" ".join(i or "-" for i in pub["informants"])))
-            lines.append(_("Bg {squares}", squares=" ".join(b or "-" for b in pub["bugs"])))
-        waiting = [short(COLOURS[s]) for s in pub["waiting"]]
-        if waiting and pub["phase"] != "over":
-            lines.append(fit_list(_("Waiting:"), waiting))
-        return title, lines  # five lines at six agents: the hub display pages them
+            lines += _whose(_("Informants:"), pub["informants"], _("Informants: none"))
+            lines += _whose(_("Bugs:"), pub["bugs"], _("Bugs: none"))
+        # The hub display pages more than four lines, its title then ending "1/2".
+        room = CHARS if len(lines) <= 4 else CHARS - 4
+        phase = _phase(pub["phase"])
+        if not pub["turn"]:
+            return phase, lines
+        said = _("Turn {n}: {phase}", n=pub["turn"], phase=phase)
+        title = said if len(glass(said)) <= room else f"T{pub['turn']} {phase}"
+        return title, lines
+
+
+def _whose(head: str, squares: list[str | None], none: str) -> list[str]:
+    """``head`` then each seat's colour and square, as many a row as fit whole; ``none``
+    when no seat has one (its own words: "aucun" agrees with its noun in French)."""
+    items = [f"{short(COLOURS[s])} {sq}" for s, sq in enumerate(squares) if sq]
+    if not items:
+        return [none]
+    rows = [head]
+    for item in items:
+        if len(glass(f"{rows[-1]} {item}")) > CHARS:
+            rows.append(item)
+        else:
+            rows[-1] = f"{rows[-1]} {item}"
+    return rows
 
 
 def _counted(cards: list[str]) -> str:

@@ -62,7 +62,10 @@ def _walk_menu(
     press_until("ok", lambda: menu.players == players, lambda: menu.players)
     for row, (option, values) in enumerate(menu.option_rows, start=2):
         press_until("next", functools.partial(_at_row, menu, row), lambda: menu.row)
-        want = options.get(option.name, values[0])
+        # An option the host is not given goes to its default (the first value; the
+        # table's language for Incognito's words), whatever an earlier game chose.
+        follows = option.table_language and menu.language in values
+        want = options.get(option.name, menu.language if follows else values[0])
         press_until("ok", functools.partial(_chosen, menu, option.name, want), menu.options)
     press_until("next", lambda: menu.row == menu.start_row, lambda: menu.row)
     panel.press("ok")
