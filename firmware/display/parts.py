@@ -9,7 +9,7 @@ import html
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from firmware.link.lang import _, colour, plural
+from firmware.link.lang import _, colour, label, plural
 
 Public = dict[str, Any]
 #: How a board says one public event: (its data, the public view, names) -> HTML lines.
@@ -43,6 +43,9 @@ class Names:
         # The hub resolves each seat's colour (a game's own, as Ultra Secret's agents).
         seats = public.get("seats") or []
         self.colours = [str(s.get("colour", f"seat {i + 1}")) for i, s in enumerate(seats)]
+        labels = public.get("labels")
+        #: The game's declared words the hub put in ``public``'s labels ("outcomes", "sides").
+        self.labels: dict[str, Any] = labels if isinstance(labels, dict) else {}
         # hub/status's health (firmware.hub.health): a seat whose station is not online.
         health = (status or {}).get("stations") or {}
         self.off = {
@@ -53,6 +56,12 @@ class Names:
 
     def __len__(self) -> int:
         return len(self.colours)
+
+    def said(self, kind: str, key: object) -> str:
+        """How the game's declaration words ``key`` of ``kind`` ("outcomes", "sides"), in
+        the table's language; an undeclared key reads as itself."""
+        words = self.labels.get(kind)
+        return label(words if isinstance(words, dict) else {}, str(key))
 
     def text(self, seat: int | None) -> str:
         if seat is None or not 0 <= seat < len(self.colours):

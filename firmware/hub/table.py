@@ -226,6 +226,9 @@ class Table:
                 "game": info.name,
                 "phase": phase.long if phase else None,
                 "tie_break": info.tie_break,
+                # How each of the game's ends and sides reads (its declaration's words).
+                "outcomes": {key: o.long for key, o in info.outcomes.items()},
+                "sides": {key: s.name for key, s in info.side_words.items()},
             },
             "scores": scores,
             "over": self.over,

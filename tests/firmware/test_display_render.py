@@ -143,6 +143,16 @@ def test_ultra_secret_shows_acts_digit_sums_and_the_outcome_in_words() -> None:
     assert "escaped-wrong" not in html
 
 
+def test_identites_cryptees_says_the_winning_side_in_the_declarations_words() -> None:
+    """The winning side reads as the game declares it ("Machines"), from public's labels;
+    a side the labels do not hold reads as its key (the display has no list of its own)."""
+    public = public_after("identites-cryptees", 4, 0)
+    public["view"].setdefault("table", {}).update(winners=[1, 2], winning_side="machine")
+    assert "(Machines)" in page_text(render(public))
+    public["labels"]["sides"] = {}
+    assert "(machine)" in page_text(render(public))
+
+
 def page_text(html: str) -> str:
     """What a reader sees of a fragment: its text without tags."""
     return re.sub(r"<[^>]+>", " ", html_lib.unescape(html)) if "<" in html else html

@@ -41,3 +41,15 @@ def test_every_game_publishes_the_shared_keys(game: str) -> None:
     assert {"phase", "round", "rounds", "to_play", "labels"} <= set(public)
     assert public["labels"]["game"] == get_info(game).name
     assert public["labels"]["phase"] == get_info(game).phases[public["phase"]].long
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_declared_ends_and_sides_are_in_the_labels(game: str) -> None:
+    """How each end and side of the game reads comes from its declaration, in ``public``'s
+    labels (the table display has no words of its own for them)."""
+    info = get_info(game)
+    labels = table_of(game, info.min_players).public()["labels"]
+    assert labels["outcomes"] == {key: o.long for key, o in info.outcomes.items()}
+    assert labels["sides"] == {key: s.name for key, s in info.side_words.items()}
+    if game in ("ultra-secret", "identites-cryptees"):
+        assert labels["outcomes"] or labels["sides"]

@@ -7,15 +7,6 @@ from typing import Any
 from firmware.display.parts import Names, Narration, Public, esc, seat_table, whole
 from firmware.link.lang import N_, _, in_language, label, plural
 
-#: The sides of Identités cryptées (a victory's ``winning_side``).
-IC_SIDES = {
-    "human": N_("Humans"),
-    "machine": N_("Machines"),
-    "outlaw": N_("Outlaws"),
-    "legion": N_("the Legion"),
-    "fallen": N_("the Fallen"),
-    "nobody": N_("nobody"),
-}
 #: What the table waits for (``pending.kind``), after "Waiting for Red:".
 IC_WAITS = {
     "respond": N_("reveal a card or lose HP"),
@@ -43,7 +34,7 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         side = s.get("faction")  # said at game over: the seat's side, coloured by team
         if isinstance(side, str):
             face_up.insert(
-                0, f'<b class="card-up side-{esc(side)}">{esc(label(IC_SIDES, side))}</b>'
+                0, f'<b class="card-up side-{esc(side)}">{esc(names.said("sides", side))}</b>'
             )
         programs = ", ".join(
             esc(in_language(p.get("name", p))) if isinstance(p, dict) else esc(p)
@@ -154,7 +145,7 @@ def verdict(public: Public, view: dict[str, Any], names: Names) -> str:
     side = table.get("winning_side")
     if not side:
         return ""
-    word = esc(label(IC_SIDES, str(side)))
+    word = esc(names.said("sides", side))
     winners = names.list(table.get("winners") or [])
     return _(
         "Victory: {seats} ({side})", seats=winners, side=f'<b class="side-{esc(side)}">{word}</b>'
@@ -169,7 +160,7 @@ def log(view: dict[str, Any], names: Names) -> list[str]:
         winners = names.list(table["winners"])
         if side:
             lines.append(
-                _("Victory: {seats} ({side})", seats=winners, side=esc(label(IC_SIDES, side)))
+                _("Victory: {seats} ({side})", seats=winners, side=esc(names.said("sides", side)))
             )
         else:
             lines.append(_("Victory: {seats}", seats=winners))
@@ -341,7 +332,7 @@ NARRATE: dict[str, Narration] = {
         _(
             "{seat} changes sides: {side}",
             seat=_seat(d, n),
-            side=esc(label(IC_SIDES, str(d.get("to")))),
+            side=esc(n.said("sides", d.get("to"))),
         )
     ],
     "skip_next": lambda d, v, n: [_("{seat} will skip their next turn", seat=_seat(d, n))],

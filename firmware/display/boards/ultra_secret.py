@@ -90,7 +90,7 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         fugitive = _("The fugitive: {seat}", seat=names.chip(view["fugitive"]))
         out.append(f"<p class=big>{fugitive}</p>")
     if view.get("outcome") and not public.get("over"):  # at the end, the end box says it
-        outcome = f"<b>{esc(label(US_OUTCOMES, str(view['outcome'])))}</b>"
+        outcome = f"<b>{esc(names.said('outcomes', view['outcome']))}</b>"
         ended = _("Outcome: {outcome}", outcome=outcome)
         out.append(f"<p class=big>{ended}</p>")
     out.append(recap(view, names))
@@ -242,13 +242,6 @@ def recap(view: dict[str, Any], names: Names) -> str:
     return "".join(out)
 
 
-#: The end of an Ultra Secret game, in words.
-US_OUTCOMES = {
-    "escaped": N_("the fugitive escaped with everything right and wins"),
-    "escaped-wrong": N_("the fugitive escaped with a wrong filing: nobody wins"),
-    "caught": N_("the fugitive was caught: the others win together"),
-}
-
 #: What an agent did on the board this turn (the engine's public notes), in words.
 US_ACTS = {
     "searched": N_("{seat} searched the luggage at {square}: {detail}"),
@@ -278,7 +271,7 @@ def us_note(note: dict[str, Any], names: Names) -> str:
 def verdict(public: Public, view: dict[str, Any], names: Names) -> str:
     """The fugitive's fate in words, in the end box."""
     outcome = view.get("outcome")
-    return esc(label(US_OUTCOMES, str(outcome))) if outcome else ""
+    return esc(names.said("outcomes", outcome)) if outcome else ""
 
 
 def log(view: dict[str, Any], names: Names) -> list[str]:
@@ -333,7 +326,7 @@ NARRATE: dict[str, Narration] = {
     "fugitive": _fugitive,
     "filed": lambda d, v, n: [_("{seat} files the formula", seat=n.chip(whole(d.get("seat"))))],
     "flight": lambda d, v, n: [_("{seat} takes flight!", seat=n.chip(whole(d.get("fugitive"))))],
-    "over": lambda d, v, n: ["<b>" + esc(label(US_OUTCOMES, str(d.get("outcome")))) + "</b>"],
+    "over": lambda d, v, n: ["<b>" + esc(n.said("outcomes", d.get("outcome"))) + "</b>"],
 }
 #: Runs of these seat-only events read as one line.
 MERGE = {
