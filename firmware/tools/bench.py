@@ -139,10 +139,23 @@ def _helper_args(config: BrokerConfig) -> list[str]:
     args = [sys.executable, "-m", "firmware.tools.bench", "--host", config.host]
     args += ["--port", str(config.port)]
     if config.username:
-        args += ["--username", config.username, "--password", config.password or ""]
+        # Whole (``--password=...``): a generated password may start with "-".
+        args += [f"--username={config.username}", f"--password={config.password or ''}"]
     if config.tls_ca:
-        args += ["--ca", config.tls_ca]
+        args += [f"--ca={config.tls_ca}"]
     return args
+
+
+def helper_parser() -> argparse.ArgumentParser:
+    """The command line of the echo server and the sniffer (:func:`_helper_args`)."""
+    parser = argparse.ArgumentParser(description="coffre bench's echo server and sniffer")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--username")
+    parser.add_argument("--password")
+    parser.add_argument("--ca")
+    parser.add_argument("--sniff", action="store_true", help="count messages instead")
+    return parser
 
 
 def _start_echo(config: BrokerConfig) -> subprocess.Popen[bytes]:
@@ -917,14 +930,7 @@ def main(args: Any) -> int:
 
 
 if __name__ == "__main__":  # the echo server or the sniffer, in a process of its own
-    parser = argparse.ArgumentParser(description="coffre bench's echo server and sniffer")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--username")
-    parser.add_argument("--password")
-    parser.add_argument("--ca")
-    parser.add_argument("--sniff", action="store_true", help="count messages instead")
-    ns = parser.parse_args()
+    ns = helper_parser().parse_args()
     broker = BrokerConfig(ns.host, ns.port, ns.username, ns.password, tls_ca=ns.ca)
     if ns.sniff:
         sniff(broker)

@@ -37,7 +37,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from firmware.link.mqtt import BrokerConfig
 
 #: The CPU time of the calibration loop (n-body, 200,000 steps) on each board, as a
 #: share of this machine is computed at run time; these are the boards' own figures.
@@ -524,7 +527,7 @@ def run_pi_class(
     """The Pi-class tap run; raises RuntimeError when this machine has no CPU quotas."""
     from firmware.hub.brokerconf import HOST_USER
     from firmware.tools.bench import BENCH_GAME, stop_process
-    from firmware.tools.brokers import TABLE, start_broker
+    from firmware.tools.brokers import start_broker
     from firmware.tools.simtable import PublicWatcher, SimTable
 
     cgroups = Cgroups()
@@ -562,13 +565,7 @@ def run_pi_class(
         )
         watch.wait_hub_ready(60)
         for name in sim.names:
-            config = broker.station_config(name)
-            args = ["station", "--table", TABLE, "--id", name, "--poll", str(poll_interval)]
-            args += ["--host", config.host, "--port", str(config.port)]
-            if config.username:
-                args += ["--username", config.username, "--password", config.password or ""]
-            if config.tls_ca:
-                args += ["--ca", config.tls_ca]
+            args = station_args(broker.station_config(name), name, poll_interval)
             group = cgroups.group(f"zero-{name}", shares.zero)
             proc = StationProc(_module_args(*args), workdir / f"station-{name}.log")
             Cgroups.enter(group, proc.proc.pid)
@@ -670,7 +667,22 @@ def report(args: Any) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def station_args(config: BrokerConfig, name: str, poll_interval: float) -> list[str]:
+    """A station process's arguments (``--password=...`` whole: a generated password may
+    start with "-", which argparse would take for an option)."""
+    from firmware.tools.brokers import TABLE
+
+    args = ["station", "--table", TABLE, "--id", name, "--poll", str(poll_interval)]
+    args += ["--host", config.host, "--port", str(config.port)]
+    if config.username:
+        args += [f"--username={config.username}", f"--password={config.password or ''}"]
+    if config.tls_ca:
+        args += [f"--ca={config.tls_ca}"]
+    return args
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of this module's processes (a station, the hub)."""
     parser = argparse.ArgumentParser(description="coffre bench --pi-class's processes")
     sub = parser.add_subparsers(dest="role", required=True)
     st = sub.add_parser("station")
@@ -685,5 +697,9 @@ if __name__ == "__main__":
     hb = sub.add_parser("hub")
     hb.add_argument("--config", required=True)
     hb.add_argument("--trace", required=True)
-    ns = parser.parse_args()
+    return parser
+
+
+if __name__ == "__main__":
+    ns = parser().parse_args()
     sys.exit(station_main(ns) if ns.role == "station" else hub_main(ns))

@@ -132,3 +132,17 @@ def test_each_bench_script_runs_and_prints_its_figures(script: str) -> None:
         command = [sys.executable, str(BENCH / script), *args]
     out = run(command)
     assert re.search(printed, out), out
+
+
+def test_a_password_that_starts_with_a_dash_reaches_the_bench_processes() -> None:
+    """A generated password may start with "-": the Pi-class station's and the echo
+    server's command lines keep it whole (argparse took it for an option: the smoke run
+    failed once in CI-like load with "--password: expected one argument")."""
+    from firmware.link.mqtt import BrokerConfig
+    from firmware.tools import bench, piclass
+
+    config = BrokerConfig("127.0.0.1", 1883, "sim.p1", "-Abc_123", tls_ca="/tmp/ca.crt")
+    station = piclass.parser().parse_args(piclass.station_args(config, "p1", 0.02))
+    assert (station.username, station.password, station.ca) == ("sim.p1", "-Abc_123", "/tmp/ca.crt")
+    helper = bench.helper_parser().parse_args(bench._helper_args(config)[3:])
+    assert (helper.username, helper.password, helper.ca) == ("sim.p1", "-Abc_123", "/tmp/ca.crt")
