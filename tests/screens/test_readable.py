@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from firmware.hub.bindings import binding_for
+from firmware.hub.bindings.identiquest import gem_name
 from firmware.hub.bindings.incognito import _two_a_row
 from firmware.hub.config import TableConfig
 from firmware.hub.publish import link_screen
 from firmware.hub.table import Seating, Table
 from firmware.link.lang import _, in_language, short_colour, speaking
 from firmware.link.mqtt import LinkState
-from firmware.link.render import CHARS, glass
+from firmware.link.render import BODY_LINES, CHARS, glass
 from tests.support.screens import KEYS, random_move
 
 
@@ -242,7 +243,34 @@ def test_identiquest_market_and_suspects_read_as_words(language: str) -> None:
         assert len(gems) == 5 and all(len(g) >= 3 for g in gems), lines
         assert lines[3].startswith(_("Susp. {summary}", summary="").strip()), lines
         _title, hub = table.binding.host_screen(table)
-        assert hub[-1].startswith(_("Susp. {summary}", summary="").strip()), hub
+        assert hub[0] == _("Market, deck {n}:", n=deck), hub
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_identiquest_hub_says_each_loot_and_suspect_count_in_words(language: str) -> None:
+    """The hub reads a row per seat under a sentence ("Red 4, top green"), then, on a page
+    of its own, "Colours each may be:" over "Red 7 Yel 6 Grn 6"; not "R4gre Y6pin" and
+    "Susp. R7Y6G6B7K7P7"; its title leaves room for the page count."""
+    table = table_of("identiquest", ["red", "yellow", "green", "blue", "black", "purple"])
+    play_until(table, lambda t, b: sum(loot["size"] > 0 for loot in t.view(None)["loot"]) >= 3)
+    pub = table.view(None)
+    with speaking(language):
+        title, hub = table.binding.host_screen(table)
+        short = [table.seating.short(s) for s in range(6)]
+        head, suspects = _("Loot, top gem:"), _("Colours each may be:")
+        rows = [
+            _("{seat} {n}, top {gem}", seat=short[s], n=loot["size"], gem=gem_name(loot["top"]))
+            if loot["top"]
+            else _("{seat}: no gems", seat=short[s])
+            for s, loot in enumerate(pub["loot"])
+        ]
+    assert not any(re.search(r"\b[A-Z][a-z]?\d+[a-z]{3}\b|Susp\.", line) for line in hub), hub
+    assert hub[hub.index(head) + 1 :][:6] == rows, hub
+    at = hub.index(suspects)
+    assert at % BODY_LINES == 0, hub  # the suspects start a page of the hub display
+    counts = " ".join(hub[at + 1 :]).split()
+    assert counts[0::2] == short and counts[1::2] == [str(x.count("?")) for x in pub["suspects"]]
+    assert len(glass(title)) + len(" 1/4") <= CHARS and all(len(glass(x)) <= CHARS for x in hub)
 
 
 # --- Incognito --------------------------------------------------------------------------
