@@ -137,6 +137,51 @@ def test_a_weapon_in_play_reads_holder_weapon_and_targets_on_the_hub(language: s
     assert all(name.split()[0][:3] in text for name in names), (lines, names)
 
 
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_weapon_being_taken_reads_like_the_hub_on_the_stations(language: str) -> None:
+    """While a seat takes a weapon, the stations' news line says "Blu: Pistol at Jau" as
+    the hub does (the targets on a row of their own where the name would be cut), not
+    the cut code "Blu: Pistol>Jau"."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def equipping(t: Table, body: dict[str, Any]) -> bool:
+        d = t.view(None)["table"]["declared"]
+        return bool(d and d["type"] == "equip" and d.get("targets"))
+
+    play_until(table, equipping, seed=3)
+    d = table.view(None)["table"]["declared"]
+    with speaking(language):
+        name = in_language(table.binding._weapon_name(table, d["weapon"]))  # type: ignore[attr-defined]
+        holder = table.seating.short(d["seat"])
+        lines = table.binding.station_screen(table, 0).lines
+    at = {"en": "at", "fr": "sur"}[language]
+    text = " ".join(lines)
+    assert f"{holder}" in text and f" {at} " in text and name.split()[0] in text, lines
+    assert not any(re.search(r"\w:\s?\S+>", line) for line in lines), lines
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_holder_of_a_weapon_reads_it_in_words(language: str) -> None:
+    """A seat holding a weapon reads "You: Pistol at Jau" on its station (the targets on
+    a row of their own where the name would be cut), not "You: Pistol>Jau"."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def armed(t: Table, body: dict[str, Any]) -> bool:
+        return any(w["holder"] is not None for w in t.view(None)["table"]["weapons"])
+
+    play_until(table, armed, seed=3)
+    held = next(w for w in table.view(None)["table"]["weapons"] if w["holder"] is not None)
+    with speaking(language):
+        name = in_language(table.binding._weapon_name(table, held["key"]))  # type: ignore[attr-defined]
+        lines = table.binding.station_screen(table, held["holder"]).lines
+        you = _("{seat}: {weapon}", seat=_("You|the seat itself, before its weapon"), weapon="")
+    at = {"en": "at", "fr": "sur"}[language]
+    mine = [i for i, line in enumerate(lines) if line.startswith(you)]
+    assert mine and name.split()[0] in lines[mine[0]], lines
+    assert f" {at} " in " ".join(lines[mine[0] : mine[0] + 2]), lines
+    assert not any(">" in line for line in lines), lines
+
+
 # --- Ultra Secret -----------------------------------------------------------------------
 
 

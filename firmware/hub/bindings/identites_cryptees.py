@@ -344,6 +344,20 @@ class IdentitesCrypteesBinding(KnobMenus):
             return _("Discard a program") if who == seat else _("{seat} discards", seat=name)
         return _("Game over")
 
+    def _declared_rows(self, table: Table) -> list[str]:
+        """The declared action as the hub says a weapon ("Blu: Pistol at Jau", the
+        targets on a row of their own where the line would cut the weapon's name)."""
+        d = table.view(None)["table"]["declared"]
+        if d and d["type"] == "equip":
+            actor = short(table, d.get("seat"))
+            weapon = self._weapon_name(table, d["weapon"])
+            targets = "+".join(short(table, t) for t in d.get("targets", []))
+            if not targets:
+                return [shrink(lambda w: _("{seat}: {weapon}", seat=actor, weapon=w), weapon)]
+            return _held(actor, targets, weapon)
+        line = self._declared_line(table)
+        return [line] if line else []
+
     def _declared_line(self, table: Table) -> str:
         pub = table.view(None)["table"]
         d = pub["declared"]
@@ -353,10 +367,6 @@ class IdentitesCrypteesBinding(KnobMenus):
         kind = d["type"]
         if kind == "investigate":
             return _("{who} looks at {seat}", who=actor, seat=short(table, d["target"]))
-        if kind == "equip":
-            targets = "+".join(short(table, t) for t in d.get("targets", []))
-            weapon = self._weapon_name(table, d["weapon"])[:6]
-            return f"{actor}: {weapon}" + (f">{targets}" if targets else "")
         if kind == "fire":
             target = d.get("target")
             if target is None:
@@ -427,16 +437,14 @@ class IdentitesCrypteesBinding(KnobMenus):
                 _("You win!") if seat in winners else _("You lose"),
             ]
         lines = [self._status(table, seat)]
-        declared = self._declared_line(table) or self.news_line(table)
-        if declared:
-            lines.append(declared)
+        news = self.news_line(table)
+        lines += self._declared_rows(table) or ([news] if news else [])
         me = pub["seats"][seat]
         weapon = me["weapon"]
         if weapon:
             w = next(x for x in pub["weapons"] if x["key"] == weapon)
-            targets = "+".join(short(table, t) for t in w["targets"]) or "-"
-            name = self._weapon_name(table, w["key"])[:6]
-            lines.append(_("You: {weapon}>{targets}", weapon=name, targets=targets))
+            targets = "+".join(short(table, t) for t in w["targets"]) or _("nobody")
+            lines += _held(_(YOU), targets, self._weapon_name(table, w["key"]))
         aimed = [
             short(table, w["holder"])
             for w in pub["weapons"]
@@ -598,6 +606,9 @@ _TIMINGS = {
     "turn": N_("turn|timing"),
     "permanent": N_("perm|timing"),
 }
+
+
+YOU = N_("You|the seat itself, before its weapon")
 
 
 def _held(holder: str, targets: str, weapon: str) -> list[str]:
