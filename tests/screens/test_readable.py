@@ -335,6 +335,25 @@ def test_the_hub_word_list_keeps_its_second_column_aligned() -> None:
     assert sorted(" ".join(rows).split()) == sorted(" ".join(words).split())
 
 
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_incognito_reveal_on_the_hub_says_points(language: str) -> None:
+    """At the reveal the hub says "Grn +2, total 6 pts", a seat a row (not "Grn +2=6"), and
+    at six seats still ends with "Next: new round" (the hub pages the rows)."""
+    colours = ["red", "yellow", "green", "blue", "black", "purple"]
+    table = table_of("incognito", colours, seed=3)
+    play_until(table, lambda t, b: t.view(None)["phase"] == "reveal", seed=3)
+    pub = table.view(None)
+    with speaking(language):
+        _title, lines = table.binding.host_screen(table)
+        names = [table.seating.short(s) for s in range(6)]
+        nxt = _("Next: new round")
+    assert not any("=" in line for line in lines), lines
+    for s, line in enumerate(lines[:6]):
+        gain, total = pub["reveal"]["points"][s], pub["scores"][s]
+        assert line.startswith(f"{names[s]} +{gain}, total {total} pt"), lines
+    assert lines[-1] == nxt and all(len(glass(line)) <= CHARS for line in lines), lines
+
+
 def test_a_voter_done_reads_how_many_still_vote_in_words() -> None:
     """A seat that laid every card reads "Encore 2 à voter", not "Attente 2" (read as
     seconds)."""
