@@ -182,6 +182,29 @@ def test_the_holder_of_a_weapon_reads_it_in_words(language: str) -> None:
     assert not any(">" in line for line in lines), lines
 
 
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_loyalty_card_seen_says_whose_it_is_in_words(language: str) -> None:
+    """A loyalty card seen reads "Yel's right card:" (or "Between Blu and Blk:") over the
+    card whole on the flap's "Seen" page, not "Yel R (M) Red Ch" / "Blu R/Blk L (M)"."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def seen(t: Table, body: dict[str, Any]) -> bool:
+        return any(x["kind"] == "loyalty" for s in range(5) for x in t.view(s)["you"]["seen"])
+
+    play_until(table, seen, seed=3)
+    seat = next(s for s in range(5) if table.view(s)["you"]["seen"])
+    entry = next(x for x in table.view(seat)["you"]["seen"] if x["kind"] == "loyalty")
+    with speaking(language):
+        name = in_language(entry["card"]["name"])
+        who = [table.seating.short(o) for o, _slot in entry["owners"]]
+        pages = table.binding.pages(table, seat)  # type: ignore[attr-defined]
+        head = _("Seen {first}-{last}", first=1, last=1).split()[0]
+    rows = [row for title, lines in pages if title.startswith(head) for row in lines]
+    at = next(i for i, row in enumerate(rows) if all(w in row for w in who) and row.endswith(":"))
+    assert name in rows[at + 1], rows
+    assert not any(re.search(r"\b[RLDG](/| \()", row) for row in rows), rows
+
+
 # --- Ultra Secret -----------------------------------------------------------------------
 
 

@@ -42,6 +42,7 @@ from firmware.link.protocol import Screen, Secret
 from firmware.link.render import (
     BODY_LINES,
     CHARS,
+    fit,
     fit_list,
     glass,
     menu_rows,
@@ -503,20 +504,24 @@ class IdentitesCrypteesBinding(KnobMenus):
         for prog in you["programs"]:
             name = f"{in_language(prog['name'])} ({label(_TIMINGS, prog['timing'])})"
             pages += card_pages(_("Program|page"), name, in_language(prog["text"]))
-        seen = []
+        # Each card seen: an ID on a row; a loyalty card says whose it is in words on one
+        # row ("Between Blu and Blk:"; was "Blu R/Blk L (M)"), the card on the next.
+        seen: list[list[str]] = []
         for s in you["seen"]:
             if s["kind"] == "id":
                 who = short(table, s["seat"])
                 line = functools.partial(_seen_id, who)
-                seen.append(shrink(line, card(s["card"])))
+                seen.append([shrink(line, card(s["card"]))])
             else:
-                owners = "/".join(
-                    f"{short(table, o)} {_card_slot(sl)[:1].upper()}" for o, sl in s["owners"]
-                )
-                seen.append(shrink(f"{owners} {{}}".format, card(s["card"])))
-        for i in range(0, len(seen), WINDOW):
-            last = min(len(seen), i + WINDOW)
-            pages.append((_("Seen {first}-{last}", first=i + 1, last=last), seen[i:last]))
+                seen.append([fit(_whose(table, s["owners"])), fit(card(s["card"]))])
+        first = 0
+        while first < len(seen):
+            last = first + 1
+            while last < len(seen) and sum(len(e) for e in seen[first : last + 1]) <= WINDOW:
+                last += 1
+            rows = [row for entry in seen[first:last] for row in entry]
+            pages.append((_("Seen {first}-{last}", first=first + 1, last=last), rows))
+            first = last
         return pages
 
     def _secret(self, table: Table, seat: int) -> Secret:
@@ -638,6 +643,20 @@ def _face_line(who: str, slot: str, card: dict[str, Any]) -> str:
     if word and len(glass(f"{line} ({word})")) <= CHARS:
         line = f"{line} ({word})"
     return line
+
+
+def _whose(table: Table, owners: list[Any]) -> str:
+    """Whose a loyalty card is, in words: "Between Blu and Blk:" (the card two
+    neighbours share), or "Blu's right card:"."""
+    if len(owners) == 2:
+        a, b = (short(table, o) for o, _slot in owners)
+        return _("Between {a} and {b}:", a=a, b=b)
+    return "  ".join(
+        _("{seat}'s left card:", seat=short(table, o))
+        if sl == "left"
+        else _("{seat}'s right card:", seat=short(table, o))
+        for o, sl in owners
+    )
 
 
 def _card_slot(slot: str, *, long: bool = False) -> str:
