@@ -13,6 +13,7 @@ from firmware.hub.bindings.identiquest import (
     IdentiquestBinding,
     Menu,
     gem_codes,
+    gem_name,
     make_binding,
     seat_letters,
     suspect_summary,
@@ -299,8 +300,11 @@ def test_random_knob_play_finishes_games_with_lines_on_the_glass(players: int, g
                 assert screen.secret is not None and len(screen.secret.lines) <= 4
                 assert all(len(line) <= 21 for line in screen.secret.lines), screen.secret
             title, rows = table.binding.host_screen(table)
-            # The final ranking has a row per seat: the hub display pages it.
-            assert len(title) <= 21 and len(rows) <= (players if table.over else 4)
+            # A row per seat (the ranking; the loots, the suspects): the hub display pages
+            # them, its "1/4" beside the title.
+            most = players if table.over else -(-(3 + players) // 4) * 4 + 1 + players
+            paged = len(rows) > 4 and not table.over
+            assert len(title) <= (17 if paged else 21) and len(rows) <= most
             assert all(len(row) <= 21 for row in rows), rows
     assert {"steal", "accuse"} <= kinds and ("give" in kinds) == (give == "choose")
     final = table.binding.station_screen(table, 0)
@@ -337,7 +341,20 @@ def test_suspect_summary_speaks_the_table_language_and_fits(
     assert cells[target] == codes[target] + unmasked
     assert cells[runaway] == codes[runaway] + escaped
     assert all(cells[s][len(codes[s]) :].isdigit() for s in range(6) if s not in (target, runaway))
-    # The hub's last line is the same summary, under a word that says what it is.
+    # The hub says the same in words: a count after each seat, the out seats by name.
     with speaking(language):
-        said = {say(f, summary=summary) for f in ("Suspects {summary}", "Susp. {summary}")}
-    assert host_lines[-1].replace(" ", "") in {line.replace(" ", "") for line in said}
+        short = [table.seating.short(s) for s in range(6)]
+        out = [
+            say(
+                "{seat} is {colour}",
+                seat=short[target],
+                colour=gem_name(table.view(target)["identity"]),
+            ),
+            say("{seat} escaped", seat=short[runaway]),
+        ]
+    assert sorted(host_lines[-2:]) == sorted(out), host_lines
+    counts = " ".join(host_lines[-4:-2]).split()
+    assert counts[0::2] == [short[s] for s in range(6) if s not in (target, runaway)]
+    assert counts[1::2] == [
+        cells[s][len(codes[s]) :] for s in range(6) if s not in (target, runaway)
+    ]

@@ -122,7 +122,7 @@ def test_countdown_shows_on_every_station() -> None:
     t.timer_left = 3.2
     assert "Window 4s: pass/play" in screen_text(t, 1)
     assert "Window 4s: wait" in screen_text(t, 0)
-    assert "Red: Rifle>Yel" in screen_text(t, 2)
+    assert "Red: Rifle at Yel" in screen_text(t, 2)
     assert "Aimed by" not in screen_text(t, 1)  # not aimed until the window closes
 
 
@@ -137,7 +137,7 @@ def test_window_pass_by_everyone_resolves_the_action() -> None:
     pub = t.view(None)["table"]
     assert pub["phase"] == "turn" and pub["active"] == 1
     assert "Aimed by: Red" in screen_text(t, 1)
-    assert "You: Rifle>Yel" in screen_text(t, 0)
+    assert "You: Rifle at Yel" in screen_text(t, 0)
 
 
 def test_cards_stay_under_the_flap() -> None:

@@ -217,7 +217,8 @@ def test_vote_countdown_fills_the_late_cards_and_results_show_everywhere() -> No
     _title, rows = table.binding.host_screen(table)
     for seat in range(4):
         name = table.seating.short(seat)
-        assert f"{name} +{pub['reveal']['points'][seat]}={pub['scores'][seat]}" in " ".join(rows)
+        gain, total = pub["reveal"]["points"][seat], pub["scores"][seat]
+        assert rows[seat].startswith(f"{name} +{gain}, total {total} pt"), rows
 
 
 def test_host_next_skips_a_countdown_and_deals_after_results() -> None:

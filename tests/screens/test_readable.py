@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from firmware.hub.bindings import binding_for
+from firmware.hub.bindings.identiquest import gem_name
 from firmware.hub.bindings.incognito import _two_a_row
 from firmware.hub.config import TableConfig
 from firmware.hub.publish import link_screen
 from firmware.hub.table import Seating, Table
 from firmware.link.lang import _, in_language, short_colour, speaking
 from firmware.link.mqtt import LinkState
-from firmware.link.render import CHARS, glass
+from firmware.link.render import BODY_LINES, CHARS, glass
 from tests.support.screens import KEYS, random_move
 
 
@@ -136,6 +137,74 @@ def test_a_weapon_in_play_reads_holder_weapon_and_targets_on_the_hub(language: s
     assert all(name.split()[0][:3] in text for name in names), (lines, names)
 
 
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_weapon_being_taken_reads_like_the_hub_on_the_stations(language: str) -> None:
+    """While a seat takes a weapon, the stations' news line says "Blu: Pistol at Jau" as
+    the hub does (the targets on a row of their own where the name would be cut), not
+    the cut code "Blu: Pistol>Jau"."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def equipping(t: Table, body: dict[str, Any]) -> bool:
+        d = t.view(None)["table"]["declared"]
+        return bool(d and d["type"] == "equip" and d.get("targets"))
+
+    play_until(table, equipping, seed=3)
+    d = table.view(None)["table"]["declared"]
+    with speaking(language):
+        name = in_language(table.binding._weapon_name(table, d["weapon"]))  # type: ignore[attr-defined]
+        holder = table.seating.short(d["seat"])
+        lines = table.binding.station_screen(table, 0).lines
+    at = {"en": "at", "fr": "sur"}[language]
+    text = " ".join(lines)
+    assert f"{holder}" in text and f" {at} " in text and name.split()[0] in text, lines
+    assert not any(re.search(r"\w:\s?\S+>", line) for line in lines), lines
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_holder_of_a_weapon_reads_it_in_words(language: str) -> None:
+    """A seat holding a weapon reads "You: Pistol at Jau" on its station (the targets on
+    a row of their own where the name would be cut), not "You: Pistol>Jau"."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def armed(t: Table, body: dict[str, Any]) -> bool:
+        return any(w["holder"] is not None for w in t.view(None)["table"]["weapons"])
+
+    play_until(table, armed, seed=3)
+    held = next(w for w in table.view(None)["table"]["weapons"] if w["holder"] is not None)
+    with speaking(language):
+        name = in_language(table.binding._weapon_name(table, held["key"]))  # type: ignore[attr-defined]
+        lines = table.binding.station_screen(table, held["holder"]).lines
+        you = _("{seat}: {weapon}", seat=_("You|the seat itself, before its weapon"), weapon="")
+    at = {"en": "at", "fr": "sur"}[language]
+    mine = [i for i, line in enumerate(lines) if line.startswith(you)]
+    assert mine and name.split()[0] in lines[mine[0]], lines
+    assert f" {at} " in " ".join(lines[mine[0] : mine[0] + 2]), lines
+    assert not any(">" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_loyalty_card_seen_says_whose_it_is_in_words(language: str) -> None:
+    """A loyalty card seen reads "Yel's right card:" (or "Between Blu and Blk:") over the
+    card whole on the flap's "Seen" page, not "Yel R (M) Red Ch" / "Blu R/Blk L (M)"."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def seen(t: Table, body: dict[str, Any]) -> bool:
+        return any(x["kind"] == "loyalty" for s in range(5) for x in t.view(s)["you"]["seen"])
+
+    play_until(table, seen, seed=3)
+    seat = next(s for s in range(5) if table.view(s)["you"]["seen"])
+    entry = next(x for x in table.view(seat)["you"]["seen"] if x["kind"] == "loyalty")
+    with speaking(language):
+        name = in_language(entry["card"]["name"])
+        who = [table.seating.short(o) for o, _slot in entry["owners"]]
+        pages = table.binding.pages(table, seat)  # type: ignore[attr-defined]
+        head = _("Seen {first}-{last}", first=1, last=1).split()[0]
+    rows = [row for title, lines in pages if title.startswith(head) for row in lines]
+    at = next(i for i, row in enumerate(rows) if all(w in row for w in who) and row.endswith(":"))
+    assert name in rows[at + 1], rows
+    assert not any(re.search(r"\b[RLDG](/| \()", row) for row in rows), rows
+
+
 # --- Ultra Secret -----------------------------------------------------------------------
 
 
@@ -242,7 +311,34 @@ def test_identiquest_market_and_suspects_read_as_words(language: str) -> None:
         assert len(gems) == 5 and all(len(g) >= 3 for g in gems), lines
         assert lines[3].startswith(_("Susp. {summary}", summary="").strip()), lines
         _title, hub = table.binding.host_screen(table)
-        assert hub[-1].startswith(_("Susp. {summary}", summary="").strip()), hub
+        assert hub[0] == _("Market, deck {n}:", n=deck), hub
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_identiquest_hub_says_each_loot_and_suspect_count_in_words(language: str) -> None:
+    """The hub reads a row per seat under a sentence ("Red 4, top green"), then, on a page
+    of its own, "Colours each may be:" over "Red 7 Yel 6 Grn 6"; not "R4gre Y6pin" and
+    "Susp. R7Y6G6B7K7P7"; its title leaves room for the page count."""
+    table = table_of("identiquest", ["red", "yellow", "green", "blue", "black", "purple"])
+    play_until(table, lambda t, b: sum(loot["size"] > 0 for loot in t.view(None)["loot"]) >= 3)
+    pub = table.view(None)
+    with speaking(language):
+        title, hub = table.binding.host_screen(table)
+        short = [table.seating.short(s) for s in range(6)]
+        head, suspects = _("Loot, top gem:"), _("Colours each may be:")
+        rows = [
+            _("{seat} {n}, top {gem}", seat=short[s], n=loot["size"], gem=gem_name(loot["top"]))
+            if loot["top"]
+            else _("{seat}: no gems", seat=short[s])
+            for s, loot in enumerate(pub["loot"])
+        ]
+    assert not any(re.search(r"\b[A-Z][a-z]?\d+[a-z]{3}\b|Susp\.", line) for line in hub), hub
+    assert hub[hub.index(head) + 1 :][:6] == rows, hub
+    at = hub.index(suspects)
+    assert at % BODY_LINES == 0, hub  # the suspects start a page of the hub display
+    counts = " ".join(hub[at + 1 :]).split()
+    assert counts[0::2] == short and counts[1::2] == [str(x.count("?")) for x in pub["suspects"]]
+    assert len(glass(title)) + len(" 1/4") <= CHARS and all(len(glass(x)) <= CHARS for x in hub)
 
 
 # --- Incognito --------------------------------------------------------------------------
@@ -260,6 +356,25 @@ def test_the_hub_word_list_keeps_its_second_column_aligned() -> None:
     assert len(starts) <= 1, rows
     assert all(len(row) <= CHARS for row in rows)
     assert sorted(" ".join(rows).split()) == sorted(" ".join(words).split())
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_incognito_reveal_on_the_hub_says_points(language: str) -> None:
+    """At the reveal the hub says "Grn +2, total 6 pts", a seat a row (not "Grn +2=6"), and
+    at six seats still ends with "Next: new round" (the hub pages the rows)."""
+    colours = ["red", "yellow", "green", "blue", "black", "purple"]
+    table = table_of("incognito", colours, seed=3)
+    play_until(table, lambda t, b: t.view(None)["phase"] == "reveal", seed=3)
+    pub = table.view(None)
+    with speaking(language):
+        _title, lines = table.binding.host_screen(table)
+        names = [table.seating.short(s) for s in range(6)]
+        nxt = _("Next: new round")
+    assert not any("=" in line for line in lines), lines
+    for s, line in enumerate(lines[:6]):
+        gain, total = pub["reveal"]["points"][s], pub["scores"][s]
+        assert line.startswith(f"{names[s]} +{gain}, total {total} pt"), lines
+    assert lines[-1] == nxt and all(len(glass(line)) <= CHARS for line in lines), lines
 
 
 def test_a_voter_done_reads_how_many_still_vote_in_words() -> None:

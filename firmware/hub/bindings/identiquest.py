@@ -29,7 +29,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit, glass, scroll_marker, shrink, shrink_names
+from firmware.link.render import BODY_LINES, fit, glass, scroll_marker, shrink, shrink_names
 from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
@@ -319,7 +319,6 @@ class IdentiquestBinding:
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
         name = table.seating.name
-        gems = gem_codes(pub["colours"])
         if pub["phase"] == "over":
             end = _("deck empty") if pub["end"] == "deck" else _("all out")
             return _("Over ({end})", end=end), _ranking_rows(table, pub)  # the hub pages it
@@ -333,18 +332,45 @@ class IdentiquestBinding:
             )
         else:
             title = _("Turn: {seat}", seat=name(pub["turn"]))
-        deck = _("{title}, deck {n}", title=title, n=pub["deck"])
-        title = deck if len(glass(deck)) <= WIDTH else title
-        letters = seat_letters(table)
-        loots = pub["loot"]
-        tops = [gems[loot["top"]] if loot["top"] else "-" for loot in loots]
-        cells = [f"{letters[s]}{loot['size']}{tops[s]}" for s, loot in enumerate(loots)]
+        # The deck is on the market's row: the title leaves room for the hub's "1/4".
+        return fit(title), [*self._loot_page(table, pub), *self._suspects_page(table, pub)]
+
+    @staticmethod
+    def _loot_page(table: Table, pub: dict[str, Any]) -> list[str]:
+        """The market and the deck, then a row per seat under a sentence: "Red 4, top green" (the
+        loot's size and its top gem); the page is filled so the suspects start a page."""
+        gems = gem_codes(pub["colours"])
+        rows = [_("Market, deck {n}:", n=pub["deck"]), market_line(pub), _("Loot, top gem:")]
+        for s, loot in enumerate(pub["loot"]):
+            seat = table.seating.short(s)
+            if not loot["top"]:
+                rows.append(_("{seat}: no gems", seat=seat))
+                continue
+            row = _("{seat} {n}, top {gem}", seat=seat, n=loot["size"], gem=gem_name(loot["top"]))
+            if len(glass(row)) > WIDTH:
+                row = _("{seat} {n}, top {gem}", seat=seat, n=loot["size"], gem=gems[loot["top"]])
+            rows.append(fit(row))
+        return rows + [""] * (-len(rows) % BODY_LINES)
+
+    @staticmethod
+    def _suspects_page(table: Table, pub: dict[str, Any]) -> list[str]:
+        """A sentence, then each seat and how many colours it may still be, three a row
+        ("Red 7  Yel 6  Grn 6"); a seat unmasked or escaped says so on a row of its own
+        ("Blu is green", "Blk escaped")."""
+        cells, out = [], []
+        for s, suspects in enumerate(pub["suspects"]):
+            seat = table.seating.short(s)
+            if pub["unmasked"][s] is not None:
+                colour = gem_name(pub["unmasked"][s])
+                out.append(fit(_("{seat} is {colour}", seat=seat, colour=colour)))
+            elif pub["escaped"][s]:
+                out.append(_("{seat} escaped", seat=seat))
+            else:
+                cells.append(f"{seat} {suspects.count('?')}")
         rows = _columns(cells, 3)
-        if any(len(glass(row)) > WIDTH for row in rows):  # two-letter seats, 10+ gems
-            rows = [" ".join(cells[i : i + 3]) for i in range(0, len(cells), 3)]
         if any(len(glass(row)) > WIDTH for row in rows):
-            rows = _columns([f"{letters[s]}{loot['size']}" for s, loot in enumerate(loots)], 3)
-        return fit(title), [market_line(pub), *rows, self.suspects_line(table, pub)][:4]
+            rows = _columns(cells, 2)
+        return [_("Colours each may be:"), *rows, *out]
 
 
 def gem_name(colour: str) -> str:

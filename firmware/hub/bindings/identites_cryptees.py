@@ -42,6 +42,7 @@ from firmware.link.protocol import Screen, Secret
 from firmware.link.render import (
     BODY_LINES,
     CHARS,
+    fit,
     fit_list,
     glass,
     menu_rows,
@@ -344,6 +345,20 @@ class IdentitesCrypteesBinding(KnobMenus):
             return _("Discard a program") if who == seat else _("{seat} discards", seat=name)
         return _("Game over")
 
+    def _declared_rows(self, table: Table) -> list[str]:
+        """The declared action as the hub says a weapon ("Blu: Pistol at Jau", the
+        targets on a row of their own where the line would cut the weapon's name)."""
+        d = table.view(None)["table"]["declared"]
+        if d and d["type"] == "equip":
+            actor = short(table, d.get("seat"))
+            weapon = self._weapon_name(table, d["weapon"])
+            targets = "+".join(short(table, t) for t in d.get("targets", []))
+            if not targets:
+                return [shrink(lambda w: _("{seat}: {weapon}", seat=actor, weapon=w), weapon)]
+            return _held(actor, targets, weapon)
+        line = self._declared_line(table)
+        return [line] if line else []
+
     def _declared_line(self, table: Table) -> str:
         pub = table.view(None)["table"]
         d = pub["declared"]
@@ -353,10 +368,6 @@ class IdentitesCrypteesBinding(KnobMenus):
         kind = d["type"]
         if kind == "investigate":
             return _("{who} looks at {seat}", who=actor, seat=short(table, d["target"]))
-        if kind == "equip":
-            targets = "+".join(short(table, t) for t in d.get("targets", []))
-            weapon = self._weapon_name(table, d["weapon"])[:6]
-            return f"{actor}: {weapon}" + (f">{targets}" if targets else "")
         if kind == "fire":
             target = d.get("target")
             if target is None:
@@ -427,16 +438,14 @@ class IdentitesCrypteesBinding(KnobMenus):
                 _("You win!") if seat in winners else _("You lose"),
             ]
         lines = [self._status(table, seat)]
-        declared = self._declared_line(table) or self.news_line(table)
-        if declared:
-            lines.append(declared)
+        news = self.news_line(table)
+        lines += self._declared_rows(table) or ([news] if news else [])
         me = pub["seats"][seat]
         weapon = me["weapon"]
         if weapon:
             w = next(x for x in pub["weapons"] if x["key"] == weapon)
-            targets = "+".join(short(table, t) for t in w["targets"]) or "-"
-            name = self._weapon_name(table, w["key"])[:6]
-            lines.append(_("You: {weapon}>{targets}", weapon=name, targets=targets))
+            targets = "+".join(short(table, t) for t in w["targets"]) or _("nobody")
+            lines += _held(_(YOU), targets, self._weapon_name(table, w["key"]))
         aimed = [
             short(table, w["holder"])
             for w in pub["weapons"]
@@ -495,20 +504,24 @@ class IdentitesCrypteesBinding(KnobMenus):
         for prog in you["programs"]:
             name = f"{in_language(prog['name'])} ({label(_TIMINGS, prog['timing'])})"
             pages += card_pages(_("Program|page"), name, in_language(prog["text"]))
-        seen = []
+        # Each card seen: an ID on a row; a loyalty card says whose it is in words on one
+        # row ("Between Blu and Blk:"; was "Blu R/Blk L (M)"), the card on the next.
+        seen: list[list[str]] = []
         for s in you["seen"]:
             if s["kind"] == "id":
                 who = short(table, s["seat"])
                 line = functools.partial(_seen_id, who)
-                seen.append(shrink(line, card(s["card"])))
+                seen.append([shrink(line, card(s["card"]))])
             else:
-                owners = "/".join(
-                    f"{short(table, o)} {_card_slot(sl)[:1].upper()}" for o, sl in s["owners"]
-                )
-                seen.append(shrink(f"{owners} {{}}".format, card(s["card"])))
-        for i in range(0, len(seen), WINDOW):
-            last = min(len(seen), i + WINDOW)
-            pages.append((_("Seen {first}-{last}", first=i + 1, last=last), seen[i:last]))
+                seen.append([fit(_whose(table, s["owners"])), fit(card(s["card"]))])
+        first = 0
+        while first < len(seen):
+            last = first + 1
+            while last < len(seen) and sum(len(e) for e in seen[first : last + 1]) <= WINDOW:
+                last += 1
+            rows = [row for entry in seen[first:last] for row in entry]
+            pages.append((_("Seen {first}-{last}", first=first + 1, last=last), rows))
+            first = last
         return pages
 
     def _secret(self, table: Table, seat: int) -> Secret:
@@ -600,6 +613,9 @@ _TIMINGS = {
 }
 
 
+YOU = N_("You|the seat itself, before its weapon")
+
+
 def _held(holder: str, targets: str, weapon: str) -> list[str]:
     line = _("{seat}: {weapon} at {targets}", seat=holder, weapon=weapon, targets=targets)
     if len(glass(line)) <= CHARS:
@@ -627,6 +643,20 @@ def _face_line(who: str, slot: str, card: dict[str, Any]) -> str:
     if word and len(glass(f"{line} ({word})")) <= CHARS:
         line = f"{line} ({word})"
     return line
+
+
+def _whose(table: Table, owners: list[Any]) -> str:
+    """Whose a loyalty card is, in words: "Between Blu and Blk:" (the card two
+    neighbours share), or "Blu's right card:"."""
+    if len(owners) == 2:
+        a, b = (short(table, o) for o, _slot in owners)
+        return _("Between {a} and {b}:", a=a, b=b)
+    return "  ".join(
+        _("{seat}'s left card:", seat=short(table, o))
+        if sl == "left"
+        else _("{seat}'s right card:", seat=short(table, o))
+        for o, sl in owners
+    )
 
 
 def _card_slot(slot: str, *, long: bool = False) -> str:

@@ -21,7 +21,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import glass, scroll_room, scroll_title, scrolled, shrink, window
+from firmware.link.render import fit, glass, scroll_room, scroll_title, scrolled, shrink, window
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 from rules.incognito import INFO
@@ -275,13 +275,24 @@ class IncognitoBinding:
             complete = sum(1 for row in pub["voted"] if len(row) == others)
             voted = _("Voted: {n}/{of}", n=complete, of=table.players)
             return title, [*_two_a_row(words), glass(voted)]  # more than 4 lines: pages
+        # A seat a row, its points said ("Grn +2, total 6 pts"; was "Grn +2=6"): the hub
+        # pages the rows, so "Next: new round" is never cut off at 7 or 8 seats.
         points = pub["reveal"]["points"]
-        cells = [f"{short(s)} +{points[s]}={pub['scores'][s]}" for s in range(table.players)]
-        pairs = [cells[i : i + 2] for i in range(0, len(cells), 2)]
-        rows = [" ".join(f"{c:<10}" for c in pair).rstrip() for pair in pairs]
+        rows = [
+            fit(
+                plural(
+                    "{seat} +{gain}, total {n} pt",
+                    "{seat} +{gain}, total {n} pts",
+                    pub["scores"][s],
+                    seat=short(s),
+                    gain=points[s],
+                )
+            )
+            for s in range(table.players)
+        ]
         if phase == "reveal":
             rows.append(_("Next: new round"))
-        return title, [glass(row) for row in rows[:4]]
+        return title, [glass(row) for row in rows]
 
 
 def _packed(head: str, items: list[str]) -> list[str]:
