@@ -190,6 +190,18 @@ def fit_list(head: str, items: list[str], width: int = CHARS) -> str:
     return line
 
 
+def packed(head: str, items: list[str], width: int = CHARS) -> list[str]:
+    """``head`` then the items, as many a row as fit whole (an item never splits): the
+    rows a screen or a hub page lists ("Votes: Grn #1 Blu #5" / "Red #3")."""
+    rows = [head]
+    for item in items:
+        if len(glass(f"{rows[-1]} {item}")) > width:
+            rows.append(item)
+        else:
+            rows[-1] = f"{rows[-1]} {item}"
+    return rows
+
+
 def blank() -> Image.Image:
     return Image.new("1", (WIDTH, HEIGHT), 0)
 

@@ -21,7 +21,16 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit, glass, scroll_room, scroll_title, scrolled, shrink, window
+from firmware.link.render import (
+    fit,
+    glass,
+    packed,
+    scroll_room,
+    scroll_title,
+    scrolled,
+    shrink,
+    window,
+)
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 from rules.incognito import INFO
@@ -251,7 +260,7 @@ class IncognitoBinding:
             # (a bare "Grn 1" read as a count).
             short = table.seating.short
             cards = [f"{short(d)} #{n}" for d, n in enumerate(me["votes"]) if n is not None]
-            rows += _packed(_("Votes:"), cards) if cards else [_("No card laid")]
+            rows += packed(_("Votes:"), cards) if cards else [_("No card laid")]
         return Secret(title=_("Your secret word") + clock, lines=tuple(rows[:4]))
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
@@ -293,17 +302,6 @@ class IncognitoBinding:
         if phase == "reveal":
             rows.append(_("Next: new round"))
         return title, [glass(row) for row in rows]
-
-
-def _packed(head: str, items: list[str]) -> list[str]:
-    """``head`` then the items, as many a row as fit whole (an item never splits)."""
-    rows = [head]
-    for item in items:
-        if len(glass(f"{rows[-1]} {item}")) > WIDTH:
-            rows.append(item)
-        else:
-            rows[-1] = f"{rows[-1]} {item}"
-    return rows
 
 
 def _two_a_row(words: list[str]) -> list[str]:

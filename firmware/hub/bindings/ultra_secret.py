@@ -37,7 +37,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import CHARS, fit, fit_list, glass, menu_rows
+from firmware.link.render import CHARS, fit, fit_list, glass, menu_rows, packed
 from rules.core import Action, action_to_json
 from rules.ultra_secret import INFO
 
@@ -608,15 +608,7 @@ def _whose(head: str, squares: list[str | None], none: str) -> list[str]:
     """``head`` then each seat's colour and square, as many a row as fit whole; ``none``
     when no seat has one (its own words: "aucun" agrees with its noun in French)."""
     items = [f"{short(COLOURS[s])} {sq}" for s, sq in enumerate(squares) if sq]
-    if not items:
-        return [none]
-    rows = [head]
-    for item in items:
-        if len(glass(f"{rows[-1]} {item}")) > CHARS:
-            rows.append(item)
-        else:
-            rows[-1] = f"{rows[-1]} {item}"
-    return rows
+    return packed(head, items) if items else [none]
 
 
 def _counted(cards: list[str]) -> str:
