@@ -10,6 +10,7 @@ from typing import Any
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.link.render import render_lines
+from firmware.tools.bots.host import until
 from firmware.tools.bots.identites_cryptees import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable
@@ -83,7 +84,14 @@ def test_window_passes_close_it_and_the_timer_closes_it_alone(make_table: TableF
     window = pub["view"]["table"]["window"]
     assert pub["view"]["table"]["phase"] == "window" and len(window["waiting"]) == 3
     other = sim.names[window["waiting"][0]]
-    screen = sim.stations[other].screen
+    # The station's own screen is another message than ``public``: wait for it to arrive.
+    station = sim.stations[other]
+
+    def shows_window() -> bool:
+        return station.screen is not None and station.screen.lines[0].startswith("Window ")
+
+    until(shows_window, 10)
+    screen = station.screen
     assert screen is not None and screen.lines[0].startswith("Window ")
     assert screen.lines[0].endswith("s: pass/play")
     pub = sim.watch.wait(lambda p: p["view"]["table"]["phase"] != "window", timeout=10)
