@@ -309,9 +309,35 @@ def test_identiquest_market_and_suspects_read_as_words(language: str) -> None:
         assert lines[0] == _("Market, deck {n}:", n=deck)
         gems = lines[1].split()
         assert len(gems) == 5 and all(len(g) >= 3 for g in gems), lines
-        assert lines[3].startswith(_("Susp. {summary}", summary="").strip()), lines
+        assert lines[2].startswith(_("Suspects {summary}", summary="")), lines
         _title, hub = table.binding.host_screen(table)
         assert hub[0] == _("Market, deck {n}:", n=deck), hub
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("seats", [4, 5, 6])
+def test_the_identiquest_station_spaces_every_suspect_after_the_word(
+    language: str, seats: int
+) -> None:
+    """A waiting station says "Suspects R7 Y6 G6 B7" and, at five or six seats, goes on
+    under the list's start ("         K7 P7"); never "Susp. R7Y6G6B7K7P7"."""
+    colours = ["red", "yellow", "green", "blue", "black", "purple"][:seats]
+    table = table_of("identiquest", colours)
+    pub = table.view(None)
+    waiting = (pub["turn"] + 1) % seats
+    with speaking(language):
+        lines = list(table.binding.station_screen(table, waiting).lines)
+        word = _("Suspects {summary}", summary="")
+    rows = [line for line in lines if line.startswith(word)]
+    assert len(rows) == 1, lines
+    at = lines.index(rows[0])
+    listed = [rows[0][len(word) :], *(x[len(word) :] for x in lines[at + 1 :])]
+    assert all(x.startswith(" " * len(word)) for x in lines[at + 1 :]), lines
+    cells = " ".join(listed).split()
+    assert [c[-1] for c in cells] == [str(x.count("?")) for x in pub["suspects"]], lines
+    assert all(len(c) <= 3 for c in cells), lines  # a letter or two and a count each
+    assert all(len(glass(line)) <= CHARS for line in lines), lines
+    assert len(lines) == BODY_LINES and not any("Susp." in line for line in lines), lines
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
