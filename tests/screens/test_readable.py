@@ -472,8 +472,9 @@ def test_a_long_seat_name_gives_way_to_round_and_phase(game: str) -> None:
         title = long.binding.station_screen(long, 0).title
         plain = short.binding.station_screen(short, 0).title
     assert len(glass(title)) <= CHARS and "~" not in title, title
-    rest = plain.split(" ", 1)[1]
-    assert title.endswith(" " + rest) and title.startswith("Bartho"), (title, plain)
+    rest = re.sub(r"Round (\d)", r"R\1", plain.split(" ", 1)[1])  # "R1/3" where cut
+    said = re.sub(r"Round (\d)", r"R\1", title)
+    assert said.endswith(" " + rest) and title.startswith("Bartho"), (title, plain)
 
 
 def test_three_letter_seat_names_never_collide() -> None:
@@ -501,3 +502,32 @@ def test_the_first_hub_screen_speaks_the_table_language() -> None:
     assert lines[0] == "Connexion à" and title == "hub coffre t"
     _t, lost = link_screen(actor, LinkState("not-found", "Broker not found"), "hub.local")
     assert lost[:2] == ["Broker introuvable", "Nouvel essai..."]
+
+
+# --- round and turn in words --------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize(
+    ("game", "options", "word"),
+    [
+        ("incognito", {}, "Round {n}/{of} {phase}"),
+        ("secret-identity", {}, "Round {n}/{of}"),
+        ("secret-identity", {"mode": "coop"}, "Turn {n}/{of}"),
+        ("ultra-secret", {}, "Turn {n}: {phase}"),
+    ],
+)
+def test_round_and_turn_are_words_where_the_title_fits(
+    language: str, game: str, options: dict[str, Any], word: str
+) -> None:
+    """Red's station and the hub say "Round 1/3" and "Turn 2" (the hub in French too:
+    "Manche", "Tour"), not "R1/3" and "T2", where the title fits the glass."""
+    table = table_of(game, ["red", "yellow", "green", "blue"], **options)
+    play_until(table, lambda t, b: t.view(None).get("turn", 1) >= 1)
+    with speaking(language):
+        head = _(word, n=0, of=0, phase="").split("0")[0].strip()
+        station = table.binding.station_screen(table, 0).title
+        hub, _lines = table.binding.host_screen(table)
+    for title in (station, hub) if language == "en" else (hub,):
+        assert head in title and len(glass(title)) <= CHARS, (title, head)
+        assert not re.search(r"\b[RTM]\d", title), title
