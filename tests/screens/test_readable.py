@@ -160,6 +160,27 @@ def test_a_weapon_being_taken_reads_like_the_hub_on_the_stations(language: str) 
     assert not any(re.search(r"\w:\s?\S+>", line) for line in lines), lines
 
 
+def test_a_declared_action_takes_the_french_space_before_its_colon() -> None:
+    """A declared action reads "Blu : Lâcher l'arme" in French (was "Blu: Lâcher
+    l'arme") and "Blu: Drop weapon" in English."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def dropping(t: Table, body: dict[str, Any]) -> bool:
+        d = t.view(None)["table"]["declared"]
+        return bool(d and d["type"] == "drop")
+
+    play_until(table, dropping, seed=3)
+    seat = table.view(None)["table"]["declared"]["seat"]
+    with speaking("fr"):
+        french = table.binding._declared_line(table)  # type: ignore[attr-defined]
+        said = f"{table.seating.short(seat)} : {_('Drop weapon')}"
+    with speaking("en"):
+        english = table.binding._declared_line(table)  # type: ignore[attr-defined]
+        plain = f"{table.seating.short(seat)}: Drop weapon"
+    assert french == said and len(glass(french)) <= CHARS, french
+    assert english == plain, english
+
+
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_holder_of_a_weapon_reads_it_in_words(language: str) -> None:
     """A seat holding a weapon reads "You: Pistol at Jau" on its station (the targets on
