@@ -74,7 +74,7 @@ def test_coop_game_scores_the_team_and_matches_the_goldens(make_table: TableFact
         screen = sim.stations[name].screen
         assert screen is not None
         assert screen.lines[0] == f"{right} right answer" + ("" if right == 1 else "s")
-        assert screen.lines[1].startswith("T10: ")
+        assert screen.lines[1].startswith("Turn 10: ")  # the turn in words where it fits
         assert " ".join(screen.lines[2:]).split() == band.split()
     problems = [
         p for n in sim.names for p in frame_problems(f"si-coop/{n}", recorded_frames(sim, n))
