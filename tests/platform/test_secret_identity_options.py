@@ -154,7 +154,9 @@ def seen_by(heard: list[tuple[str, Any]]) -> list[str]:
         if topic.endswith("/screen"):
             data.pop("rev", None)
             data.pop("secret", None)
-            data["lines"] = [re.sub(r"^(T\d+: ).*", r"\1#", ln) for ln in data.get("lines", [])]
+            data["lines"] = [
+                re.sub(r"^(T(?:urn )?\d+: ).*", r"\1#", ln) for ln in data.get("lines", [])
+            ]
         elif topic.endswith("/ack"):
             data.pop("id", None)
         elif topic.endswith("/hub/status"):
