@@ -160,6 +160,27 @@ def test_a_weapon_being_taken_reads_like_the_hub_on_the_stations(language: str) 
     assert not any(re.search(r"\w:\s?\S+>", line) for line in lines), lines
 
 
+def test_a_declared_action_takes_the_french_space_before_its_colon() -> None:
+    """A declared action reads "Blu : Lâcher l'arme" in French (was "Blu: Lâcher
+    l'arme") and "Blu: Drop weapon" in English."""
+    table = table_of("identites-cryptees", ["red", "yellow", "green", "blue", "black"], seed=3)
+
+    def dropping(t: Table, body: dict[str, Any]) -> bool:
+        d = t.view(None)["table"]["declared"]
+        return bool(d and d["type"] == "drop")
+
+    play_until(table, dropping, seed=3)
+    seat = table.view(None)["table"]["declared"]["seat"]
+    with speaking("fr"):
+        french = table.binding._declared_line(table)  # type: ignore[attr-defined]
+        said = f"{table.seating.short(seat)} : {_('Drop weapon')}"
+    with speaking("en"):
+        english = table.binding._declared_line(table)  # type: ignore[attr-defined]
+        plain = f"{table.seating.short(seat)}: Drop weapon"
+    assert french == said and len(glass(french)) <= CHARS, french
+    assert english == plain, english
+
+
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_holder_of_a_weapon_reads_it_in_words(language: str) -> None:
     """A seat holding a weapon reads "You: Pistol at Jau" on its station (the targets on
@@ -309,9 +330,35 @@ def test_identiquest_market_and_suspects_read_as_words(language: str) -> None:
         assert lines[0] == _("Market, deck {n}:", n=deck)
         gems = lines[1].split()
         assert len(gems) == 5 and all(len(g) >= 3 for g in gems), lines
-        assert lines[3].startswith(_("Susp. {summary}", summary="").strip()), lines
+        assert lines[2].startswith(_("Suspects {summary}", summary="")), lines
         _title, hub = table.binding.host_screen(table)
         assert hub[0] == _("Market, deck {n}:", n=deck), hub
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("seats", [4, 5, 6])
+def test_the_identiquest_station_spaces_every_suspect_after_the_word(
+    language: str, seats: int
+) -> None:
+    """A waiting station says "Suspects R7 Y6 G6 B7" and, at five or six seats, goes on
+    under the list's start ("         K7 P7"); never "Susp. R7Y6G6B7K7P7"."""
+    colours = ["red", "yellow", "green", "blue", "black", "purple"][:seats]
+    table = table_of("identiquest", colours)
+    pub = table.view(None)
+    waiting = (pub["turn"] + 1) % seats
+    with speaking(language):
+        lines = list(table.binding.station_screen(table, waiting).lines)
+        word = _("Suspects {summary}", summary="")
+    rows = [line for line in lines if line.startswith(word)]
+    assert len(rows) == 1, lines
+    at = lines.index(rows[0])
+    listed = [rows[0][len(word) :], *(x[len(word) :] for x in lines[at + 1 :])]
+    assert all(x.startswith(" " * len(word)) for x in lines[at + 1 :]), lines
+    cells = " ".join(listed).split()
+    assert [c[-1] for c in cells] == [str(x.count("?")) for x in pub["suspects"]], lines
+    assert all(len(c) <= 3 for c in cells), lines  # a letter or two and a count each
+    assert all(len(glass(line)) <= CHARS for line in lines), lines
+    assert len(lines) == BODY_LINES and not any("Susp." in line for line in lines), lines
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])
@@ -446,8 +493,9 @@ def test_a_long_seat_name_gives_way_to_round_and_phase(game: str) -> None:
         title = long.binding.station_screen(long, 0).title
         plain = short.binding.station_screen(short, 0).title
     assert len(glass(title)) <= CHARS and "~" not in title, title
-    rest = plain.split(" ", 1)[1]
-    assert title.endswith(" " + rest) and title.startswith("Bartho"), (title, plain)
+    rest = re.sub(r"Round (\d)", r"R\1", plain.split(" ", 1)[1])  # "R1/3" where cut
+    said = re.sub(r"Round (\d)", r"R\1", title)
+    assert said.endswith(" " + rest) and title.startswith("Bartho"), (title, plain)
 
 
 def test_three_letter_seat_names_never_collide() -> None:
@@ -475,3 +523,32 @@ def test_the_first_hub_screen_speaks_the_table_language() -> None:
     assert lines[0] == "Connexion à" and title == "hub coffre t"
     _t, lost = link_screen(actor, LinkState("not-found", "Broker not found"), "hub.local")
     assert lost[:2] == ["Broker introuvable", "Nouvel essai..."]
+
+
+# --- round and turn in words --------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize(
+    ("game", "options", "word"),
+    [
+        ("incognito", {}, "Round {n}/{of} {phase}"),
+        ("secret-identity", {}, "Round {n}/{of}"),
+        ("secret-identity", {"mode": "coop"}, "Turn {n}/{of}"),
+        ("ultra-secret", {}, "Turn {n}: {phase}"),
+    ],
+)
+def test_round_and_turn_are_words_where_the_title_fits(
+    language: str, game: str, options: dict[str, Any], word: str
+) -> None:
+    """Red's station and the hub say "Round 1/3" and "Turn 2" (the hub in French too:
+    "Manche", "Tour"), not "R1/3" and "T2", where the title fits the glass."""
+    table = table_of(game, ["red", "yellow", "green", "blue"], **options)
+    play_until(table, lambda t, b: t.view(None).get("turn", 1) >= 1)
+    with speaking(language):
+        head = _(word, n=0, of=0, phase="").split("0")[0].strip()
+        station = table.binding.station_screen(table, 0).title
+        hub, _lines = table.binding.host_screen(table)
+    for title in (station, hub) if language == "en" else (hub,):
+        assert head in title and len(glass(title)) <= CHARS, (title, head)
+        assert not re.search(r"\b[RTM]\d", title), title

@@ -214,7 +214,7 @@ class IdentiquestBinding:
         own = plural("Loot {n} gem", "Loot {n} gems", loot["size"])
         if loot["top"]:
             own = _("Loot {n}, top {gem}", n=loot["size"], gem=gem_name(loot["top"]))
-        suspects = self.suspects_line(table, pub)
+        suspects = self.suspects_rows(table, pub)
         secret = self._secret(me)
         led = ACT_LED if menu is not None else IDLE_LED
         if pub["phase"] == "over":
@@ -222,16 +222,20 @@ class IdentiquestBinding:
         elif menu is None:
             if pub["phase"] == "give":
                 p = pub["pending"]
-                status = _(
+                gives = _(
                     "{giver} gives {n} to {receiver}",
                     giver=table.seating.short(p["giver"]),
                     n=p["left"],
                     receiver=table.seating.short(p["receiver"]),
                 )
+                status = [own, gives]
+            elif len(suspects) == 1:
+                status = [own, *suspects]  # the title says whose turn it is
             else:
-                status = suspects  # the title says whose turn it is
+                # Five or six seats: the list takes two rows, the loot stays under the flap.
+                status = suspects
             title = _("{seat}: {turn}'s turn", seat=name(seat), turn=name(pub["turn"]))
-            lines = [_("Market, deck {n}:", n=pub["deck"]), market, own, status]
+            lines = [_("Market, deck {n}:", n=pub["deck"]), market, *status]
         elif menu.name == "give":
             p = pub["pending"]
             title = plural(
@@ -265,19 +269,26 @@ class IdentiquestBinding:
             lines = [head, *self._window(table, seat, menu)]
         last = _last_event(table, pub, seat)
         if last and menu is None and pub["phase"] == "play":
-            lines[3] = last  # what just happened beats the suspects summary
+            lines[2:] = [own, last]  # what just happened beats the suspects summary
         title = shrink_names(title, [name(s) for s in range(table.players)])
         return Screen(rev=0, title=fit(title), lines=tuple(lines), secret=secret, led=led)
 
     @staticmethod
-    def suspects_line(table: Table, pub: dict[str, Any]) -> str:
+    def suspects_rows(table: Table, pub: dict[str, Any]) -> list[str]:
         """ "Suspects R7 Y7 G7 B7": each seat's letter and how many colours it may still be
-        (a word, not a bare "?", says what the list is)."""
-        suspects = _("Suspects {summary}", summary=suspect_summary(table, pub, WIDTH))
-        if len(glass(suspects)) <= WIDTH:
-            return suspects
-        room = WIDTH - len(glass(_("Susp. {summary}", summary="")))
-        return _("Susp. {summary}", summary=suspect_summary(table, pub, room))
+        (a word, not a bare "?", says what the list is). Where the list does not fit after
+        the word (five or six seats), it goes on over a second row, under its start:
+        "Suspects R7 Y6 G6 B7" / "         K7 P7" (never "Susp. R7Y6G6B7K7P7")."""
+        cells = suspect_cells(table, pub)
+        word = _("Suspects {summary}", summary="")
+        rows = [word]
+        for cell in cells:
+            row = f"{rows[-1]}{cell} "
+            if len(glass(row.rstrip())) > WIDTH:
+                rows.append(" " * len(glass(word)) + f"{cell} ")
+            else:
+                rows[-1] = row
+        return [row.rstrip() for row in rows]
 
     def _window(self, table: Table, seat: int, menu: Menu, size: int = WINDOW) -> list[str]:
         items = self.items(table, seat, menu)
@@ -456,6 +467,13 @@ def seat_letters(table: Table) -> list[str]:
 def suspect_summary(table: Table, pub: dict[str, Any], room: int) -> str:
     """Per seat: its code and the "?" left, or a mark (unmasked / escaped); the cells
     go without spaces between them where spaced they would not fit in ``room``."""
+    cells = suspect_cells(table, pub)
+    spaced = " ".join(cells)
+    return spaced if len(glass(spaced)) <= room else "".join(cells)
+
+
+def suspect_cells(table: Table, pub: dict[str, Any]) -> list[str]:
+    """Per seat: its code and the "?" left, or a mark (unmasked / escaped): "R7", "B="."""
     cells = []
     for s, letter in enumerate(seat_letters(table)):
         if pub["unmasked"][s] is not None:
@@ -465,8 +483,7 @@ def suspect_summary(table: Table, pub: dict[str, Any], room: int) -> str:
         else:
             mark = str(pub["suspects"][s].count("?"))
         cells.append(f"{letter}{mark}")
-    spaced = " ".join(cells)
-    return spaced if len(glass(spaced)) <= room else "".join(cells)
+    return cells
 
 
 def gem_codes(colours: list[str]) -> dict[str, str]:

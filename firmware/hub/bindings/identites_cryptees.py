@@ -379,7 +379,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         if kind == "draw":
             return _("{who} draws", who=actor)
         what = _(_SIMPLE[kind]) if kind in _SIMPLE else kind
-        line = f"{actor}: {what}"
+        line = _("{who}: {action}", who=actor, action=what)  # French "Blu : Lâcher l'arme"
         return line if len(glass(line)) <= CHARS else f"{actor} {what}"
 
     def news_line(self, table: Table) -> str:

@@ -22,6 +22,7 @@ from firmware.link import lang
 from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import (
+    CHARS,
     fit,
     glass,
     packed,
@@ -122,25 +123,34 @@ class IncognitoBinding:
         left = table.timer_left
         return int(countdown["seconds"]) if left is None else max(0, math.ceil(left))
 
+    @staticmethod
+    def _station_title(table: Table, pub: dict[str, Any], seat: int, clock: str) -> str:
+        """ "Red Round 1/3 Vote" where it fits with the widest clock of the phase (a long name
+        cut to no less than six letters); else "Red R1/3 Draw 45s", a long name cut first."""
+        phase = _phase(pub["phase"])
+        n, of = pub["round"], pub["rounds"]
+        name = table.seating.name(seat)
+        widest = f" {int(pub['countdown']['seconds'])}s" if clock else ""
+        said = shrink(
+            lambda who: (
+                _("{seat} Round {n}/{of} {phase}", seat=who, n=n, of=of, phase=phase) + widest
+            ),
+            name,
+        )
+        if len(glass(said)) <= CHARS and said.startswith(name[:6]):  # a name keeps 6 letters
+            return said.removesuffix(widest) + clock
+        return shrink(
+            lambda who: _("{seat} R{n}/{of} {phase}", seat=who, n=n, of=of, phase=phase) + clock,
+            name,
+        )
+
     def station_screen(self, table: Table, seat: int) -> Screen:
         me = table.view(seat)
         pub = me["table"]
         phase = pub["phase"]
         left = self.seconds_left(table)
         clock = "" if left is None else f" {left}s"
-        title = shrink(
-            lambda who: (
-                _(
-                    "{seat} R{n}/{of} {phase}",
-                    seat=who,
-                    n=pub["round"],
-                    of=pub["rounds"],
-                    phase=_phase(phase),
-                )
-                + clock
-            ),
-            table.seating.name(seat),
-        )
+        title = self._station_title(table, pub, seat, clock)
         led = IDLE_LED
         if phase == "draw":
             lines, busy = self._draw_lines(table, pub, seat, left)
@@ -269,7 +279,11 @@ class IncognitoBinding:
         left = self.seconds_left(table)
         clock = "" if left is None else _(" STOP {n}s", n=left)
         phase = pub["phase"]
-        title = _("R{n}/{of} {phase}", n=pub["round"], of=pub["rounds"], phase=_phase(phase))
+        n, of = pub["round"], pub["rounds"]
+        title = _("Round {n}/{of} {phase}", n=n, of=of, phase=_phase(phase))
+        widest = _(" STOP {n}s", n=int(pub["countdown"]["seconds"])) if clock else ""
+        if len(glass(title + widest)) > CHARS - len(" 1/2"):  # the hub's page count
+            title = _("R{n}/{of} {phase}", n=n, of=of, phase=_phase(phase))
         title += clock
         if phase == "draw":
             waiting = [short(s) for s, d in enumerate(pub["done"]) if not d]

@@ -18,7 +18,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import fit_list, shrink
+from firmware.link.render import CHARS, fit_list, glass, shrink
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 from rules.secret_identity import INFO
@@ -144,10 +144,21 @@ class SecretIdentityBinding:
         name = table.seating.name
         coop = pub["mode"] == "coop"
         phase = pub["phase"]
+        # "Red Round 2/4 Vote" where it fits (a long name cut to no less than six letters),
+        # else "Red R2/4 Vote".
         title = shrink(
-            lambda who: _("{seat} {head} {phase}", seat=who, head=_head(pub), phase=_phase(phase)),
+            lambda who: _(
+                "{seat} {head} {phase}", seat=who, head=_head(pub, True), phase=_phase(phase)
+            ),
             name(seat),
         )
+        if len(glass(title)) > CHARS or not title.startswith(name(seat)[:6]):
+            title = shrink(
+                lambda who: _(
+                    "{seat} {head} {phase}", seat=who, head=_head(pub), phase=_phase(phase)
+                ),
+                name(seat),
+            )
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
         if phase == "over" and not coop:
@@ -296,7 +307,9 @@ class SecretIdentityBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        title = _("{head} {phase}", head=_head(pub), phase=_phase(pub["phase"]))
+        title = _("{head} {phase}", head=_head(pub, True), phase=_phase(pub["phase"]))
+        if len(glass(title)) > CHARS - len(" 1/2"):  # the hub's page count
+            title = _("{head} {phase}", head=_head(pub), phase=_phase(pub["phase"]))
         if pub["phase"] == "reveal" and pub["next_safe"] is not None and not self.reveal_delay:
             # The stations say "Wait for the host": the host reads what the press does.
             safe = table.seating.name(pub["next_safe"])
@@ -318,11 +331,13 @@ def _phase(phase: str) -> str:
     return _(said.short) if said else phase
 
 
-def _head(pub: dict[str, Any]) -> str:
-    """ "R2/4" (rounds) or "T3/8" (co-op turns), in the table's language."""
+def _head(pub: dict[str, Any], words: bool = False) -> str:
+    """ "Round 2/4" (rounds) or "Turn 3/8" (co-op turns) in ``words``, else "R2/4" or "T3/8",
+    in the table's language."""
+    n, of = pub["round"], pub["rounds"]
     if pub["mode"] == "coop":
-        return _("T{n}/{of}", n=pub["round"], of=pub["rounds"])
-    return _("R{n}/{of}", n=pub["round"], of=pub["rounds"])
+        return _("Turn {n}/{of}", n=n, of=of) if words else _("T{n}/{of}", n=n, of=of)
+    return _("Round {n}/{of}", n=n, of=of) if words else _("R{n}/{of}", n=n, of=of)
 
 
 def _waiting(table: Table, seats: list[int]) -> str:
@@ -336,14 +351,14 @@ def _last_turn(table: Table, pub: dict[str, Any]) -> str:
     if not history:
         return ""
     last = history[-1]
+    n, key, answer = last["turn"], last["mystery"], last["answer"] or "-"
     if last["right"]:
-        return _("T{n}: {key} right!", n=last["turn"], key=last["mystery"])
-    return _(
-        "T{n}: was {key}, not {answer}",
-        n=last["turn"],
-        key=last["mystery"],
-        answer=last["answer"] or "-",
-    )
+        said = _("Turn {n}: {key} right!", n=n, key=key)
+        return said if len(glass(said)) <= CHARS else _("T{n}: {key} right!", n=n, key=key)
+    said = _("Turn {n}: was {key}, not {answer}", n=n, key=key, answer=answer)
+    if len(glass(said)) <= CHARS:
+        return said
+    return _("T{n}: was {key}, not {answer}", n=n, key=key, answer=answer)
 
 
 def make_binding(**settings: Any) -> SecretIdentityBinding:

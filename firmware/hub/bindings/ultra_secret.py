@@ -449,8 +449,12 @@ class UltraSecretBinding(KnobMenus):
         pub = table.view(None)
         phase = pub["phase"]
         name = seat_name(seat)
-        turn = f" T{pub['turn']}" if pub["turn"] else ""
-        title = f"{name}{turn} {_phase(phase)}"
+        title = f"{name} {_phase(phase)}"
+        if pub["turn"]:
+            n = pub["turn"]
+            title = _("{seat} Turn {n} {phase}", seat=name, n=n, phase=_phase(phase))
+            if len(glass(title)) > CHARS:  # "Red Turn 3 Dial" where it fits
+                title = f"{name} T{n} {_phase(phase)}"
         acting = self.can_act(table, seat)
         lines = self._public_lines(table, seat, acting)
         return Screen(

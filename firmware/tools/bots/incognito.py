@@ -177,8 +177,11 @@ def _moved_on(version: int, rnd: int, phase: str) -> Callable[[dict[str, Any]], 
 
 
 def _showing(rnd: int, phase: str) -> Callable[[Screen], bool]:
-    """A predicate on a station's screen: round ``rnd``, phase label ``phase`` (the
-    English word; the screen says it in the table's language)."""
-    head = text("R{n}/{of}", n=rnd, of="\x00").split("\x00")[0]
+    """A predicate on a station's screen: round ``rnd`` ("Round 1/3" or, where the title
+    is short of room, "R1/3"), phase label ``phase`` (the English word; the screen says it
+    in the table's language)."""
+    heads = [
+        text(said, n=rnd, of="\x00").split("\x00")[0] for said in ("R{n}/{of}", "Round {n}/{of}")
+    ]
     label = f" {text(phase)}"
-    return lambda s: head in s.title and label in s.title
+    return lambda s: any(f" {head}" in s.title for head in heads) and label in s.title

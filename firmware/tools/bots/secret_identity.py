@@ -114,7 +114,9 @@ class Director:
                         break
                 self.peek(station)
             elif view["mystery"] == "dealt" and seat not in record["mystery"]:
-                record["mystery"][seat] = self.read_key(seat, f"R{view['round']}/")
+                record["mystery"][seat] = self.read_key(
+                    seat, f"R{view['round']}/", f"Round {view['round']}/"
+                )
             if not entry["ready"]:
                 left = entry["pictos_left"]
                 count = self.rng.randint(1, min(3, left))
@@ -133,13 +135,15 @@ class Director:
             act()
             self.sim.wait_frames(station, before + 1)
 
-    def read_key(self, seat: int, head: str) -> int:
-        """Lift the flap and read the mystery number on the glass (dealt numbers)."""
+    def read_key(self, seat: int, *heads: str) -> int:
+        """Lift the flap and read the mystery number on the glass (dealt numbers), once the
+        title says one of ``heads`` ("Round 2/" or, short of room, "R2/")."""
         station = self.sim.stations[self._station(seat)]
 
         def showing(screen: Screen | None) -> bool:
             secret = screen.secret if screen is not None else None
-            return screen is not None and head in screen.title and bool(secret and secret.big)
+            shown = screen is not None and any(f" {h}" in screen.title for h in heads)
+            return shown and bool(secret and secret.big)
 
         until(lambda: showing(station.screen), 10)
         controls = self.sim.controls(station.id)
@@ -190,7 +194,7 @@ class Director:
         if view["phase"] == "prepare":
             if view["mystery"] == "dealt":
                 if record["mystery"] is None:
-                    record["mystery"] = self.read_key(active, f"T{turn}/")
+                    record["mystery"] = self.read_key(active, f"T{turn}/", f"Turn {turn}/")
             elif not view["seats"][active]["mystery_locked"]:
                 number = self.relabel(self.rng.randint(1, 8))
                 ack = self.sim.tap(station, self.sim.keys.uid_for("mystery", None, number))
