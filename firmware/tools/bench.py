@@ -134,16 +134,20 @@ def echo(config: BrokerConfig, client_id: str = "coffre-echo") -> None:
         client.publish(f"{base}/ack", proto.encode(proto.Ack(input_id, True, "")))
 
 
-def _helper_args(config: BrokerConfig) -> list[str]:
-    """The command line of this module as a process of its own (echo server or sniffer)."""
-    args = [sys.executable, "-m", "firmware.tools.bench", "--host", config.host]
-    args += ["--port", str(config.port)]
+def broker_args(config: BrokerConfig) -> list[str]:
+    """``--host``, ``--port`` and the credentials of a bench process's broker, each
+    ``--name=value`` whole (a generated password may start with "-")."""
+    args = [f"--host={config.host}", f"--port={config.port}"]
     if config.username:
-        # Whole (``--password=...``): a generated password may start with "-".
         args += [f"--username={config.username}", f"--password={config.password or ''}"]
     if config.tls_ca:
         args += [f"--ca={config.tls_ca}"]
     return args
+
+
+def _helper_args(config: BrokerConfig) -> list[str]:
+    """The command line of this module as a process of its own (echo server or sniffer)."""
+    return [sys.executable, "-m", "firmware.tools.bench", *broker_args(config)]
 
 
 def helper_parser() -> argparse.ArgumentParser:

@@ -668,17 +668,12 @@ def report(args: Any) -> int:
 
 
 def station_args(config: BrokerConfig, name: str, poll_interval: float) -> list[str]:
-    """A station process's arguments (``--password=...`` whole: a generated password may
-    start with "-", which argparse would take for an option)."""
+    """A station process's arguments (its broker's as bench gives them: whole)."""
+    from firmware.tools.bench import broker_args
     from firmware.tools.brokers import TABLE
 
     args = ["station", "--table", TABLE, "--id", name, "--poll", str(poll_interval)]
-    args += ["--host", config.host, "--port", str(config.port)]
-    if config.username:
-        args += [f"--username={config.username}", f"--password={config.password or ''}"]
-    if config.tls_ca:
-        args += [f"--ca={config.tls_ca}"]
-    return args
+    return args + broker_args(config)
 
 
 def parser() -> argparse.ArgumentParser:
