@@ -17,9 +17,10 @@ from firmware.hub.hostmenu import HostMenu
 from firmware.hub.store import GameRecord
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
-from firmware.link.mqtt import Client, Message
+from firmware.link.mqtt import Message
 
 if TYPE_CHECKING:
+    from firmware.hub.links import TableLink
     from firmware.hub.pairing import Pending
 
 #: A station whose status flaps redraws the screens at most this often (seconds; see
@@ -48,7 +49,8 @@ class TableActor:
     message: str = ""
     message_params: dict[str, Any] = field(default_factory=dict)
     message_at: float = 0.0
-    client: Client | None = None
+    #: Its link to the broker (firmware.hub.links), from the hub.
+    client: TableLink | None = None
     offline: set[str] = field(default_factory=set)
     #: Each station's last announced state (online, lost...), to log changes only.
     station_states: dict[str, str] = field(default_factory=dict)

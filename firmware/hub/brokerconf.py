@@ -314,6 +314,10 @@ def read_venue(path: Path) -> Venue:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+#: The broker's window of unacked QoS 1 messages to one client (see _listener).
+MAX_INFLIGHT = 512
+
+
 def _listener(port: int, conf_dir: Path, bind: str, tls: TlsFiles | None) -> list[str]:
     """Our listener and its users, ACL and limits: the same for a test broker and a table."""
     return [
@@ -325,6 +329,11 @@ def _listener(port: int, conf_dir: Path, bind: str, tls: TlsFiles | None) -> lis
         "max_packet_size 65536",
         # Screens are retained; inputs queue for the hub's persistent session.
         "max_queued_messages 10000",
+        # A hub hears all its tables on one connection and acks each input only once its
+        # commit is on disk (manual acks): the default window of 20 unacked messages would
+        # hold every table behind one slow fsync. 512 covers a 100 ms SD-card stall at 100
+        # tables' worth of inputs (docs/benchmarks.md).
+        f"max_inflight_messages {MAX_INFLIGHT}",
         # Small messages both ways: without this Nagle and delayed ACKs add ~40 ms a hop.
         "set_tcp_nodelay true",
     ]

@@ -43,8 +43,9 @@ from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message
 
 log = logging.getLogger(__name__)
 
-#: The hub's keepalive on its table connections (seconds): a hub that vanishes has its
-#: will published within 1.5 times this, so another hub waits a few seconds, not more.
+#: The hub's keepalive on its connections, will connections included (seconds): a hub
+#: that vanishes has its wills published within 1.5 times this, so another hub waits a
+#: few seconds, not more.
 HUB_KEEPALIVE = 3
 #: Beyond 1.5 keepalives: how late the broker may notice (it checks about every second).
 WILL_SLACK = 2.0

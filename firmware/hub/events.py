@@ -1,7 +1,7 @@
 """What the hub's thread works on besides MQTT messages, and the batch it works them in.
 
 The hub has one mailbox (see :mod:`firmware.hub.service`). MQTT messages land in it from
-the table connections; everything else that must happen on the hub's thread comes as one
+the hub's broker connection; everything else that must happen on the hub's thread comes as one
 of these typed events: from the panel's thread, the claim probe's, the connections'
 callbacks, or the hub's own loop when time passes. Tests hand them to ``Hub.feed``.
 """

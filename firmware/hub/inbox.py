@@ -1,6 +1,6 @@
 """The hub's mailbox, bounded, with a fair share for every sender.
 
-Every table connection and the panel feed one mailbox that the hub's thread works in
+The hub's broker connection and the panel feed one mailbox that the hub's thread works in
 order (see :mod:`firmware.hub.service`). A station's credentials publishing at full speed
 must not grow the hub without bound, nor put every other station and table behind its
 backlog: each sender (a station, the host, by table) may have at most SHARE messages
@@ -18,7 +18,9 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from firmware.hub.events import Item
@@ -27,15 +29,20 @@ from firmware.link.mqtt import Message
 
 log = logging.getLogger(__name__)
 
-#: Messages one sender (a table's station, its host) may have waiting for the hub: more
-#: than the broker has in flight to one connection (mosquitto: 20), so what a real station
-#: sends at QoS 1 is never dropped, even the backlog a restarted hub is handed.
+#: Messages one sender (a table's station, its host) may have waiting for the hub: far
+#: more than a real station ever has unanswered (it sends an input again under the same
+#: id), so what it sends at QoS 1 is never dropped, even the backlog a restarted hub is
+#: handed.
 SHARE = 64
 #: The same for QoS 0, which nothing of coffre sends (a flood, a stray client): no
 #: in-flight window holds it back, and nobody sends it again.
 SHARE_QOS0 = 8
 #: Messages the mailbox holds at most, whoever sent them.
 LIMIT = 4096
+#: A sender with this many messages dropped within FLOOD_WINDOW seconds floods the hub:
+#: ``on_flood`` is told (the hub's links then stop hearing that topic for a while).
+FLOOD_DROPS = 100
+FLOOD_WINDOW = 1.0
 
 
 def sender(topic: str) -> str:
@@ -51,7 +58,11 @@ class FairInbox(queue.Queue[Item | None]):
     """A FIFO mailbox that drops a sender's messages beyond its share (see the module)."""
 
     def __init__(
-        self, share: int = SHARE, limit: int = LIMIT, share_qos0: int = SHARE_QOS0
+        self,
+        share: int = SHARE,
+        limit: int = LIMIT,
+        share_qos0: int = SHARE_QOS0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.share, self.limit, self.share_qos0 = share, limit, share_qos0
@@ -59,6 +70,11 @@ class FairInbox(queue.Queue[Item | None]):
         self.dropped = 0
         self._throttle = Throttle()
         self._log_lock = threading.Lock()
+        self.clock = clock
+        #: Called (on the putting thread) with the topic of a message from a sender that
+        #: floods (FLOOD_DROPS within FLOOD_WINDOW), once per such window.
+        self.on_flood: Callable[[str], None] | None = None
+        self._drops: dict[str, tuple[float, int]] = {}
 
     def put(self, item: Item | None, block: bool = True, timeout: float | None = None) -> None:
         if isinstance(item, Message):
@@ -93,6 +109,14 @@ class FairInbox(queue.Queue[Item | None]):
             item.done()
         with self._log_lock:
             held = self._throttle.allow(who)
+            since, count = self._drops.get(who, (self.clock(), 0))
+            if self.clock() - since > FLOOD_WINDOW:
+                since, count = self.clock(), 0
+            count += 1
+            flooding = count == FLOOD_DROPS
+            self._drops[who] = (since, count)
+        if flooding and self.on_flood is not None:
+            self.on_flood(item.topic)
         if held is not None:
             log.warning(
                 "hub: %s sends faster than the hub answers: messages beyond its share of "

@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from device.panel import Panel
 from firmware.hub import hostcmd, inputs, ownership, pairing, play
@@ -55,8 +55,6 @@ from firmware.hub.config import TableConfig
 from firmware.hub.events import (
     Batch,
     ClaimDecided,
-    Connected,
-    Denied,
     Item,
     LinkChanged,
     PanelPress,
@@ -66,6 +64,7 @@ from firmware.hub.events import (
 )
 from firmware.hub.hostmenu import HostMenu
 from firmware.hub.inbox import FairInbox
+from firmware.hub.links import HubLinks, TableLink
 from firmware.hub.pairing import BrokerDoor
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS
 from firmware.hub.publish import Held, Publisher
@@ -199,33 +198,28 @@ class Hub:
         #: ``on_failed`` is called with it, so the process ends instead of idling hubless.
         self.failed: str | None = None
         self.on_failed: Callable[[str], None] | None = None
-        # One connection per table, so each table's hub/status has its own will ("lost"),
-        # all feeding one mailbox: the hub handles every table's messages in order.
-        self.inbox: queue.Queue[Item | None] = FairInbox()  # bounded, a share per sender
+        self.inbox = FairInbox()  # bounded, a share per sender
+        # One connection for every table, and one will connection per table, so each
+        # table's hub/status has its own will ("lost"); see firmware.hub.links.
+        self.links = HubLinks(
+            self.broker,
+            f"{client_id}-{identity.token}",
+            self.inbox,
+            will_id=lambda name: f"{client_id}-{name}-{identity.token}",
+        )
+        self.inbox.on_flood = self.links.mute  # one sender must not hold up every table
         for actor in self.actors.values():
             t = actor.topics
-            name = actor.config.name
-            actor.client = Client(
-                self.broker,
-                f"{client_id}-{name}-{identity.token}",
+            actor.client = self.links.table(
+                actor.config.name,
                 [
                     t.all_station_inputs,
                     t.all_station_status,
                     t.host_command,
                     t.hub_status,
-                    enrol_requests(name),
+                    enrol_requests(actor.config.name),
                 ],
-                will=Will(t.hub_status, proto.encode(proto.HubStatus("lost", claim=self.claim))),
-                # A persistent session: inputs sent while the hub is down wait in the broker.
-                clean_session=False,
-                on_connected=lambda name=name: self.inbox.put(Connected(name)),  # type: ignore[misc]
-                # The client puts only its messages in the shared mailbox.
-                inbox=cast("queue.Queue[Message | None]", self.inbox),
-                on_state=lambda _state, name=name: self.inbox.put(LinkChanged(name)),  # type: ignore[misc]
-                manual_ack=True,  # acked to the broker after the commit, not on arrival
-                on_subscribed=lambda _mid, refused, name=name: (  # type: ignore[misc]
-                    self.inbox.put(Denied(name)) if refused else None
-                ),
+                Will(t.hub_status, proto.encode(proto.HubStatus("lost", claim=self.claim))),
             )
         # One panel per hub: it drives one table at a time, the host switches (hostmenu).
         self.out.panel_actor = next(iter(self.actors.values()), None)
@@ -239,15 +233,15 @@ class Hub:
     # --- life cycle ----------------------------------------------------------------
 
     @property
-    def client(self) -> Client:
-        """The first table's connection (the only one on a one-table hub)."""
+    def client(self) -> TableLink:
+        """The first table's link (the only one on a one-table hub)."""
         client = next(iter(self.actors.values())).client
         assert client is not None
         return client
 
     def clients(self) -> list[Client]:
-        """The connections of the tables this hub runs (claimed, not refused)."""
-        return [a.client for a in self.live() if a.client is not None]
+        """The hub's connections: the shared one and the will connections open."""
+        return self.links.clients()
 
     def live(self) -> list[TableActor]:
         return [a for a in self.actors.values() if a.state == "live"]
@@ -272,8 +266,7 @@ class Hub:
         if self.probe is not None:
             self.probe.stop()
         ownership.goodbye(self)
-        for client in self.clients():
-            client.stop()
+        self.links.stop()
         self.inbox.put(None)  # also when no table was left to run
         if self._thread:
             self._thread.join(5)

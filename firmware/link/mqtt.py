@@ -205,6 +205,7 @@ class Client:
         self._paho.on_message = self._on_message
         self._paho.on_subscribe = self._on_subscribe
         self._asked: dict[int, list[str]] = {}
+        self._ask_lock = threading.Lock()
         self._paho.on_socket_open = _no_delay
 
     def start(self) -> None:
@@ -241,11 +242,18 @@ class Client:
 
     def subscribe(self, topics: list[str]) -> int:
         """Subscribe to ``topics`` in one SUBSCRIBE; its message id (see ``on_subscribed``)."""
-        _rc, mid = self._paho.subscribe([(t, self.qos) for t in topics])
-        if mid is None:  # not connected: asked again on (re)connection
-            return -1
-        self._asked[mid] = list(topics)
+        # Under the lock: the SUBACK, on paho's thread, must find what it answers.
+        with self._ask_lock:
+            _rc, mid = self._paho.subscribe([(t, self.qos) for t in topics])
+            if mid is None:  # not connected: asked again on (re)connection
+                return -1
+            self._asked[mid] = list(topics)
         return mid
+
+    def unsubscribe(self, topics: list[str]) -> None:
+        """Stop hearing ``topics`` (a persistent session then queues nothing more for them)."""
+        if topics:
+            self._paho.unsubscribe(topics)
 
     def stop(self, *, clean: bool = True, last: bool = True) -> None:
         """Disconnect; ``clean=False`` drops the socket as a crash would (the LWT fires).
@@ -268,7 +276,7 @@ class Client:
         """Unsubscribe (so a persistent session queues nothing more) and stop cleanly, with
         no will; the shared inbox goes on."""
         if self.connected.is_set():
-            self._paho.unsubscribe(list(self.subscriptions))
+            self.unsubscribe(list(self.subscriptions))
         self.stop(last=False)
 
     def _on_connect(self, client: paho.Client, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
@@ -308,7 +316,8 @@ class Client:
             self.on_state(state)
 
     def _on_subscribe(self, _c: paho.Client, _u: Any, mid: int, codes: Any, _p: Any) -> None:
-        topics = self._asked.pop(mid, [])
+        with self._ask_lock:
+            topics = self._asked.pop(mid, [])
         refused = [t for t, code in zip(topics, codes, strict=False) if code.is_failure]
         if mid == self._connect_mid:
             self.subscribed.set()

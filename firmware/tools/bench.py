@@ -58,6 +58,7 @@ from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
 from firmware.hub.brokerconf import (
     HUB_USER,
+    MAX_INFLIGHT,
     configure_broker,
     hash_password,
     hub_user,
@@ -394,7 +395,7 @@ def _plain_mosquitto(workdir: Path) -> Mosquitto:
     conf = workdir / "mosquitto.conf"
     conf.write_text(
         f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-        "max_queued_messages 100000\nset_tcp_nodelay true\n"
+        f"max_queued_messages 100000\nset_tcp_nodelay true\nmax_inflight_messages {MAX_INFLIGHT}\n"
     )
     mosq = Mosquitto(conf, port)
     mosq.start()

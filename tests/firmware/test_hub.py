@@ -199,9 +199,9 @@ def test_one_hub_runs_two_independent_tables(tmp_path: Path) -> None:
     configs = [TableConfig("t", ["p1", "p2", "p3"]), TableConfig("u", ["p1", "p2", "p3"])]
     hub = Hub(BrokerConfig(port=1), configs, tmp_path / "hub.db", keys=KEYS, clock=Clock())
     claimed(hub)
-    for client in hub.clients():
-        client.publish = lambda *a, **k: None  # type: ignore[method-assign,assignment]
-    assert {c.will.topic for c in hub.clients() if c.will} == {
+    hub.links.data.publish = lambda *a, **k: None  # type: ignore[method-assign,assignment]
+    # One connection for both tables, and a will of its own for each.
+    assert {a.client.will.topic for a in hub.actors.values() if a.client} == {
         "coffre/t/hub/status",
         "coffre/u/hub/status",
     }

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from firmware.hub.events import Tick
-from firmware.hub.inbox import FairInbox, sender
+from firmware.hub.inbox import FLOOD_DROPS, FLOOD_WINDOW, FairInbox, sender
 from firmware.link.mqtt import Message
 
 
@@ -60,3 +60,23 @@ def test_the_mailbox_holds_at_most_its_limit_of_messages() -> None:
         for _ in range(10):
             inbox.put(Message(f"coffre/a/station/s{station}/input", b"x", ack=lambda: None))
     assert inbox.qsize() == 50
+
+
+def test_a_sender_dropped_often_within_a_second_is_told_as_a_flood_once() -> None:
+    """FLOOD_DROPS drops within FLOOD_WINDOW: on_flood hears the topic once; a sender
+    dropped as often but slowly is no flood; after the window it may be told again."""
+    now = [100.0]
+    inbox = FairInbox(share=1, share_qos0=1, clock=lambda: now[0])
+    told: list[str] = []
+    inbox.on_flood = told.append
+    for n in range(FLOOD_DROPS * 3):
+        inbox.put(Message("coffre/a/station/p1/input", b"%d" % n))
+    assert told == ["coffre/a/station/p1/input"]
+    for _ in range(FLOOD_DROPS * 2):  # one drop every 0.1 s: a busy sender, no flood
+        now[0] += 0.1
+        inbox.put(Message("coffre/b/station/p2/input", b"x"))
+    assert told == ["coffre/a/station/p1/input"]
+    now[0] += FLOOD_WINDOW + 1
+    for _ in range(FLOOD_DROPS):
+        inbox.put(Message("coffre/a/station/p1/input", b"x"))
+    assert told == ["coffre/a/station/p1/input"] * 2

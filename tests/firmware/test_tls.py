@@ -230,7 +230,9 @@ def test_the_table_fixture_runs_over_tls(make_table: TableFactory) -> None:
     conf = (sim.broker.conf_dir / "mosquitto.conf").read_text()
     assert f"cafile {sim.broker.tls_ca}" in conf and "tls_version tlsv1.2" in conf
     assert sim.hub is not None
-    for client in [sim.hub.client, *(s.client for s in sim.stations.values())]:
+    hub_links = sim.hub.clients()  # the shared connection and the tables' will connections
+    assert len(hub_links) == 2
+    for client in [*hub_links, *(s.client for s in sim.stations.values())]:
         assert isinstance(client._paho.socket(), ssl.SSLSocket)
     director(sim).start_game(3)
     ack = sim.tap("p1", sim.keys.uid_for("mystery", None, 5))

@@ -1,0 +1,317 @@
+"""The hub's links to the broker: one connection for all its tables, one will per table.
+
+Everything the hub hears and sends goes over **one** connection (its persistent session,
+acked by hand after each commit; see :mod:`firmware.link.mqtt`). Each table the hub runs
+subscribes there in a SUBSCRIBE of its own, so a refusal (SUBACK 0x80: the broker user
+has no rights on that table) names the table; the broker's ACL still decides, per table,
+what this hub's user may read and write.
+
+MQTT gives a connection one will, and every table needs its own: its ``hub/status`` says
+``lost`` (with this hub's claim) when the hub vanishes, which stations, displays and other
+hubs' claim probes act on. So each table also has a **will connection**: a clean session
+that subscribes to nothing and sends nothing but its keepalive. It is a table's will and
+nothing more, and the hub keeps it tied to the shared connection:
+
+- a table is up once the shared connection has its subscriptions *and* its will
+  connection is up (then :class:`~firmware.hub.events.Connected`: the hub sends its claim
+  and everything it shows again);
+- the shared connection lost, every will connection is dropped as a crash drops it, so
+  the broker says ``lost`` on every table at once: a hub that cannot hear its tables does
+  not leave them reading ``ready``; they come back with the shared connection;
+- a table left (refused, or the hub stopping) unsubscribes and closes its will connection
+  cleanly: no will overwrites another hub's claim or the hub's goodbye.
+
+One connection is one stream: what one sender floods in (a station's credentials
+publishing at full speed) would queue every other table behind it. The hub's mailbox
+drops a sender's messages beyond its share and says who floods (see
+:mod:`firmware.hub.inbox`); the links then **mute** that subscription (the table's
+station inputs, say) for MUTE_SECONDS: the broker stops sending it, so the backlog stays
+small and the other tables are answered. The flooded table's honest stations send their
+unanswered inputs again afterwards (they keep them until answered), so nothing acked is lost.
+
+Why not one connection per table, as before: each had a network thread of its own, and at
+100 tables the hub spent its time handing the interpreter lock between them and fighting
+over its mailbox's lock (docs/benchmarks.md). Will connections carry no traffic.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import paho.mqtt.client as paho
+
+from firmware.hub.events import Connected, Denied, Item, LinkChanged
+from firmware.link.mqtt import BrokerConfig, Client, LinkState, Will
+
+log = logging.getLogger(__name__)
+
+#: How long a flooded subscription stays muted (seconds), then it is asked again.
+MUTE_SECONDS = 10.0
+
+
+class TableLink:
+    """A table's share of the hub's links: what it sends goes over the shared connection,
+    and its will connection says ``lost`` for it. What the hub's code talks to."""
+
+    def __init__(self, hub: HubLinks, name: str, topics: list[str], will: Will) -> None:
+        self.hub = hub
+        self.name = name
+        self.topics = topics
+        self.will = will
+        #: Set while the table is up (see the module), cleared when either link goes.
+        self.connected = threading.Event()
+        self.will_link: Client | None = None
+        self.subscribed = False
+        self.joined = False
+
+    @property
+    def client_id(self) -> str:
+        return self.hub.data.client_id
+
+    @property
+    def state(self) -> LinkState:
+        """The table's link as the host should see it: the shared connection's trouble
+        first, then the will connection's."""
+        data = self.hub.data.state
+        if not data.ok:
+            return data
+        will = self.will_link.state if self.will_link is not None else LinkState("idle", "")
+        return will if not will.ok and will.state != "idle" else data
+
+    def start(self) -> None:
+        """Run the table: subscribe it on the shared connection, open its will connection."""
+        self.hub.join(self)
+
+    def leave(self) -> None:
+        """Leave the table: unsubscribe, and close its will connection cleanly (no will)."""
+        self.hub.part(self)
+
+    def stop(self, *, clean: bool = True) -> None:
+        """Close the will connection (``clean=False``: as a crash, so the will goes out)."""
+        self.hub.close_will(self, clean=clean)
+
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> Any:
+        return self.hub.data.publish(topic, payload, retain=retain)
+
+    def wait_connected(self, timeout: float = 10.0) -> bool:
+        return self.connected.wait(timeout)
+
+
+class HubLinks:
+    """The shared connection and the tables' will connections (see the module).
+
+    Callbacks come on paho's threads; they only change this object's bookkeeping (under
+    its lock) and put events in the hub's mailbox."""
+
+    def __init__(
+        self,
+        broker: BrokerConfig,
+        client_id: str,
+        inbox: queue.Queue[Item | None],
+        *,
+        will_id: Callable[[str], str],
+    ) -> None:
+        self.broker = broker
+        self.inbox = inbox
+        self.will_id = will_id
+        self.tables: dict[str, TableLink] = {}
+        self._lock = threading.RLock()
+        self._mids: dict[int, str] = {}
+        self._started = False
+        #: Subscriptions muted for flooding, and until when (see the module).
+        self.muted: dict[str, float] = {}
+        self.clock: Callable[[], float] = time.monotonic
+        self.data = Client(
+            broker,
+            client_id,
+            [],  # each table subscribes on its own (see join)
+            # A persistent session: inputs sent while the hub is down wait in the broker.
+            clean_session=False,
+            on_connected=self._data_up,
+            # The client puts only its messages in the shared mailbox.
+            inbox=inbox,  # type: ignore[arg-type]
+            on_state=self._data_state,
+            manual_ack=True,  # acked to the broker after the commit, not on arrival
+            on_subscribed=self._subscribed,
+        )
+
+    def table(self, name: str, topics: list[str], will: Will) -> TableLink:
+        link = self.tables[name] = TableLink(self, name, topics, will)
+        return link
+
+    # --- the hub's thread ------------------------------------------------------------
+
+    def join(self, link: TableLink) -> None:
+        with self._lock:
+            link.joined = True
+            if not self._started:
+                self._started = True
+                self.data.start()  # its connection subscribes every joined table
+                return
+            if self.data.connected.is_set():
+                self._subscribe(link)
+                self._open_will(link)
+
+    def part(self, link: TableLink) -> None:
+        with self._lock:
+            was = link.joined
+            link.joined = False
+            link.connected.clear()
+            if was and self.data.connected.is_set():
+                self.data.unsubscribe(link.topics)
+        self.close_will(link, clean=True)
+
+    def close_will(self, link: TableLink, *, clean: bool) -> None:
+        with self._lock:
+            will, link.will_link = link.will_link, None
+        if will is not None:
+            will.stop(clean=clean, last=False)
+
+    def stop(self) -> None:
+        """Close every will connection cleanly (after the hub's goodbye), then the shared one."""
+        for link in list(self.tables.values()):
+            self.close_will(link, clean=True)
+        self.data.stop()
+
+    def crash(self) -> None:
+        """Drop every connection as a dying process would (tests: the wills go out)."""
+        for link in list(self.tables.values()):
+            self.close_will(link, clean=False)
+        self.data.stop(clean=False)
+
+    def mute(self, topic: str) -> None:
+        """A sender floods with ``topic``: stop hearing the subscription that brings it for
+        MUTE_SECONDS (any thread; the mailbox calls this)."""
+        with self._lock:
+            found = next(
+                (
+                    (link, sub)
+                    for link in self.tables.values()
+                    for sub in link.topics
+                    if link.joined and paho.topic_matches_sub(sub, topic)
+                ),
+                None,
+            )
+            if found is None or found[1] in self.muted:
+                return
+            link, sub = found
+            self.muted[sub] = self.clock() + MUTE_SECONDS
+            self.data.unsubscribe([sub])
+        log.warning(
+            "hub: table %s: %s floods the hub; not hearing %s for %.0f s (its stations "
+            "send their inputs again then)",
+            link.name,
+            topic,
+            sub,
+            MUTE_SECONDS,
+        )
+        timer = threading.Timer(MUTE_SECONDS, self._unmute, (link, sub))
+        timer.daemon = True
+        timer.start()
+
+    def _unmute(self, link: TableLink, sub: str) -> None:
+        with self._lock:
+            self.muted.pop(sub, None)
+            if link.joined and self.data.connected.is_set():
+                self.data.subscribe([sub])
+        log.info("hub: table %s: hearing %s again", link.name, sub)
+
+    def clients(self) -> list[Client]:
+        """The shared connection and the open will connections."""
+        with self._lock:
+            wills = [t.will_link for t in self.tables.values() if t.will_link is not None]
+        return [self.data, *wills]
+
+    # --- paho's threads --------------------------------------------------------------
+
+    def _data_up(self) -> None:
+        with self._lock:
+            self._mids.clear()
+            self.muted.clear()  # a new connection hears everything again
+            for link in self.tables.values():
+                if link.joined:
+                    self._subscribe(link)
+                    self._open_will(link)
+
+    def _subscribe(self, link: TableLink) -> None:
+        link.subscribed = False
+        mid = self.data.subscribe(link.topics)
+        if mid >= 0:
+            self._mids[mid] = link.name
+
+    def _subscribed(self, mid: int, refused: list[str]) -> None:
+        with self._lock:
+            name = self._mids.pop(mid, None)
+            link = self.tables.get(name) if name is not None else None
+            if link is None or not link.joined:
+                return
+            if refused:
+                self.inbox.put(Denied(link.name))
+                return
+            link.subscribed = True
+            self._maybe_up(link)
+
+    def _open_will(self, link: TableLink) -> None:
+        """Open the table's will connection, unless one is open (or opening)."""
+        if link.will_link is not None:
+            return
+        will = Client(
+            self.broker,
+            self.will_id(link.name),
+            [],
+            will=link.will,
+            clean_session=True,
+            on_connected=lambda: self._will_up(link, will),
+            on_state=lambda state: self._will_state(link, will, state),
+        )
+        link.will_link = will
+        will.start()
+
+    def _will_up(self, link: TableLink, will: Client) -> None:
+        with self._lock:
+            if link.will_link is will:
+                self._maybe_up(link)
+
+    def _will_state(self, link: TableLink, will: Client, state: LinkState) -> None:
+        with self._lock:
+            if link.will_link is not will or not link.joined:
+                return
+            if not state.ok:
+                link.connected.clear()  # its will may be out: the hub says ready again
+        self.inbox.put(LinkChanged(link.name))
+
+    def _maybe_up(self, link: TableLink) -> None:
+        will = link.will_link
+        if (
+            link.joined
+            and link.subscribed
+            and will is not None
+            and will.connected.is_set()
+            and self.data.connected.is_set()
+            and not link.connected.is_set()
+        ):
+            link.connected.set()
+            self.inbox.put(Connected(link.name))
+
+    def _data_state(self, state: LinkState) -> None:
+        if not state.ok:
+            with self._lock:
+                joined = [t for t in self.tables.values() if t.joined]
+                for link in joined:
+                    link.connected.clear()
+                    link.subscribed = False
+            # The hub cannot hear its tables: their wills say so (see the module). Not on
+            # our own stop (a goodbye was said), nor before the first connection.
+            if state.state not in ("stopped", "connecting"):
+                for link in joined:
+                    self.close_will(link, clean=False)
+        else:
+            with self._lock:
+                joined = [t for t in self.tables.values() if t.joined]
+        for link in joined:
+            self.inbox.put(LinkChanged(link.name))
