@@ -49,7 +49,8 @@ def apply(
         log.info("%s: game %d (%s) is over", actor.config.name, record.game_no, record.game)
     try:
         actor.arm_timer(hub.clock())
-        hub.out.all(actor)
+        ui = body.get("ui")
+        hub.out.all(actor, seat=ui.get("seat") if isinstance(ui, dict) else None)
     except Exception:
         # Stored: the move counts and is acked; screens catch up on the next publish.
         log.exception("hub: publishing after %s failed", source_id or "an event")

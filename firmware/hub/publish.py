@@ -135,12 +135,17 @@ class Publisher:
         if self.painter is not None:
             self.painter.close()
 
-    def all(self, actor: TableActor, *, hub_ready: bool = False) -> None:
-        """Every seat's screen, ``public``, the hub status and the host screen, if changed."""
-        with speaking(actor.language):
-            self._all(actor, hub_ready=hub_ready)
+    def all(self, actor: TableActor, *, hub_ready: bool = False, seat: int | None = None) -> None:
+        """Every seat's screen, ``public``, the hub status and the host screen, if changed.
 
-    def _all(self, actor: TableActor, *, hub_ready: bool) -> None:
+        ``seat``: after a ``ui`` event of that seat (a knob turn), only its station's
+        screen is built again: a binding's ``ui`` state is per seat, and no other seat's
+        screen reads it (tests/firmware/test_bindings_ui.py holds every game to that).
+        """
+        with speaking(actor.language):
+            self._all(actor, hub_ready=hub_ready, only=seat)
+
+    def _all(self, actor: TableActor, *, hub_ready: bool, only: int | None = None) -> None:
         t = actor.topics
         table = actor.table
         if hub_ready:  # the claim first (see firmware.hub.claim), then what it owns
@@ -149,9 +154,12 @@ class Publisher:
         if table is not None:
             due = actor.timer_due
             table.timer_left = None if due is None else max(0.0, due - self.clock())
-            actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
+            if only is None:  # what every station shows (a lone seat's may be a second on)
+                actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
         step = game_step(table) if table is not None else ""
         for seat, station in enumerate(actor.config.stations):
+            if only is not None and seat != only:
+                continue
             if table is not None and seat < table.players:
                 screen = table.binding.station_screen(table, seat)
                 screen = msgspec.structs.replace(screen, phase=step)
