@@ -50,6 +50,10 @@ from firmware.link.mqtt import BrokerConfig, Client, LinkState, Will
 
 log = logging.getLogger(__name__)
 
+#: QoS 1 messages the shared connection sends before waiting for PUBACKs: a burst of
+#: screens for many tables goes out at once (paho's default of 20 made the hub wait a
+#: broker round trip per 20 messages, for all its tables).
+SEND_WINDOW = 1000
 #: How long a flooded subscription stays muted (seconds), then it is asked again.
 MUTE_SECONDS = 10.0
 
@@ -138,6 +142,8 @@ class HubLinks:
             on_state=self._data_state,
             manual_ack=True,  # acked to the broker after the commit, not on arrival
             on_subscribed=self._subscribed,
+            # Every table's screens and answers, without a broker round trip per 20.
+            inflight=SEND_WINDOW,
         )
 
     def table(self, name: str, topics: list[str], will: Will) -> TableLink:

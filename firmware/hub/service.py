@@ -282,7 +282,11 @@ class Hub:
     def run(self) -> None:
         """Process messages and timers until the client stops."""
         while True:
-            timeout = next_wake(self.live(), self.clock())
+            now = self.clock()
+            timeout = next_wake(self.live(), now)
+            # Timers and the tick run only when something is due: both walk every table,
+            # which at 100 tables cost more than the message that woke the loop.
+            due_at = None if timeout is None else now + timeout
             batch: list[Item] = []
             stop = False
             first: Item | None
@@ -300,10 +304,11 @@ class Hub:
                     break
             else:
                 stop = True
-            if TimersDue() not in batch and not self._only_synced(batch):
+            due = TimersDue() in batch or (due_at is not None and self.clock() >= due_at)
+            if due and TimersDue() not in batch:
                 batch.append(TimersDue())
             try:
-                self._feed([*batch, Tick()], wait=False)
+                self._feed([*batch, Tick()] if due else batch, wait=False)
             except DiskRefused as exc:
                 # As PostgreSQL does since "fsyncgate" (2018): after a failed fsync the
                 # page cache is not to be trusted. Stop unanswered: systemd's watchdog sees
@@ -316,14 +321,6 @@ class Hub:
                 return
             if stop:
                 return
-
-    def _only_synced(self, batch: list[Item]) -> bool:
-        """Whether the loop woke only for the writer's syncs, no table timer due: then it
-        opens no transaction (a sync a batch would double the hub's loops)."""
-        if not all(isinstance(item, Synced) for item in batch):
-            return False
-        now = self.clock()
-        return all(a.timer_due is None or a.timer_due > now for a in self.live())
 
     def feed(self, *items: Item) -> None:
         """Handle messages and events as the hub's thread handles what its mailbox holds.

@@ -171,6 +171,9 @@ class Client:
     on_subscribed: Callable[[int, list[str]], None] | None = None
     #: The QoS the subscriptions ask for.
     qos: int = QOS
+    #: QoS 1 messages this client sends before waiting for the broker's PUBACKs (paho's
+    #: default is 20: a hub sending every table's screens on one connection needs more).
+    inflight: int = 20
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
@@ -188,6 +191,7 @@ class Client:
             manual_ack=self.manual_ack,
         )
         self._paho.max_queued_messages_set(10_000)
+        self._paho.max_inflight_messages_set(self.inflight)
         self._paho.reconnect_delay_set(min_delay=1, max_delay=2)
         if self.config.tls_ca:
             self._paho.tls_set_context(client_context(self.config.tls_ca))
