@@ -274,6 +274,7 @@ class HubLinks:
             clean_session=True,
             on_connected=lambda: self._will_up(link, will),
             on_state=lambda state: self._will_state(link, will, state),
+            quiet=True,  # the shared connection says how the broker is; trouble still shows
         )
         link.will_link = will
         will.start()

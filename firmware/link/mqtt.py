@@ -174,6 +174,9 @@ class Client:
     #: QoS 1 messages this client sends before waiting for the broker's PUBACKs (paho's
     #: default is 20: a hub sending every table's screens on one connection needs more).
     inflight: int = 20
+    #: Log the calm states (connecting, connected) at DEBUG only: a hub's will
+    #: connections, one a table, would fill the journal at every start.
+    quiet: bool = False
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
@@ -314,7 +317,9 @@ class Client:
             return
         self.state = state
         calm = ("connecting", "connected", "stopped")
-        level = logging.INFO if state.state in calm else logging.WARNING
+        level = logging.WARNING
+        if state.state in calm:
+            level = logging.DEBUG if self.quiet else logging.INFO
         log.log(level, "%s: %s", self.client_id, state.detail or state.text)
         if self.on_state is not None:
             self.on_state(state)
