@@ -43,14 +43,17 @@ def apply(
     batch.touch(actor)
     was_over = table.over
     table.commit(body, checked)
+    noted = bool(actor.message)
     actor.message = ""  # a note about the last host command is stale once the game moves
     if table.over and not was_over:
         hub.store.set_status(record.table_id, record.game_no, "over")
         log.info("%s: game %d (%s) is over", actor.config.name, record.game_no, record.game)
     try:
         actor.arm_timer(hub.clock())
+        # A ui event (a knob turn) repaints its own station only, unless it ends a note.
         ui = body.get("ui")
-        hub.out.all(actor, seat=ui.get("seat") if isinstance(ui, dict) else None)
+        seat = ui.get("seat") if isinstance(ui, dict) and not noted else None
+        hub.out.all(actor, seat=seat)
     except Exception:
         # Stored: the move counts and is acked; screens catch up on the next publish.
         log.exception("hub: publishing after %s failed", source_id or "an event")

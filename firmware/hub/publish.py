@@ -139,8 +139,9 @@ class Publisher:
         """Every seat's screen, ``public``, the hub status and the host screen, if changed.
 
         ``seat``: after a ``ui`` event of that seat (a knob turn), only its station's
-        screen is built again: a binding's ``ui`` state is per seat, and no other seat's
-        screen reads it (tests/firmware/test_bindings_ui.py holds every game to that).
+        screen is built again: a binding's ``ui`` state is per seat, and neither another
+        seat's screen nor the host's reads it (tests/firmware/test_bindings_ui.py holds
+        every game to that), nor does ``public`` (built from the game state alone).
         """
         with speaking(actor.language):
             self._all(actor, hub_ready=hub_ready, only=seat)
@@ -176,6 +177,8 @@ class Publisher:
                     proto.encode(msgspec.structs.replace(screen, rev=rev)),
                     retain=True,
                 )
+        if only is not None:
+            return
         public, status = self._public(actor)
         self.retained(actor, t.public, public)
         if not hub_ready:

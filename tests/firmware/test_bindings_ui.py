@@ -1,6 +1,7 @@
 """A ``ui`` event (a knob turn, a press that opens a menu) changes its own seat's screen
-only: the hub repaints just that station after one (firmware.hub.publish ``all(seat=)``),
-so every game's binding is held to it here, over random games and random knob work."""
+only, never another seat's nor the host's: the hub repaints just that station after one
+(firmware.hub.publish ``all(seat=)``), so every game's binding is held to it here, over
+random games and random knob work."""
 
 from __future__ import annotations
 
@@ -66,17 +67,20 @@ def test_a_ui_event_changes_only_its_own_seats_screen(game: str) -> None:
                     if body is None:
                         continue
                     before = _screens(table)
+                    host = table.binding.host_screen(table)
                     table.binding.apply_ui(table, body["ui"])
                     after = _screens(table)
                     others = [s for s in range(table.players) if s != seat]
                     assert [after[s] for s in others] == [before[s] for s in others], body
+                    assert table.binding.host_screen(table) == host, body
                     checked += 1
     assert checked > 0  # the game has knob work to check
 
 
 def test_a_knob_turn_repaints_its_own_station_and_leaves_nothing_stale(tmp_path: Path) -> None:
     """On the hub: a knob turn builds one station screen, sends that station's only, and a
-    full repaint right after finds nothing to send to any station."""
+    full repaint right after finds nothing to send to any station (a turn that ends the
+    host's note repaints all)."""
     hub, sent = make_hub(tmp_path)
     host(hub, {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5})
     actor = hub.actors["t"]
@@ -90,8 +94,12 @@ def test_a_knob_turn_repaints_its_own_station_and_leaves_nothing_stale(tmp_path:
         return real(table, seat)
 
     binding.station_screen = counted  # type: ignore[method-assign]
+    assert actor.message  # "Game started": the first move ends the note, a full repaint
+    deliver(hub, T.station("p3", "input"), {"id": "k:1", "kind": "knob", "step": 1})
+    assert built == [0, 1, 2] and not actor.message
+    built.clear()
     before = len(sent)
-    deliver(hub, T.station("p2", "input"), {"id": "k:1", "kind": "knob", "step": 1})
+    deliver(hub, T.station("p2", "input"), {"id": "k:2", "kind": "knob", "step": 1})
     assert built == [1]
     screens = [t for t, _p in sent[before:] if t.endswith("/screen") and "/station/" in t]
     assert screens == [T.station("p2", "screen")]

@@ -146,18 +146,15 @@ class SecretIdentityBinding:
         phase = pub["phase"]
         # "Red Round 2/4 Vote" where it fits (a long name cut to no less than six letters),
         # else "Red R2/4 Vote".
+        said = _phase(phase)  # once: shrink tries the line again for each letter it cuts
+        head = _head(pub, True)
         title = shrink(
-            lambda who: _(
-                "{seat} {head} {phase}", seat=who, head=_head(pub, True), phase=_phase(phase)
-            ),
-            name(seat),
+            lambda who: _("{seat} {head} {phase}", seat=who, head=head, phase=said), name(seat)
         )
         if len(glass(title)) > CHARS or not title.startswith(name(seat)[:6]):
+            head = _head(pub)
             title = shrink(
-                lambda who: _(
-                    "{seat} {head} {phase}", seat=who, head=_head(pub), phase=_phase(phase)
-                ),
-                name(seat),
+                lambda who: _("{seat} {head} {phase}", seat=who, head=head, phase=said), name(seat)
             )
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
