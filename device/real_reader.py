@@ -49,6 +49,14 @@ COMMAND, COM_IRQ, ERROR, STATUS2 = 0x01, 0x04, 0x06, 0x08
 FIFO_DATA, FIFO_LEVEL, CONTROL, BIT_FRAMING = 0x09, 0x0A, 0x0C, 0x0D
 TX_CONTROL, T_MODE, T_RELOAD_L, VERSION = 0x14, 0x2A, 0x2D, 0x37
 POLL_TIMER_TICKS = 11  # of 0.5 ms (the package's prescaler): 5.5 ms
+POLL_TIMER_S = POLL_TIMER_TICKS * 0.0005  # it starts when the frame has been sent
+#: ISO/IEC 14443-2/-3 type A at 106 kbit/s: a bit is 128 carrier cycles of 13.56 MHz; a
+#: byte goes with its parity bit; a frame has a start and an end; the card answers a
+#: frame delay time (n = 9: 1236 cycles) after the end of the reader's.
+BIT_S = 128 / 13.56e6
+FDT_S = 1236 / 13.56e6
+ANSWER_BYTES = 5  # the longest answer of a poll: a cascade level's UID part and BCC
+WAKE_MARGIN_S = 0.0001
 CMD_IDLE, CMD_TRANSCEIVE = 0x00, 0x0C
 TX_IRQ, RX_IRQ, IDLE_IRQ, ERR_IRQ, TIMER_IRQ = 0x40, 0x20, 0x10, 0x02, 0x01
 COLL_ERR, PROTOCOL_ERRORS = 0x08, 0x10 | 0x04 | 0x02 | 0x01
@@ -75,6 +83,11 @@ def crc_a(data: bytes) -> bytes:
         b = (b ^ (b << 4)) & 0xFF
         crc = (crc >> 8) ^ (b << 8) ^ (b << 3) ^ (b >> 4)
     return bytes([crc & 0xFF, crc >> 8])
+
+
+def air_time_s(sent: int, answer: int) -> float:
+    """When an answer of ``answer`` bytes to a frame of ``sent`` bytes is in (after StartSend)."""
+    return ((sent + answer) * 9 + 4) * BIT_S + FDT_S
 
 
 def bcc(data: bytes) -> int:
@@ -397,7 +410,7 @@ class Mfrc522Reader(Reader):
         write(COMMAND, CMD_TRANSCEIVE)
         write(BIT_FRAMING, 0x80 | last_bits)  # StartSend
         done = (RX_IRQ | IDLE_IRQ | ERR_IRQ | TIMER_IRQ) if expect_answer else TX_IRQ
-        irq = self._wait(done)
+        irq = self._wait(done, air_time_s(len(data), ANSWER_BYTES if expect_answer else 0))
         write(BIT_FRAMING, 0)
         if not expect_answer or irq is None:
             write(COMMAND, CMD_IDLE)
@@ -420,18 +433,30 @@ class Mfrc522Reader(Reader):
         finally:
             write(COMMAND, CMD_IDLE)
 
-    def _wait(self, done: int) -> int | None:
-        """ComIrqReg once one of ``done`` is set; None when the deadline passes first."""
+    def _wait(self, done: int, answer_s: float) -> int | None:
+        """ComIrqReg once one of ``done`` is set; None when the deadline passes first.
+
+        It looks once at once (an answer may already be in when the thread was slow),
+        then when the answer is due (``answer_s`` after StartSend: both frames on the
+        air and the card's frame delay), then when the chip's timer has surely run out,
+        then at doubling steps until ``answer_wait_s``. Each look is an SPI read and
+        each sleep a wake-up: an empty poll takes two of each, not four.
+        """
         read = self._dev.Read_MFRC522
-        for _ in range(3):  # a short answer may already be in (a frame takes ~0.3 ms)
-            irq: int = read(COM_IRQ)
-            if irq & done:
-                return irq
-        deadline = time.monotonic() + self.answer_wait_s
-        step = 0.0005
-        while time.monotonic() < deadline:
-            time.sleep(step)  # an answer, or else the chip's timer (5.5 ms), is coming
-            step = min(step * 2, 0.004)
+        irq: int = read(COM_IRQ)
+        if irq & done:
+            return irq
+        start = time.monotonic()
+        deadline = start + self.answer_wait_s
+        due = start + answer_s + WAKE_MARGIN_S
+        looks = [due, due + POLL_TIMER_S]  # the answer; else the timer's interrupt
+        step = 0.004
+        while (now := time.monotonic()) < deadline:
+            if looks:
+                at = looks.pop(0)
+            else:  # neither came: a slow chip, or a hung one
+                at, step = now + step, min(step * 2, 0.016)
+            time.sleep(max(0.0, min(at, deadline) - now))
             irq = read(COM_IRQ)
             if irq & done:
                 return irq
