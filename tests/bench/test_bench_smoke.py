@@ -69,7 +69,7 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
     "bench_load.py": (["1", "1", "--disk"], r"knee: \d+ tables with p99 <= 100 ms"),
     "bench_oled.py": (["2"], r"partial updates: \d+ screen changes, I2C bytes per change"),
     "bench_reader.py": (
-        ["--seconds", "0.1", "--interval", "0.02", "--polls", "20"],
+        ["--seconds", "0.1", "--interval", "0.02", "--polls", "20", "--zero-share", "0.08"],
         r"package MFRC522_Request, no card: \d+ us",
     ),
     "bench_secret_identity.py": (["0.05"], rf"coop/dealt .* {NUMBER} games/s"),
