@@ -578,9 +578,12 @@ def hub_main(ns: argparse.Namespace) -> int:
     send_held = service.Hub._send_held
 
     def _send_held(self: Any, item: Any) -> None:
+        # Stamped as it is handed to the client: a station may have the screen before
+        # the publish call returns (a stamp after it made "network" negative at times).
+        t = time.perf_counter()
         send_held(self, item)
         if item.topic.endswith("/screen"):
-            note(ev="pub", topic=item.topic, t=time.perf_counter())
+            note(ev="pub", topic=item.topic, t=t)
 
     mqtt.Client._on_message = _on_message  # type: ignore[method-assign,assignment]
     Store.commit = _commit  # type: ignore[method-assign]
