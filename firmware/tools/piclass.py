@@ -9,11 +9,16 @@ and broker) gives Python, by a cgroup CPU quota (v2 ``cpu.max`` or v1
 
 - the reader is polled at its real interval (the tag is laid at a random moment of it),
   and the MFRC522 chip timer runs in real time;
+- the chips are silicon on a Pi: the emulated SSD1306 and the MFRC522's RF exchanges run
+  on threads of the station process moved out of its quota group (cgroup v1 moves single
+  threads), the real driver code stays in it (see :func:`wire`);
 - the hub's store waits as an SD card does (``COFFRE_SIMULATE_DISK``: a delay per fsync,
   per commit before the writer thread, and a stall every few seconds);
 - the SSD1306's I2C time is charged for the bytes the driver actually sent (address
-  byte, control bytes and data, 9 clocks a byte at 400 kHz): the station thread sleeps
-  that long after each frame, as it would block in the ``i2c_rdwr`` ioctl.
+  byte, control bytes and data, 9 clocks a byte at ``--i2c-hz``, 400 kHz by default: the
+  datasheet's): the station thread sleeps that long after each frame, as it would block
+  in the ``i2c_rdwr`` ioctl; the MFRC522's SPI wire time is charged as the BCM2835
+  driver spends it (CPU when it polls, a sleep when it waits for an interrupt).
 
 Each step is stamped with ``time.perf_counter()`` (CLOCK_MONOTONIC, one clock for every
 process of the machine) so a tap's time splits into poll, station, network, hub,
@@ -303,8 +308,8 @@ def station_main(ns: argparse.Namespace) -> int:
 #: The BCM2835 SPI driver (drivers/spi/spi-bcm2835.c) polls, in the calling thread, a
 #: transfer it estimates under ``polling_limit_us`` (30 us by default, at 9 clocks a byte):
 #: at the MFRC522's 1 MHz, transfers of 1 and 2 bytes. Longer ones wait for an interrupt.
-SPI_POLLING_LIMIT_S = 30e-6
-SPI_ESTIMATE_BITS_PER_BYTE = 9
+SPI_POLLING_LIMIT_US = 30
+SPI_HZ_PER_BYTE = 9 * 1_000_000 // SPI_POLLING_LIMIT_US  # the driver's hz_per_byte
 SPI_BITS_PER_BYTE = 8
 
 
@@ -462,7 +467,7 @@ def wire(emu: Any, share: float, tasks: Path | None, i2c_hz: int) -> Buses:
       each RF exchange (the chip's transceive or authentication with the virtual card:
       ~75 us here) is handed to a second thread and waited for. The wire time (8 clocks
       a byte at the driver's ``max_speed_hz``) is owed as the BCM2835 driver spends it: a
-      polled transfer (:data:`SPI_POLLING_LIMIT_S`) busies the caller, ``wire * share`` of
+      polled transfer (:data:`SPI_POLLING_LIMIT_US`) busies the caller, ``wire * share`` of
       host CPU under the Zero's quota; a longer one is slept (the driver waits for its
       interrupt). The station process pays both at the end of each poll.
     """
@@ -493,7 +498,7 @@ def wire(emu: Any, share: float, tasks: Path | None, i2c_hz: int) -> Buses:
         hz = self.max_speed_hz or 500_000
         seconds = len(values) * SPI_BITS_PER_BYTE / hz
         spent["spi_wire"] += seconds
-        if len(values) * SPI_ESTIMATE_BITS_PER_BYTE / hz < SPI_POLLING_LIMIT_S:
+        if len(values) < hz // SPI_HZ_PER_BYTE:  # the driver's byte_limit
             buses.spi_polled += seconds  # the driver polls the FIFO: the CPU is busy
         else:
             buses.spi_owed += seconds  # the driver sleeps until the interrupt
@@ -864,10 +869,9 @@ def run_pi_class(
         )
         watch.wait_hub_ready(60)
         for name in sim.names:
-            args = station_args(broker.station_config(name), name, poll_interval)
-            args += ["--share", repr(shares.zero), "--i2c-hz", str(i2c_hz)]
-            if chips is not None:
-                args += ["--chips", str(chips)]
+            args = station_args(
+                broker.station_config(name), name, poll_interval, shares.zero, i2c_hz, chips
+            )
             group = cgroups.group(f"zero-{name}", shares.zero)
             procs.append(StationProc(_module_args(*args), workdir / f"station-{name}.log", group))
         outside = []
@@ -975,12 +979,22 @@ def report(args: Any) -> int:
     return 0
 
 
-def station_args(config: BrokerConfig, name: str, poll_interval: float) -> list[str]:
+def station_args(
+    config: BrokerConfig,
+    name: str,
+    poll_interval: float,
+    share: float = 1.0,
+    i2c_hz: int = I2C_HZ,
+    chips: Path | None = None,
+) -> list[str]:
     """A station process's arguments (its broker's as bench gives them: whole)."""
     from firmware.tools.bench import broker_args
     from firmware.tools.brokers import TABLE
 
     args = ["station", "--table", TABLE, "--id", name, "--poll", str(poll_interval)]
+    args += ["--share", repr(share), "--i2c-hz", str(i2c_hz)]
+    if chips is not None:
+        args += ["--chips", str(chips)]
     return args + broker_args(config)
 
 
@@ -997,7 +1011,7 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--username")
     st.add_argument("--password")
     st.add_argument("--ca")
-    st.add_argument("--share", type=float, required=True, help="the Zero's share of a core")
+    st.add_argument("--share", type=float, default=1.0, help="the Zero's share of a core here")
     st.add_argument("--i2c-hz", type=int, default=I2C_HZ)
     st.add_argument("--chips", help="a cgroup v1 tasks file for the chips' threads")
     hb = sub.add_parser("hub")
