@@ -48,7 +48,15 @@ log = logging.getLogger(__name__)
 COMMAND, COM_IRQ, ERROR, STATUS2 = 0x01, 0x04, 0x06, 0x08
 FIFO_DATA, FIFO_LEVEL, CONTROL, BIT_FRAMING = 0x09, 0x0A, 0x0C, 0x0D
 TX_CONTROL, T_MODE, T_RELOAD_L, VERSION = 0x14, 0x2A, 0x2D, 0x37
-POLL_TIMER_TICKS = 11  # of 0.5 ms (the package's prescaler): 5.5 ms
+POLL_TIMER_TICKS = 3  # of 0.5 ms (the package's prescaler): 1.5 ms
+POLL_TIMER_S = POLL_TIMER_TICKS * 0.0005  # it starts when the frame has been sent
+#: ISO/IEC 14443-2/-3 type A at 106 kbit/s: a bit is 128 carrier cycles of 13.56 MHz; a
+#: byte goes with its parity bit; a frame has a start and an end; the card answers a
+#: frame delay time (n = 9: 1236 cycles) after the end of the reader's.
+BIT_S = 128 / 13.56e6
+FDT_S = 1236 / 13.56e6
+ANSWER_BYTES = 5  # the longest answer of a poll: a cascade level's UID part and BCC
+WAKE_MARGIN_S = 0.0001
 CMD_IDLE, CMD_TRANSCEIVE = 0x00, 0x0C
 TX_IRQ, RX_IRQ, IDLE_IRQ, ERR_IRQ, TIMER_IRQ = 0x40, 0x20, 0x10, 0x02, 0x01
 COLL_ERR, PROTOCOL_ERRORS = 0x08, 0x10 | 0x04 | 0x02 | 0x01
@@ -75,6 +83,11 @@ def crc_a(data: bytes) -> bytes:
         b = (b ^ (b << 4)) & 0xFF
         crc = (crc >> 8) ^ (b << 8) ^ (b << 3) ^ (b >> 4)
     return bytes([crc & 0xFF, crc >> 8])
+
+
+def air_time_s(sent: int, answer: int) -> float:
+    """When an answer of ``answer`` bytes to a frame of ``sent`` bytes is in (after StartSend)."""
+    return ((sent + answer) * 9 + 4) * BIT_S + FDT_S
 
 
 def bcc(data: bytes) -> int:
@@ -199,12 +212,15 @@ class Mfrc522Reader(Reader):
 
     @staticmethod
     def _configure(dev: Any) -> None:
-        """After the package's init: Crypto1 off, and a 5.5 ms answer timer.
+        """After the package's init: Crypto1 off, and a 1.5 ms answer timer.
 
         A card authenticated earlier leaves MFCrypto1On set and the next card would
         fail. The package's timer (31 ticks of 0.5 ms = 15.5 ms) suits MIFARE writes;
-        WUPA, anticollision and SELECT are answered within 1 ms, and an empty poll
-        waits for the whole timer, so the poll uses 11 ticks.
+        a poll sends only WUPA, anticollision, SELECT and HLTA, which a card answers a
+        fixed frame delay (~90 us, ISO 14443-3) after the end of the frame, in at most
+        0.45 ms more (a cascade level's five bytes). The timer starts at the end of the
+        frame, so 3 ticks (1.5 ms) leave three times that; an empty poll waits for the
+        whole timer (it was 11 ticks, 5.5 ms, until issue 27).
         """
         dev.ClearBitMask(STATUS2, CRYPTO1_ON)
         dev.Write_MFRC522(T_RELOAD_L, POLL_TIMER_TICKS - 1)
@@ -348,7 +364,9 @@ class Mfrc522Reader(Reader):
 
     def _read_uid(self) -> str | _Seen:
         """WUPA, anticollision and select at each cascade level, then HLTA."""
-        atqa = self._transceive(bytes([WUPA]), last_bits=7)
+        # Most polls find nobody: look once, when the timer has run out (an ATQA is in by
+        # then too), not also when it would be due.
+        atqa = self._transceive(bytes([WUPA]), last_bits=7, early=False)
         if atqa.status is _Status.NO_ANSWER:
             return _Seen.MISS
         if atqa.status is _Status.HUNG:
@@ -385,8 +403,11 @@ class Mfrc522Reader(Reader):
         frame = bytes([HLTA, 0x00])
         self._transceive(frame + crc_a(frame), expect_answer=False)
 
-    def _transceive(self, data: bytes, last_bits: int = 0, expect_answer: bool = True) -> _Answer:
-        """Send one frame and collect the answer, sleeping (not spinning) while waiting."""
+    def _transceive(
+        self, data: bytes, last_bits: int = 0, expect_answer: bool = True, early: bool = True
+    ) -> _Answer:
+        """Send one frame and collect the answer, sleeping (not spinning) while waiting
+        (``early``: look when the answer is due before the timer runs out, see ``_wait``)."""
         dev = self._dev
         write, read = dev.Write_MFRC522, dev.Read_MFRC522
         write(COMMAND, CMD_IDLE)
@@ -396,12 +417,18 @@ class Mfrc522Reader(Reader):
         write(BIT_FRAMING, last_bits)
         write(COMMAND, CMD_TRANSCEIVE)
         write(BIT_FRAMING, 0x80 | last_bits)  # StartSend
-        done = (RX_IRQ | IDLE_IRQ | ERR_IRQ | TIMER_IRQ) if expect_answer else TX_IRQ
-        irq = self._wait(done)
+        if not expect_answer:
+            # HLTA: nothing comes back. The frame goes out by itself (~0.4 ms) and the next
+            # transceive, a poll later, starts with Idle; waiting for its end cost a sleep
+            # and three transfers before the poll could report the card (until issue 27).
+            return _Answer(_Status.OK)
+        done = RX_IRQ | IDLE_IRQ | ERR_IRQ | TIMER_IRQ
+        due = air_time_s(len(data), ANSWER_BYTES)
+        irq = self._wait(done, due if early else None, air_time_s(len(data), 0) + POLL_TIMER_S)
         write(BIT_FRAMING, 0)
-        if not expect_answer or irq is None:
+        if irq is None:
             write(COMMAND, CMD_IDLE)
-            return _Answer(_Status.HUNG if irq is None else _Status.OK)
+            return _Answer(_Status.HUNG)
         try:
             if not irq & (RX_IRQ | ERR_IRQ):
                 return _Answer(_Status.NO_ANSWER)
@@ -420,18 +447,32 @@ class Mfrc522Reader(Reader):
         finally:
             write(COMMAND, CMD_IDLE)
 
-    def _wait(self, done: int) -> int | None:
-        """ComIrqReg once one of ``done`` is set; None when the deadline passes first."""
+    def _wait(self, done: int, answer_s: float | None, timer_s: float) -> int | None:
+        """ComIrqReg once one of ``done`` is set; None when the deadline passes first.
+
+        It looks once at once (an answer may already be in when the thread was slow),
+        then when the answer is due (``answer_s`` after StartSend: both frames on the
+        air and the card's frame delay; None: skip this look), then when the chip's timer
+        has surely run out (``timer_s``), then at doubling steps until ``answer_wait_s``.
+        Each look is an SPI read and each sleep a wake-up: an empty poll takes one
+        sleep (it took four, and ended at 7.5 ms instead of ~1.8, until issue 27).
+        """
         read = self._dev.Read_MFRC522
-        for _ in range(3):  # a short answer may already be in (a frame takes ~0.3 ms)
-            irq: int = read(COM_IRQ)
-            if irq & done:
-                return irq
-        deadline = time.monotonic() + self.answer_wait_s
-        step = 0.0005
-        while time.monotonic() < deadline:
-            time.sleep(step)  # an answer, or else the chip's timer (5.5 ms), is coming
-            step = min(step * 2, 0.004)
+        irq: int = read(COM_IRQ)
+        if irq & done:
+            return irq
+        start = time.monotonic()
+        deadline = start + self.answer_wait_s
+        looks = [start + timer_s + WAKE_MARGIN_S]  # the timer's interrupt, at the latest
+        if answer_s is not None:
+            looks.insert(0, start + answer_s + WAKE_MARGIN_S)
+        step = 0.004
+        while (now := time.monotonic()) < deadline:
+            if looks:
+                at = looks.pop(0)
+            else:  # neither came: a slow chip, or a hung one
+                at, step = now + step, min(step * 2, 0.016)
+            time.sleep(max(0.0, min(at, deadline) - now))
             irq = read(COM_IRQ)
             if irq & done:
                 return irq

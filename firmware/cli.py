@@ -253,6 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="tap to glass with each station and the hub held to a Zero 2 W's and a Pi 4's CPU",
     )
+    bench.add_argument(
+        "--i2c-hz",
+        type=_count(10_000, 3_400_000),
+        default=400_000,
+        metavar="HZ",
+        help="--pi-class: the SSD1306's I2C clock (400000: the datasheet's; more is beyond it)",
+    )
 
     conf = sub.add_parser(
         "broker-config",

@@ -9,11 +9,16 @@ and broker) gives Python, by a cgroup CPU quota (v2 ``cpu.max`` or v1
 
 - the reader is polled at its real interval (the tag is laid at a random moment of it),
   and the MFRC522 chip timer runs in real time;
+- the chips are silicon on a Pi: the emulated SSD1306 and the MFRC522's RF exchanges run
+  on threads of the station process moved out of its quota group (cgroup v1 moves single
+  threads), the real driver code stays in it (see :func:`wire`);
 - the hub's store waits as an SD card does (``COFFRE_SIMULATE_DISK``: a delay per fsync,
   per commit before the writer thread, and a stall every few seconds);
 - the SSD1306's I2C time is charged for the bytes the driver actually sent (address
-  byte, control bytes and data, 9 clocks a byte at 400 kHz): the station thread sleeps
-  that long after each frame, as it would block in the ``i2c_rdwr`` ioctl.
+  byte, control bytes and data, 9 clocks a byte at ``--i2c-hz``, 400 kHz by default: the
+  datasheet's): the station thread sleeps that long after each frame, as it would block
+  in the ``i2c_rdwr`` ioctl; the MFRC522's SPI wire time is charged as the BCM2835
+  driver spends it (CPU when it polls, a sleep when it waits for an interrupt).
 
 Each step is stamped with ``time.perf_counter()`` (CLOCK_MONOTONIC, one clock for every
 process of the machine) so a tap's time splits into poll, station, network, hub,
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import queue
@@ -151,6 +157,17 @@ class Cgroups:
             (path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
         return path
 
+    def chips(self) -> Path | None:
+        """The ``tasks`` file of a group without a quota, for single threads (cgroup v1
+        moves threads one by one; v2 only within a threaded subtree: not done, None)."""
+        if self.kind != "v1":
+            return None
+        path = self.V1 / f"coffre-bench-{os.getpid()}-chips"
+        path.mkdir(exist_ok=True)
+        self.made.append(path)
+        (path / "cpu.cfs_quota_us").write_text("-1\n")
+        return path / "tasks"
+
     @staticmethod
     def enter(path: Path, pid: int) -> None:
         (path / "cgroup.procs").write_text(f"{pid}\n")
@@ -194,39 +211,61 @@ def station_main(ns: argparse.Namespace) -> int:
 
     emit = _Events(sys.stdout)
     emu = open_emulated_station(timer="realtime")
-    emulated = _count_emulation()
-    charge = [0.0, 0]  # seconds of I2C owed by the frame being drawn, its bytes
-    panel_write = emu.panel.i2c_write
+    buses = wire(emu, ns.share, Path(ns.chips) if ns.chips else None, ns.i2c_hz)
+    spent = buses.spent
 
-    def i2c_write(data: bytes) -> None:
-        panel_write(data)
-        charge[0] += ((1 + len(data)) * I2C_BITS_PER_BYTE + I2C_FRAME_BITS) / I2C_HZ
-        charge[1] += 1 + len(data)
+    def snapshot() -> dict[str, float]:
+        buses.update()
+        return dict(spent)
 
-    emu.panel.i2c_write = i2c_write  # type: ignore[method-assign]
     display = emu.display
     show = display.show
 
     def timed_show(image: Any) -> None:
-        charge[0], charge[1] = 0.0, 0
-        before = emulated["i2c"]
+        buses.i2c_owed, buses.i2c_bytes = 0.0, 0
+        buses.update()
+        chips, queued = spent["i2c"], spent["i2c_queue"]
+        buses.batch = []
         t0 = time.perf_counter()
-        show(image)
+        try:
+            show(image)
+        finally:
+            buses.flush()
         t1 = time.perf_counter()
-        if charge[0]:
-            time.sleep(charge[0])  # the bus is busy: the station thread waits in i2c_rdwr
+        if buses.i2c_owed:
+            time.sleep(buses.i2c_owed)  # the bus is busy: the station thread waits in i2c_rdwr
         glass = time.perf_counter()
-        emit(ev="frame", t0=t0, t1=t1, glass=glass, i2c_bytes=charge[1],
-             emulated=emulated["i2c"] - before)  # fmt: skip
+        late = buses.behind()  # the emulated panel had not taken the frame yet (host speed)
+        buses.drain()
+        buses.update()
+        emit(ev="frame", t0=t0, t1=t1, glass=glass if not late else time.perf_counter(),
+             i2c_bytes=buses.i2c_bytes, emulated=spent["i2c"] - chips,
+             queued=spent["i2c_queue"] - queued, late=late)  # fmt: skip
 
     display.show = timed_show
+    reader = emu.reader
+    poll = reader.poll
+
+    def timed_poll() -> Any:
+        buses.spi_owed = buses.spi_polled = 0.0
+        try:
+            return poll()
+        finally:
+            # The poll's wire time, at its end (one charge, not one a transfer): short
+            # transfers busy the CPU (the Zero's, so scaled to its share of this one's),
+            # longer ones are slept as the driver awaits their interrupt.
+            spin_cpu(buses.spi_polled * ns.share)
+            if buses.spi_owed:
+                time.sleep(buses.spi_owed)
+
+    reader.poll = timed_poll
 
     class TracedStation(Station):
         def _send(self, fields: dict[str, Any]) -> None:
             super()._send(fields)
             if fields.get("kind") == "tag":
                 emit(ev="sent", id=f"{self.boot}:{self.seq}", read=self.read_at,
-                     sent=time.perf_counter(), spi_emulated=emulated["spi"])  # fmt: skip
+                     sent=time.perf_counter(), spent=snapshot())  # fmt: skip
 
     broker = BrokerConfig(ns.host, ns.port, ns.username, ns.password, tls_ca=ns.ca)
     station = TracedStation(
@@ -243,7 +282,7 @@ def station_main(ns: argparse.Namespace) -> int:
 
     inbox.put = stamped_put  # type: ignore[method-assign]
     station.start()
-    emit(ev="up")
+    emit(ev="up", chips_outside=buses.outside)
     try:
         for line in sys.stdin:
             words = line.split()
@@ -251,7 +290,7 @@ def station_main(ns: argparse.Namespace) -> int:
                 break
             if words[0] == "lay":
                 time.sleep(random.uniform(0, ns.poll))  # any moment of the poll interval
-                emit(ev="laid", t=time.perf_counter(), spi_emulated=emulated["spi"])
+                emit(ev="laid", t=time.perf_counter(), spent=snapshot())
                 emu.field.place(words[1])
             elif words[0] == "lift":
                 emu.field.remove()
@@ -264,30 +303,241 @@ def station_main(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _count_emulation() -> dict[str, float]:
-    """CPU seconds spent in the emulated chips and their fake buses (silicon and a kernel
-    ioctl on a Pi), by bus: the run reports the steps with and without them."""
+# --- the chips' emulation and their buses ------------------------------------------------------
+
+#: The BCM2835 SPI driver (drivers/spi/spi-bcm2835.c) polls, in the calling thread, a
+#: transfer it estimates under ``polling_limit_us`` (30 us by default, at 9 clocks a byte):
+#: at the MFRC522's 1 MHz, transfers of 1 and 2 bytes. Longer ones wait for an interrupt.
+SPI_POLLING_LIMIT_US = 30
+SPI_HZ_PER_BYTE = 9 * 1_000_000 // SPI_POLLING_LIMIT_US  # the driver's hz_per_byte
+SPI_BITS_PER_BYTE = 8
+
+
+class ChipThread:
+    """A thread that runs emulated chips' work handed to it by the bus calls.
+
+    On a Pi the SSD1306 and the MFRC522 (and the card in its field) are silicon: the
+    driver's thread waits in an ioctl while the controller moves the bytes, and none of
+    the chips' work runs on the CPU. Here they are Python; their work is handed to this
+    thread, which cgroup v1 lets the bench move out of the station's quota group alone
+    (``tasks``: one thread), so it is not charged to the Zero's share. ``put`` queues a
+    job without waiting (a write-only chip answers nothing); ``call`` waits for its
+    result (~15 us of the caller's CPU here: worth it only for heavy work). ``cpu`` is
+    the thread's CPU time on the jobs (host seconds).
+    """
+
+    def __init__(self, name: str, tasks: Path | None) -> None:
+        self.cpu = 0.0
+        self.outside = False
+        self.error: BaseException | None = None
+        self._jobs: queue.SimpleQueue[tuple[Any, tuple[Any, ...]]] = queue.SimpleQueue()
+        ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(tasks, ready), name=f"chips-{name}", daemon=True
+        )
+        self._thread.start()
+        ready.wait()
+
+    def _run(self, tasks: Path | None, ready: threading.Event) -> None:
+        if tasks is not None:
+            with contextlib.suppress(OSError):
+                tasks.write_text(f"{threading.get_native_id()}\n")
+                self.outside = True
+        ready.set()
+        while True:
+            fn, args = self._jobs.get()
+            t0 = time.thread_time()
+            try:
+                fn(*args)
+            except BaseException as exc:  # raised to the next caller
+                self.error = self.error or exc
+            self.cpu += time.thread_time() - t0
+
+    def put(self, fn: Any, *args: Any) -> None:
+        """Queue ``fn(*args)``; raise what an earlier job raised, if any."""
+        self._raise()
+        self._jobs.put((fn, args))
+
+    def call(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` on this thread, after the jobs queued before; its result."""
+        done = threading.Lock()
+        done.acquire()
+        got: list[Any] = [None, None]
+
+        def job() -> None:
+            try:
+                got[0] = fn(*args)
+            except BaseException as exc:
+                got[1] = exc
+            finally:
+                done.release()
+
+        self.put(job)
+        done.acquire()
+        if got[1] is not None:
+            raise got[1]
+        return got[0]
+
+    def drain(self) -> None:
+        """Wait until every queued job is done."""
+        self.call(lambda: None)
+
+    def _raise(self) -> None:
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
+
+
+def spin_cpu(seconds: float) -> None:
+    """Burn ``seconds`` of this thread's CPU (charged to its group's quota)."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+class Buses:
+    """The station process's fake buses, as a Zero's would cost (see :func:`wire`)."""
+
+    def __init__(self, i2c_hz: int, tasks: Path | None) -> None:
+        self.i2c_hz = i2c_hz
+        self.panel_thread = ChipThread("ssd1306", tasks)
+        self.rf_thread = ChipThread("mfrc522", tasks)
+        #: host CPU seconds: ``spi``, the emulated MFRC522's register work and the hand-offs
+        #: of its RF exchanges (in the quota); ``rf``, those exchanges (the chip and the
+        #: card, outside it when moved); ``i2c``, the emulated SSD1306 (outside it when
+        #: moved); ``i2c_queue``, handing it the frames (in the quota). ``spi_wire``: seconds.
+        self.spent = dict.fromkeys(("spi", "rf", "i2c", "i2c_queue", "spi_wire"), 0.0)
+        self.i2c_owed = 0.0  # seconds of I2C wire time the frame being drawn owes
+        self.i2c_bytes = 0
+        self.spi_owed = 0.0  # seconds of SPI wire time (interrupt mode) the poll owes
+        self.spi_polled = 0.0  # seconds of SPI wire time (polled mode) the poll owes
+        self.spi_transfers = 0
+        self.spi_cost = 0.0  # host CPU seconds of one transfer's register emulation
+        self.rf_handoff = 0.0  # host CPU seconds the callers spent handing RF exchanges
+        #: a frame's I2C writes, handed to the SSD1306's thread at once when it is drawn
+        self.batch: list[tuple[Any, bytes]] | None = None
+
+    @property
+    def outside(self) -> bool:
+        """Whether the chips' threads left the quota group."""
+        return self.panel_thread.outside and self.rf_thread.outside
+
+    def update(self) -> None:
+        """Bring the chips' threads' CPU time and the transfers' count into ``spent``."""
+        self.spent["i2c"] = self.panel_thread.cpu
+        self.spent["rf"] = self.rf_thread.cpu
+        self.spent["spi"] = self.spi_transfers * self.spi_cost + self.rf_handoff
+
+    def flush(self) -> None:
+        """Hand the frame's writes to the SSD1306's thread (one job: ~1 us here a frame)."""
+        batch, self.batch = self.batch, None
+        if batch:
+            t0 = time.thread_time()
+            self.panel_thread.put(_write_all, batch)
+            self.spent["i2c_queue"] += time.thread_time() - t0
+
+    def drain(self) -> None:
+        """Wait until the emulated SSD1306 has taken every byte (counted as queueing)."""
+        self.flush()
+        t0 = time.thread_time()
+        self.panel_thread.drain()
+        self.spent["i2c_queue"] += time.thread_time() - t0
+
+    def behind(self) -> bool:
+        """Whether the SSD1306's thread still has work (non-blocking)."""
+        return not self.panel_thread._jobs.empty()
+
+
+def _write_all(batch: list[tuple[Any, bytes]]) -> None:
+    for chip, data in batch:
+        chip.i2c_write(data)
+
+
+def wire(emu: Any, share: float, tasks: Path | None, i2c_hz: int) -> Buses:
+    """Charge this process's emulated buses as a Zero's: what is silicon or wire on a Pi.
+
+    - **SSD1306**: a frame's I2C writes are handed to a :class:`ChipThread` (outside the
+      quota with cgroup v1) in one job when the frame is drawn; with a fault armed they
+      run inline, so a NACK is raised where the driver wrote. The bytes sent are counted
+      (address, control and data bytes, 9 clocks a byte plus START/STOP at ``i2c_hz``):
+      the caller sleeps that long after the frame, as it waits in ``i2c_rdwr``. The
+      emulated glass's frame log goes to the same thread.
+    - **MFRC522**: the register work of each transfer stays in the caller (~2 us here:
+      less than a hand-off), counted (transfers times a cost measured at the start);
+      each RF exchange (the chip's transceive or authentication with the virtual card:
+      ~75 us here) is handed to a second thread and waited for. The wire time (8 clocks
+      a byte at the driver's ``max_speed_hz``) is owed as the BCM2835 driver spends it: a
+      polled transfer (:data:`SPI_POLLING_LIMIT_US`) busies the caller, ``wire * share`` of
+      host CPU under the Zero's quota; a longer one is slept (the driver waits for its
+      interrupt). The station process pays both at the end of each poll.
+    """
     from device.emulated import EmulatedStation, rack
 
-    spent = {"spi": 0.0, "i2c": 0.0}
+    buses = Buses(i2c_hz, tasks)
+    spent = buses.spent
+    transfer = rack.FakeSpiDev._transfer
+    glass = EmulatedStation.glass_written
+    panel, chip = emu.panel, emu.chip
+    rf = buses.rf_thread
 
-    def count(cls: Any, name: str, bus: str) -> None:
-        inner = getattr(cls, name)
-
-        def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-            start = time.thread_time()
+    def handed(exchange: Any) -> Any:
+        def call() -> Any:
+            t0 = time.thread_time()
             try:
-                return inner(self, *args, **kwargs)
+                return rf.call(exchange)
             finally:
-                spent[bus] += time.thread_time() - start
+                buses.rf_handoff += time.thread_time() - t0
 
-        setattr(cls, name, counted)
+        return call
 
-    for name in ("xfer", "xfer2", "xfer3", "writebytes", "writebytes2", "readbytes"):
-        count(rack.FakeSpiDev, name, "spi")
-    count(rack.FakeSMBus, "_write", "i2c")
-    count(EmulatedStation, "glass_written", "i2c")  # the emulated glass's frame log
-    return spent
+    for name in ("_transceive", "_authenticate"):
+        setattr(chip, name, handed(getattr(chip, name)))
+
+    def _transfer(self: Any, values: Any) -> list[int]:
+        buses.spi_transfers += 1
+        hz = self.max_speed_hz or 500_000
+        seconds = len(values) * SPI_BITS_PER_BYTE / hz
+        spent["spi_wire"] += seconds
+        if len(values) < hz // SPI_HZ_PER_BYTE:  # the driver's byte_limit
+            buses.spi_polled += seconds  # the driver polls the FIFO: the CPU is busy
+        else:
+            buses.spi_owed += seconds  # the driver sleeps until the interrupt
+        return transfer(self, values)
+
+    def _write(self: Any, address: int, data: bytes) -> None:
+        if self.port is None or self.fd is None:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        target = rack.RACK.i2c_chip(self.port, address)  # an empty address NACKs here
+        buses.i2c_owed += ((1 + len(data)) * I2C_BITS_PER_BYTE + I2C_FRAME_BITS) / i2c_hz
+        buses.i2c_bytes += 1 + len(data)
+        if getattr(target, "fail_next", 0):
+            buses.drain()
+            target.i2c_write(data)  # an armed fault: raised here, as the ioctl would
+        elif buses.batch is not None and target is panel:
+            buses.batch.append((target, data))
+        else:
+            buses.panel_thread.put(target.i2c_write, data)
+
+    def _glass(self: Any) -> None:
+        if self.panel is panel:
+            buses.flush()
+            buses.panel_thread.put(glass, self)
+        else:
+            glass(self)
+
+    # The register work of a transfer (fake spidev and chip: ~2 us here), measured once:
+    # timing each transfer would cost the caller as much again (thread_time is a system
+    # call here). Reading VersionReg changes nothing.
+    spi = emu.reader._dev.spi
+    read_version = [0x80 | (0x37 << 1), 0]
+    t0 = time.thread_time()
+    for _ in range(2000):
+        transfer(spi, read_version)
+    buses.spi_cost = (time.thread_time() - t0) / 2000
+    rack.FakeSpiDev._transfer = _transfer  # type: ignore[method-assign]
+    rack.FakeSMBus._write = _write  # type: ignore[method-assign]
+    EmulatedStation.glass_written = _glass  # type: ignore[method-assign]
+    return buses
 
 
 # --- the hub process -------------------------------------------------------------------------
@@ -333,9 +583,12 @@ def hub_main(ns: argparse.Namespace) -> int:
     send_held = service.Hub._send_held
 
     def _send_held(self: Any, item: Any) -> None:
+        # Stamped as it is handed to the client: a station may have the screen before
+        # the publish call returns (a stamp after it made "network" negative at times).
+        t = time.perf_counter()
         send_held(self, item)
         if item.topic.endswith("/screen"):
-            note(ev="pub", topic=item.topic, t=time.perf_counter())
+            note(ev="pub", topic=item.topic, t=t)
 
     mqtt.Client._on_message = _on_message  # type: ignore[method-assign,assignment]
     Store.commit = _commit  # type: ignore[method-assign]
@@ -357,12 +610,14 @@ def hub_main(ns: argparse.Namespace) -> int:
 class StationProc:
     """A station process and the events it printed."""
 
-    def __init__(self, args: list[str], log: Path) -> None:
+    def __init__(self, args: list[str], log: Path, group: Path) -> None:
         self.log = log
         with log.open("ab") as err:
+            # In its group from the start: a later move of the whole process would take
+            # the chips' threads back into the quota.
             self.proc = subprocess.Popen(
                 args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
-                bufsize=1,
+                bufsize=1, preexec_fn=lambda: Cgroups.enter(group, os.getpid()),
             )  # fmt: skip
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -428,10 +683,17 @@ class Tap:
     draw1: float
     glass: float
     i2c_bytes: int
-    #: CPU seconds (host) spent in the emulated MFRC522 while polling, in the emulated
-    #: SSD1306 while drawing.
+    #: CPU seconds (host) spent in the emulated MFRC522 while polling (in the quota), in
+    #: the emulated SSD1306 for the frame (outside it, when moved), queueing the frame's
+    #: I2C writes to it (in the quota); the SPI wire seconds of the poll.
     poll_emulated: float = 0.0
     render_emulated: float = 0.0
+    render_queued: float = 0.0
+    spi_wire: float = 0.0
+    #: CPU seconds (host) of the RF exchanges during the poll (outside the quota, when
+    #: moved); whether the frame reached the emulated panel after its wire time.
+    poll_rf: float = 0.0
+    late: bool = False
     hub_in: float = 0.0
     commit0: float = 0.0
     commit1: float = 0.0
@@ -455,10 +717,13 @@ class Tap:
     def total(self) -> float:
         return (self.glass - self.laid) * 1000.0
 
-    def emulation_ms(self, share: float) -> float:
-        """What the chips' emulation cost this tap at the station's CPU share (ms): silicon
-        on a Pi, so the tap less this is the estimate without it."""
-        return (self.poll_emulated + self.render_emulated) / share * 1000.0
+    def emulation_ms(self, share: float, outside: bool) -> float:
+        """What the chips' emulation charged to the quota cost this tap at the station's
+        CPU share (ms): silicon on a Pi, so the tap less this is the estimate without it."""
+        charged = self.poll_emulated
+        if not outside:
+            charged += self.render_emulated + self.poll_rf
+        return charged / share * 1000.0
 
 
 @dataclass
@@ -467,6 +732,9 @@ class PiClassResult:
     confined: str
     poll_ms: float
     disk: tuple[float, float, float]
+    i2c_hz: int = I2C_HZ
+    #: Whether every station's chips ran outside its quota (cgroup v1 threads).
+    chips_outside: bool = False
     taps: list[Tap] = field(default_factory=list)
 
     def totals(self) -> list[float]:
@@ -475,18 +743,35 @@ class PiClassResult:
     def lines(self) -> list[str]:
         from firmware.tools.bench import percentile
 
+        def p50_p99(values: list[float]) -> str:
+            if not values:
+                return "none"
+            return f"p50 {statistics.median(values):.1f} ms, p99 {percentile(values, 0.99):.1f} ms"
+
         totals = self.totals()
         commit, stall, every = self.disk
+        zero = self.shares.zero
+        beyond = " (beyond the SSD1306 datasheet's 400 kHz)" if self.i2c_hz > I2C_HZ else ""
+        chips = (
+            "the chips' emulation outside the Zero's quota (a thread of its own)"
+            if self.chips_outside
+            else "the chips' emulation inside the Zero's quota"
+        )
+        stalled = [t.total for t in self.taps if t.stalled]
+        clear = [t.total for t in self.taps if not t.stalled]
         out = [
-            f"Pi-class: stations as a Zero 2 W ({self.shares.zero * 100:.1f} % of a core here), "
+            f"Pi-class: stations as a Zero 2 W ({zero * 100:.1f} % of a core here), "
             f"hub and mosquitto as a Pi 4 ({self.shares.pi4 * 100:.1f} % each) by {self.confined}; "
             f"reader polled every {self.poll_ms:g} ms; SD card {commit:g} ms a commit, "
-            f"a {stall:g} ms stall every {every:g} s; SSD1306 I2C at {I2C_HZ // 1000} kHz",
+            f"a {stall:g} ms stall every {every:g} s; SSD1306 I2C at {self.i2c_hz / 1000:g} kHz"
+            f"{beyond}; MFRC522 SPI wire time charged; {chips}",
             f"(calibration: {CALIBRATION_STEPS:,} n-body steps took {self.shares.here_s:.2f} s of "
             f"CPU here, {PI4_NBODY_S_PER_STEP * CALIBRATION_STEPS:.2f} s on a Pi 4)",
             f"{len(totals)} taps, tap to glass: p50 {statistics.median(totals):.1f} ms, "
             f"p99 {percentile(totals, 0.99):.1f} ms, max {max(totals):.1f} ms "
-            f"({sum(t.stalled for t in self.taps)} taps met an SD stall)",
+            f"({len(stalled)} taps met an SD stall)",
+            f"  the {len(clear)} taps that met no stall: {p50_p99(clear)}; "
+            f"the {len(stalled)} that met one: {p50_p99(stalled)}",
             "where the time goes (ms): step p50 / mean / p99",
         ]
         splits = [t.split() for t in self.taps]
@@ -496,12 +781,27 @@ class PiClassResult:
                 f"  {step:<8} {statistics.median(values):7.2f} / {statistics.mean(values):7.2f}"
                 f" / {percentile(values, 0.99):7.2f}"
             )
-        less = [t.total - t.emulation_ms(self.shares.zero) for t in self.taps]
-        chips = [t.emulation_ms(self.shares.zero) for t in self.taps]
+        us = 1e6
+        where = "outside the quota" if self.chips_outside else "in the quota"
+
+        def p50_us(values: list[float]) -> str:
+            return f"{statistics.median(values) * us:.0f} us"
+
         out.append(
-            f"  of which chip emulation (Python here, silicon on a Pi) at the Zero's share: "
-            f"p50 {statistics.median(chips):.2f} ms; tap to glass without it: "
-            f"p50 {statistics.median(less):.1f} ms, p99 {percentile(less, 0.99):.1f} ms"
+            f"  chips' emulation a tap, CPU here (p50): MFRC522 registers and hand-offs "
+            f"{p50_us([t.poll_emulated for t in self.taps])} in the quota, its RF exchanges "
+            f"{p50_us([t.poll_rf for t in self.taps])} {where}; SSD1306 "
+            f"{p50_us([t.render_emulated for t in self.taps])} {where}, handing it the frame "
+            f"{p50_us([t.render_queued for t in self.taps])} in the quota; SPI wire time "
+            f"during the poll {p50_us([t.spi_wire for t in self.taps])}; "
+            f"{sum(t.late for t in self.taps)} frames reached the emulated panel after "
+            f"their I2C time (stamped when it had them)"
+        )
+        less = [t.total - t.emulation_ms(zero, self.chips_outside) for t in self.taps]
+        chips_ms = [t.emulation_ms(zero, self.chips_outside) for t in self.taps]
+        out.append(
+            f"  the emulation left in the quota, at the Zero's share: p50 "
+            f"{statistics.median(chips_ms):.2f} ms; tap to glass without it: {p50_p99(less)}"
         )
         sent = [t.i2c_bytes for t in self.taps]
         out.append(
@@ -523,6 +823,7 @@ def run_pi_class(
     disk: tuple[float, float, float] = (SD_COMMIT_MS, SD_STALL_MS, SD_STALL_EVERY_S),
     shares: Shares | None = None,
     workdir: Path | None = None,
+    i2c_hz: int = I2C_HZ,
 ) -> PiClassResult:
     """The Pi-class tap run; raises RuntimeError when this machine has no CPU quotas."""
     from firmware.hub.brokerconf import HOST_USER
@@ -538,7 +839,9 @@ def run_pi_class(
     shares = shares or Shares.calibrate()
     workdir = workdir or Path(tempfile.mkdtemp(prefix="coffre-piclass-"))
     sim = SimTable(players=stations, workdir=workdir, embedded=False, seed=1, hub_mode="process")
-    result = PiClassResult(shares, f"cgroup {cgroups.kind} CPU quotas", poll_interval * 1000, disk)
+    result = PiClassResult(
+        shares, f"cgroup {cgroups.kind} CPU quotas", poll_interval * 1000, disk, i2c_hz
+    )
     procs: list[StationProc] = []
     hub: subprocess.Popen[bytes] | None = None
     trace = workdir / "hub-trace.jsonl"
@@ -546,6 +849,7 @@ def run_pi_class(
     sim.broker = broker
     watch = PublicWatcher(broker.config(HOST_USER))
     try:
+        chips = cgroups.chips()
         pi4_broker = cgroups.group("pi4-broker", shares.pi4)
         mosquitto = getattr(broker.process, "proc", None)
         if mosquitto is not None:
@@ -565,14 +869,16 @@ def run_pi_class(
         )
         watch.wait_hub_ready(60)
         for name in sim.names:
-            args = station_args(broker.station_config(name), name, poll_interval)
+            args = station_args(
+                broker.station_config(name), name, poll_interval, shares.zero, i2c_hz, chips
+            )
             group = cgroups.group(f"zero-{name}", shares.zero)
-            proc = StationProc(_module_args(*args), workdir / f"station-{name}.log")
-            Cgroups.enter(group, proc.proc.pid)
-            procs.append(proc)
+            procs.append(StationProc(_module_args(*args), workdir / f"station-{name}.log", group))
+        outside = []
         for proc in procs:
-            proc.next("up", 120)
+            outside.append(bool(proc.next("up", 120).get("chips_outside")))
             proc.next("frame", 120)  # the hub's first screen is on the glass
+        result.chips_outside = all(outside)
         sim.host({"cmd": "start", "game": BENCH_GAME, "players": stations})
         watch.wait(lambda p: p.get("game") == BENCH_GAME, 30)
         time.sleep(1.0)
@@ -596,7 +902,7 @@ def _one_tap(sim: Any, watch: Any, proc: StationProc, name: str, uid: str) -> Ta
     proc.drain()
     proc.say(f"lay {uid}")
     laid_event = proc.next("laid")
-    laid, laid_spi = laid_event["t"], laid_event["spi_emulated"]
+    laid, before = laid_event["t"], laid_event["spent"]
     sent = proc.next("sent")
     screen_in = proc.next("screen")["t"]
     frame = proc.next("frame")
@@ -621,8 +927,12 @@ def _one_tap(sim: Any, watch: Any, proc: StationProc, name: str, uid: str) -> Ta
         frame["t1"],
         frame["glass"],
         frame["i2c_bytes"],
-        poll_emulated=sent["spi_emulated"] - laid_spi,
+        poll_emulated=sent["spent"]["spi"] - before["spi"],
         render_emulated=frame["emulated"],
+        render_queued=frame["queued"],
+        poll_rf=sent["spent"]["rf"] - before["rf"],
+        late=bool(frame["late"]),
+        spi_wire=sent["spent"]["spi_wire"] - before["spi_wire"],
     )
 
 
@@ -658,7 +968,9 @@ def report(args: Any) -> int:
         args.stall_every or SD_STALL_EVERY_S,
     )
     try:
-        result = run_pi_class(args.taps, stations=args.stations, disk=disk)
+        result = run_pi_class(
+            args.taps, stations=args.stations, disk=disk, i2c_hz=getattr(args, "i2c_hz", I2C_HZ)
+        )
     except RuntimeError as exc:
         print(f"coffre: bench --pi-class: {exc}", file=sys.stderr)
         return 2
@@ -667,12 +979,22 @@ def report(args: Any) -> int:
     return 0
 
 
-def station_args(config: BrokerConfig, name: str, poll_interval: float) -> list[str]:
+def station_args(
+    config: BrokerConfig,
+    name: str,
+    poll_interval: float,
+    share: float = 1.0,
+    i2c_hz: int = I2C_HZ,
+    chips: Path | None = None,
+) -> list[str]:
     """A station process's arguments (its broker's as bench gives them: whole)."""
     from firmware.tools.bench import broker_args
     from firmware.tools.brokers import TABLE
 
     args = ["station", "--table", TABLE, "--id", name, "--poll", str(poll_interval)]
+    args += ["--share", repr(share), "--i2c-hz", str(i2c_hz)]
+    if chips is not None:
+        args += ["--chips", str(chips)]
     return args + broker_args(config)
 
 
@@ -689,6 +1011,9 @@ def parser() -> argparse.ArgumentParser:
     st.add_argument("--username")
     st.add_argument("--password")
     st.add_argument("--ca")
+    st.add_argument("--share", type=float, default=1.0, help="the Zero's share of a core here")
+    st.add_argument("--i2c-hz", type=int, default=I2C_HZ)
+    st.add_argument("--chips", help="a cgroup v1 tasks file for the chips' threads")
     hb = sub.add_parser("hub")
     hb.add_argument("--config", required=True)
     hb.add_argument("--trace", required=True)

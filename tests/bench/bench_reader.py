@@ -1,8 +1,11 @@
 """Benchmark: the cost of one Mfrc522Reader.poll() against the emulated MFRC522, and the
 station reader loop's idle CPU (CPU-seconds per second, no card), at the station's poll
-interval (firmware.station.service.POLL_INTERVAL, 20 ms) and at 50 ms.
+interval (firmware.station.service.POLL_INTERVAL, 20 ms) and at 50 ms; each loop's CPU
+is also given as a share of a Zero 2 W's core, by the Pi-class run's calibration
+(``firmware.tools.piclass.Shares``: the Zero's share of one core here).
 
 Run: .venv/bin/python tests/bench/bench_reader.py [--seconds 5] [--interval 0.02 0.05]
+[--zero-share 0.08]  (without it, calibrated: ~1.5 s)
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ def poll_cost(n: int) -> None:
             )
 
 
-def idle_cpu(seconds: float, interval: float, timer: str, card: str | None = None) -> float:
+def idle_cpu(
+    seconds: float, interval: float, timer: str, card: str | None = None, zero: float = 0.0
+) -> float:
     """CPU-seconds per second of a station reader loop with no card (timer "none": the
     same loop without the poll, i.e. the cost of waking up)."""
     with open_emulated_station(timer="instant" if timer == "none" else timer) as st:  # type: ignore[arg-type]
@@ -71,9 +76,11 @@ def idle_cpu(seconds: float, interval: float, timer: str, card: str | None = Non
         wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
         rate = cpu / wall
         what = f"card {card} lying" if card else "idle loop"
+        of_zero = f"; {rate / zero * 100:.0f} % of a Zero 2 W" if zero else ""
         print(
             f"  {what}, chip timer {timer:8}: {polls} polls in {wall:.2f} s, "
-            f"CPU {cpu * 1000:.1f} ms -> {rate:.4f} CPU-s/s ({rate * 100:.2f} % of a core)"
+            f"CPU {cpu * 1000:.1f} ms -> {rate:.4f} CPU-s/s ({rate * 100:.2f} % of a core"
+            f"{of_zero})"
         )
         return rate
 
@@ -104,16 +111,21 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--interval", type=float, nargs="+", default=[0.02, 0.05])
     parser.add_argument("--polls", type=int, default=5000)
+    parser.add_argument("--zero-share", type=float, help="a Zero 2 W's share of a core here")
     args = parser.parse_args()
+    from firmware.tools.piclass import Shares
+
+    zero = args.zero_share or Shares.calibrate().zero
+    print(f"(a Zero 2 W: {zero * 100:.1f} % of a core here)")
     print("Mfrc522Reader.poll() against the emulated MFRC522 (instant chip timer;")
     print("wall p99/max include preemption on a shared machine, CPU mean does not):")
     poll_cost(args.polls)
     for interval in args.interval:
         print(f"Station reader loop, one poll every {interval * 1000:.0f} ms:")
-        idle_cpu(args.seconds, interval, "none")
-        idle_cpu(args.seconds, interval, "instant")
-        idle_cpu(args.seconds, interval, "realtime")
-        idle_cpu(args.seconds, interval, "realtime", card="04A1B2C3D4E5F6")
+        idle_cpu(args.seconds, interval, "none", zero=zero)
+        idle_cpu(args.seconds, interval, "instant", zero=zero)
+        idle_cpu(args.seconds, interval, "realtime", zero=zero)
+        idle_cpu(args.seconds, interval, "realtime", card="04A1B2C3D4E5F6", zero=zero)
     print("Reference:")
     package_request_cost()
 

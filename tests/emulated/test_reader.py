@@ -110,6 +110,41 @@ def test_idle_poll_sleeps_while_the_chip_timer_runs() -> None:
         assert st.chip.spi_transfers - before <= 40
 
 
+def sleeps_of_one_poll(st: EmulatedStation, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many times the reader slept (woke up) during one poll."""
+    import device.real_reader as real_reader
+
+    slept: list[float] = []
+    sleep = real_reader.time.sleep
+    monkeypatch.setattr(real_reader.time, "sleep", lambda s: (slept.append(s), sleep(s)))
+    st.reader.poll()
+    monkeypatch.setattr(real_reader.time, "sleep", sleep)
+    return len(slept)
+
+
+def test_an_empty_poll_sleeps_once_until_the_timer_has_run_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the chip's timer in real time, an empty poll looks at the chip once, when the
+    1.5 ms timer has surely run out (it slept four times, until issue 27)."""
+    with open_emulated_station(timer="realtime") as st:
+        st.reader.poll()
+        assert sleeps_of_one_poll(st, monkeypatch) <= 1  # 0 if this thread was late anyway
+
+
+@pytest.mark.parametrize(("uid", "answers"), [(A, 3), (B, 5)])
+def test_a_read_sleeps_once_an_answer_and_not_for_hlta(
+    monkeypatch: pytest.MonkeyPatch, uid: str, answers: int
+) -> None:
+    """Reading a card wakes once for each answer (looked at when it is due: WUPA's when
+    the timer has run out) and not for HLTA, which nothing answers; the card is halted."""
+    with open_emulated_station(timer="realtime") as st:
+        st.field.place(uid)
+        assert sleeps_of_one_poll(st, monkeypatch) <= answers  # fewer if this thread was late
+        assert st.reader.current == uid
+        assert st.field.rf.cards[0].state is CardState.HALT
+
+
 # -- faults -------------------------------------------------------------------------------
 
 

@@ -1,0 +1,116 @@
+"""The Pi-class run's model of a station's buses (``firmware.tools.piclass.wire``) and its
+report: the chips' work moved to threads changes nothing the station sees, and the report
+splits the taps by whether they met an SD stall."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from device.base import TagPresent
+from device.emulated import EmulatedStation, open_emulated_station, rack
+from firmware.tools import piclass
+
+GOLDEN = Path(__file__).resolve().parent.parent / "platform" / "golden" / "si-5p" / "p1"
+
+
+@pytest.fixture
+def wired(monkeypatch: pytest.MonkeyPatch) -> object:
+    """Restore the fake buses' methods that ``wire`` replaces, after the test."""
+    for owner, name in (
+        (rack.FakeSpiDev, "_transfer"),
+        (rack.FakeSMBus, "_write"),
+        (EmulatedStation, "glass_written"),
+    ):
+        monkeypatch.setattr(owner, name, getattr(owner, name))
+    return None
+
+
+def frames() -> list[Image.Image]:
+    return [Image.open(p).convert("1") for p in sorted(GOLDEN.glob("*.png"))[:6]]
+
+
+def shown(station: EmulatedStation, buses: piclass.Buses | None) -> list[bytes]:
+    """Show the golden frames as the Pi-class station does; what the glass showed."""
+    for image in frames():
+        if buses is not None:
+            buses.batch = []
+        station.display.show(image)
+        if buses is not None:
+            buses.flush()
+    if buses is not None:
+        buses.drain()
+    return [f.tobytes() for f in station.display.frames]
+
+
+def test_the_glass_shows_the_same_frames_with_the_panel_on_its_thread(wired: object) -> None:
+    """The SSD1306 emulated on its own thread ends with the same frames on the glass, and
+    the bytes charged to the bus are the bytes the panel took (plus an address byte each)."""
+    with open_emulated_station() as plain:
+        expected = shown(plain, None)
+    with open_emulated_station() as station:
+        buses = piclass.wire(station, 0.08, None, 400_000)
+        before = station.panel.bytes_written + station.panel.writes
+        got = shown(station, buses)
+        taken = station.panel.bytes_written + station.panel.writes - before
+        charged = buses.i2c_bytes
+        buses.update()
+    assert got == expected and len(got) > 1
+    assert charged == taken
+    assert buses.spent["i2c"] > 0
+
+
+def test_a_nack_is_raised_where_the_driver_wrote(wired: object) -> None:
+    """With a fault armed, the write runs inline: the driver sees the NACK and sends the
+    frame again, as on a Pi."""
+    with open_emulated_station() as station:
+        buses = piclass.wire(station, 0.08, None, 400_000)
+        station.panel.fail_writes(1)
+        image = frames()[1]
+        buses.batch = []
+        station.display.show(image)
+        buses.flush()
+        buses.drain()
+        assert station.display.failures == 1
+        assert station.display.frames[-1].tobytes() == image.tobytes()
+
+
+def test_a_card_is_read_with_its_rf_exchanges_on_their_thread(wired: object) -> None:
+    """The reader reads a 7-byte UID while the chip's RF exchanges run on the other
+    thread; the poll's SPI wire time is counted."""
+    with open_emulated_station(timer="realtime") as station:
+        buses = piclass.wire(station, 0.08, None, 400_000)
+        station.field.place("04A1B2C3D4E5F6")
+        assert station.reader.poll() == TagPresent("04A1B2C3D4E5F6")
+        buses.update()
+        assert buses.spent["rf"] > 0 and buses.spent["spi_wire"] > 0
+        assert buses.spi_polled > 0 and buses.spi_owed > 0  # short and long transfers
+
+
+def tap(total_ms: float, stalled: bool) -> piclass.Tap:
+    s = total_ms / 1000
+    return piclass.Tap(
+        "p1", 0.0, 0.01, 0.012, "x:1", s - 0.03, s - 0.029, s - 0.02, s, 846,
+        hub_in=0.013, commit0=0.014, commit1=0.02, pub=0.021, stalled=stalled,
+    )  # fmt: skip
+
+
+def test_the_report_splits_the_taps_by_stall() -> None:
+    """The report gives p50/p99 over all taps, over those that met no stall, and how
+    many met one; a clock beyond 400 kHz is said to be beyond the datasheet."""
+    taps = [tap(60 + i, False) for i in range(9)] + [tap(170, True)]
+    result = piclass.PiClassResult(
+        piclass.Shares(0.25, 0.08, 1.5), "cgroup v1 CPU quotas", 20, (5, 100, 2), 1_000_000,
+        True, taps,
+    )  # fmt: skip
+    text = "\n".join(result.lines())
+    assert "10 taps, tap to glass: p50 64.5 ms" in text
+    assert "(1 taps met an SD stall)" in text
+    assert "the 9 taps that met no stall: p50 64.0 ms" in text
+    assert "the 1 that met one: p50 170.0 ms" in text
+    assert "I2C at 1000 kHz (beyond the SSD1306 datasheet's 400 kHz)" in text
+    assert "beyond" not in "\n".join(
+        piclass.PiClassResult(result.shares, "x", 20, (5, 100, 2), 400_000, True, taps).lines()
+    )
