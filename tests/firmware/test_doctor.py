@@ -156,3 +156,29 @@ def test_plain_debian_without_the_pi_groups_says_so_in_one_readable_line(
     groups = _checks(Doctor(root=tmp_path))["groups"]
     assert groups.status == PASS
     assert groups.detail == "no gpio, spi, i2c group here: nothing to join"
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "said"),
+    [
+        (None, FAIL, "the default 100 kHz: a full OLED frame takes 93 ms"),
+        ("dtparam=i2c_arm_baudrate=100000", FAIL, "100 kHz: a full OLED frame takes 93 ms"),
+        ("dtparam=i2c_arm=on,i2c_arm_baudrate=400000", PASS, "400 kHz"),
+        ("dtparam=i2c_baudrate=1000000", PASS, "1000 kHz (a full OLED frame takes 9 ms)"),
+    ],
+)
+def test_the_i2c_clock_is_read_as_the_firmware_reads_it(
+    tmp_path: Path, line: str | None, status: str, said: str
+) -> None:
+    """Absent or slow: FAIL with the line to set; 400 kHz: PASS; faster: PASS, said to be
+    beyond the panel's rating (a hardware hacker's choice, not a mistake)."""
+    fake_pi(tmp_path)
+    config = tmp_path / "boot/firmware/config.txt"
+    lines = [x for x in config.read_text().splitlines() if "baudrate" not in x]
+    config.write_text("\n".join([*lines, *([line] if line else [])]) + "\n")
+    check = Doctor(root=tmp_path).i2c_speed(on_pi=True)
+    assert check.status == status and said in check.detail
+    if status == FAIL:
+        assert "dtparam=i2c_arm_baudrate=400000" in check.fix
+    else:
+        assert ("beyond" in check.detail) == (said != "400 kHz")
