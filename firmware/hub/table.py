@@ -186,7 +186,10 @@ class Table:
         return bool(self.engine.is_over(self.state))
 
     def view(self, seat: int | None) -> dict[str, Any]:
-        """The engine's view for a seat, computed once per state (screens ask often)."""
+        """The engine's view for a seat, computed once per state (screens ask often).
+
+        The public view is built once per state too: each seat's view is made from it
+        (``seat_view``) and holds that same object, so views are read-only here."""
         # Keyed on the state object (states are frozen: a move makes a new one); a knob turn
         # (a ui event) leaves the state, and so every view, as it was.
         if self._views_of is not self.state:
@@ -194,7 +197,11 @@ class Table:
             self._views.clear()
         cached = self._views.get(seat)
         if cached is None:
-            cached = self._views[seat] = self.engine.view(self.state, seat)
+            if seat is None:
+                cached = self.engine.public_view(self.state)
+            else:
+                cached = self.engine.seat_view(self.state, seat, self.view(None))
+            self._views[seat] = cached
         return cached
 
     def public(self) -> dict[str, Any]:
