@@ -306,6 +306,12 @@ class IdentitesCrypteesBinding(KnobMenus):
         """Every face-up card at the table, a line each ("Yel left: Blue Badge"): an ID or a
         loyalty card shown, a permanent program in play. Public: the table sees them.
         ``living``: the living seats' only (the hub display's pages stay few)."""
+        # The same on every station's pages: made once a state, not once a station.
+        lines = table.per_state(("face up", living), lambda: self._face_up(table, living))
+        return list(lines)
+
+    @staticmethod
+    def _face_up(table: Table, living: bool) -> tuple[str, ...]:
         pub = table.view(None)["table"]
         lines = []
         for s in pub["seats"]:
@@ -318,7 +324,7 @@ class IdentitesCrypteesBinding(KnobMenus):
                     lines.append(_face_line(who, _card_slot(slot), card))
             for prog in s["permanent"]:
                 lines.append(_face_line(who, _("prog."), prog))
-        return lines
+        return tuple(lines)
 
     def _status(self, table: Table, seat: int) -> str:
         pub = table.view(None)["table"]
