@@ -607,8 +607,15 @@ _NEWS_ORDER = (
 def card_pages(title: str, name: str, text: str) -> list[tuple[str, list[str]]]:
     """A card under the flap: a short title, then its name and its text whole, on as many
     pages as they need (the knob turns them)."""
-    rows = textwrap.wrap(glass(name), CHARS) + textwrap.wrap(glass(text), CHARS)
-    return [(title, rows[i : i + BODY_LINES]) for i in range(0, len(rows) or 1, BODY_LINES)]
+    rows = _wrapped(name, text)
+    return [(title, list(rows[i : i + BODY_LINES])) for i in range(0, len(rows) or 1, BODY_LINES)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _wrapped(name: str, text: str) -> tuple[str, ...]:
+    """A card's name and text cut to the glass's width: the same cards' texts are wrapped
+    at every repaint of every station (wrapping was about a sixth of a 16-seat one)."""
+    return (*textwrap.wrap(glass(name), CHARS), *textwrap.wrap(glass(text), CHARS))
 
 
 #: When a program may be played, short, after its name: "Jammer (any)".
