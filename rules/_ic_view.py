@@ -34,10 +34,15 @@ from rules.core import JSON, action_to_json
 GAME_ID = "identites-cryptees"
 
 
-def view(state: ICState, seat: int | None) -> JSON:
-    """The public table, plus ``you`` (that seat's own cards) for a seat."""
-    out: JSON = {"game": GAME_ID, "seat": seat, "table": _table(state)}
-    if seat is not None and 0 <= seat < state.players:
+def public_view(state: ICState) -> JSON:
+    """The public table (``seat`` None)."""
+    return {"game": GAME_ID, "seat": None, "table": _table(state)}
+
+
+def seat_view(state: ICState, seat: int, public: JSON) -> JSON:
+    """``public``'s table, plus ``you`` (that seat's own cards) for a seat of the game."""
+    out: JSON = {"game": GAME_ID, "seat": seat, "table": public["table"]}
+    if 0 <= seat < state.players:
         out["you"] = _you(state, seat)
     return out
 

@@ -149,6 +149,10 @@ class Game(Protocol, Generic[S]):
 
     def view(self, state: S, seat: int | None) -> JSON: ...
 
+    def public_view(self, state: S) -> JSON: ...
+
+    def seat_view(self, state: S, seat: int, public: JSON) -> JSON: ...
+
     def is_over(self, state: S) -> bool: ...
 
     def scores(self, state: S) -> list[int]: ...
@@ -200,6 +204,24 @@ class BaseGame(Generic[S]):
         data file return the options unchanged.
         """
         return dict(options)
+
+    def view(self, state: S, seat: int | None) -> JSON:
+        """What ``seat`` may know (its own part and the public table); ``None``: the
+        public table. Engines write the two halves, :meth:`public_view` and
+        :meth:`seat_view`, so a caller that needs every seat's view (the hub repainting
+        its stations) builds the public part once and hands it to each seat's."""
+        public = self.public_view(state)
+        return public if seat is None else self.seat_view(state, seat, public)
+
+    def public_view(self, state: S) -> JSON:
+        """The public table: what every seat and the table display may see."""
+        raise NotImplementedError
+
+    def seat_view(self, state: S, seat: int, public: JSON) -> JSON:
+        """``seat``'s view, given ``public``, this state's :meth:`public_view`: the seat
+        view may hold that very object (views are read-only JSON: no caller changes one
+        in place), so it must be this state's."""
+        raise NotImplementedError
 
     def check_players(self, players: int) -> None:
         """Refuse a player count outside the game's range."""

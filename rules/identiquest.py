@@ -295,11 +295,13 @@ class Identiquest(BaseGame[IdentiquestState]):
 
     # -- views ---------------------------------------------------------------
 
-    def view(self, state: IdentiquestState, seat: int | None) -> JSON:
-        """What ``seat`` may know; ``None``: the public table."""
-        table = _public(state)
-        if seat is None:
-            return table
+    def public_view(self, state: IdentiquestState) -> JSON:
+        """The table: market, deck, loot piles' sizes and tops, suspects, the unmasked."""
+        return _public(state)
+
+    def seat_view(self, state: IdentiquestState, seat: int, public: JSON) -> JSON:
+        """What ``seat`` may know: its identity, loot and score, and ``public`` as its
+        ``table``."""
         if not 0 <= seat < state.players:
             raise IllegalAction("No such seat")
         return {
@@ -307,7 +309,7 @@ class Identiquest(BaseGame[IdentiquestState]):
             "identity": state.colours[state.identity[seat]],
             "loot": [state.colours[g] for g in state.loot[seat]],
             "score": _score(state, seat),
-            "table": table,
+            "table": public,
         }
 
     # -- end -----------------------------------------------------------------

@@ -80,7 +80,8 @@ from rules._ic_state import (
     slot_pos,
     weapon_state,
 )
-from rules._ic_view import view as _view
+from rules._ic_view import public_view as _public_view
+from rules._ic_view import seat_view as _seat_view
 from rules.core import (
     JSON,
     Action,
@@ -187,9 +188,13 @@ class IdentitesCryptees(BaseGame[ICState]):
         new = handler(state, action, events)
         return replace(new, version=state.version + 1), events
 
-    def view(self, state: ICState, seat: int | None) -> JSON:
-        """What ``seat`` may know (``None``: the public table)."""
-        return _view(state, seat)
+    def public_view(self, state: ICState) -> JSON:
+        """The public table: face-up cards, counts, weapons, the last victory check."""
+        return _public_view(state)
+
+    def seat_view(self, state: ICState, seat: int, public: JSON) -> JSON:
+        """What ``seat`` may know: ``public``'s table and its own cards (``you``)."""
+        return _seat_view(state, seat, public)
 
     def is_over(self, state: ICState) -> bool:
         """Whether a victory check named winners."""

@@ -217,11 +217,12 @@ class Incognito(BaseGame[IncognitoState]):
 
     # -- views ---------------------------------------------------------------
 
-    def view(self, state: IncognitoState, seat: int | None) -> JSON:
-        """What ``seat`` may know; ``None``: the public table."""
-        table = _public(state)
-        if seat is None:
-            return table
+    def public_view(self, state: IncognitoState) -> JSON:
+        """The table: places, the word list once drawn, who voted, scores, the reveal."""
+        return _public(state)
+
+    def seat_view(self, state: IncognitoState, seat: int, public: JSON) -> JSON:
+        """What ``seat`` may know: its word and its votes, and ``public`` as its ``table``."""
         if not 0 <= seat < state.players:
             raise IllegalAction("No such seat")
         shown = state.phase != DRAW
@@ -230,7 +231,7 @@ class Incognito(BaseGame[IncognitoState]):
             "word": state.words[state.word_at[seat]],
             "number": state.word_at[seat] + 1 if shown else None,
             "votes": [n or None for n in state.votes[seat]],
-            "table": table,
+            "table": public,
         }
 
     # -- end -----------------------------------------------------------------

@@ -457,11 +457,8 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
                 return {"right": right, "band": [lo, hi], "text": text}
         raise AssertionError(f"no band for {right}")  # pragma: no cover
 
-    def view(self, state: State, seat: int | None) -> JSON:
-        """What ``seat`` may know (its own secrets + the table); ``None``: the table."""
-        public = self._public(state)
-        if seat is None:
-            return public
+    def seat_view(self, state: State, seat: int, public: JSON) -> JSON:
+        """What ``seat`` may know: its own secrets, and ``public`` as its ``table``."""
         st = state
         if not 0 <= seat < st.players:
             raise ValueError(f"no seat {seat}")
@@ -488,7 +485,9 @@ class SecretIdentity(BaseGame[SecretIdentityState]):
             "table": public,
         }
 
-    def _public(self, st: State) -> JSON:
+    def public_view(self, state: State) -> JSON:
+        """The table: each seat's score, pictos and votes cast, the opened safes."""
+        st = state
         n = st.players
         coop = st.mode == COOP
         seats: list[JSON] = []

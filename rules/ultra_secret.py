@@ -790,7 +790,7 @@ def _public(state: UltraState) -> JSON:
     return table
 
 
-def _seat_view(state: UltraState, seat: int) -> JSON:
+def _seat_view(state: UltraState, seat: int, public: JSON) -> JSON:
     own = state.stashes[seat]
     pending = state.pending[seat]
     dial = None
@@ -803,7 +803,7 @@ def _seat_view(state: UltraState, seat: int) -> JSON:
         "game": "ultra-secret",
         "seat": seat,
         "colour": COLOURS[seat],
-        "table": _public(state),
+        "table": public,
         "hidden": {
             "identity": own.identity,
             "formula": own.formula,
@@ -948,13 +948,15 @@ class UltraSecret(BaseGame[UltraState]):
         new, events = handler(state, action)
         return replace(new, version=state.version + 1), events
 
-    def view(self, state: UltraState, seat: int | None) -> JSON:
-        """The public table, or a seat's station: sheet, own cards, moles, own dial."""
-        if seat is None:
-            return _public(state)
+    def public_view(self, state: UltraState) -> JSON:
+        """The public table: board, lockers, notes, what was declared; all at the end."""
+        return _public(state)
+
+    def seat_view(self, state: UltraState, seat: int, public: JSON) -> JSON:
+        """A seat's station: sheet, own cards, moles, own dial; ``public`` as its ``table``."""
         if not 0 <= seat < state.players:
             raise IllegalAction("No such seat")
-        return _seat_view(state, seat)
+        return _seat_view(state, seat, public)
 
     def is_over(self, state: UltraState) -> bool:
         """Over once the flight has ended (escape or capture)."""

@@ -11,11 +11,11 @@ restarted hub resumes.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from firmware.link.lang import colour, short_colours
+from firmware.link.lang import colour, current, short_colours
 from firmware.link.protocol import Input, Screen
 from hardware.keys import Key, KeySet
 from rules import get_game
@@ -31,6 +31,8 @@ from rules.core import (
 
 #: How many public events ``public`` carries for the table display's feed.
 FEED_SIZE = 24
+
+T = TypeVar("T")
 
 
 class Binding(Protocol):
@@ -111,7 +113,8 @@ class Table:
     #: None) — what every station may already say — and rebuilt by replay after an undo.
     feed: list[dict[str, Any]] = field(default_factory=list)
     _views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
-    _views_of: Any = None  # the state the cached views were computed for
+    _derived: dict[Hashable, Any] = field(default_factory=dict)  # see per_state
+    _views_of: Any = None  # the state the cached views (and derived values) are of
 
     def __post_init__(self) -> None:
         self.engine = get_game(self.game_id)
@@ -186,16 +189,40 @@ class Table:
         return bool(self.engine.is_over(self.state))
 
     def view(self, seat: int | None) -> dict[str, Any]:
-        """The engine's view for a seat, computed once per state (screens ask often)."""
+        """The engine's view for a seat, computed once per state (screens ask often).
+
+        The public view is built once per state too: each seat's view is made from it
+        (``seat_view``) and holds that same object, so views are read-only here."""
+        self._same_state()
+        cached = self._views.get(seat)
+        if cached is None:
+            if seat is None:
+                cached = self.engine.public_view(self.state)
+            else:
+                cached = self.engine.seat_view(self.state, seat, self.view(None))
+            self._views[seat] = cached
+        return cached
+
+    def per_state(self, key: Hashable, build: Callable[[], T]) -> T:
+        """``build()``, kept for this state and the language spoken now: for what a binding
+        makes of the public view alone, the same on every station (the face-up cards'
+        lines), so a repaint makes it once. ``build`` must read nothing else that changes
+        (a seat's view, ``ui``, the timer); the value is shared, so keep it immutable."""
+        self._same_state()
+        slot = (key, current())
+        if slot not in self._derived:
+            self._derived[slot] = build()
+        value: T = self._derived[slot]
+        return value
+
+    def _same_state(self) -> None:
+        """Drop the cached views and derived values once the state moved on."""
         # Keyed on the state object (states are frozen: a move makes a new one); a knob turn
         # (a ui event) leaves the state, and so every view, as it was.
         if self._views_of is not self.state:
             self._views_of = self.state
             self._views.clear()
-        cached = self._views.get(seat)
-        if cached is None:
-            cached = self._views[seat] = self.engine.view(self.state, seat)
-        return cached
+            self._derived.clear()
 
     def public(self) -> dict[str, Any]:
         """The ``public`` payload: the engine's public view plus seating, never a secret."""

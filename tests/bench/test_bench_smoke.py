@@ -74,6 +74,7 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
     ),
     "bench_secret_identity.py": (["0.05"], rf"coop/dealt .* {NUMBER} games/s"),
     "bench_station_start.py": (["1"], r"median \d+ ms"),
+    "bench_views.py": (["0.01"], rf"identites-cryptees 16 seats .* shared +{NUMBER} us"),
     "bench_venue.py": (
         ["1", "2:2", "--game=3"],
         r"a 3-player Secret Identity game by bots: \d+ inputs",

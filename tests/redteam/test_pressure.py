@@ -251,19 +251,26 @@ def test_a_stuck_hub_display_does_not_hold_up_the_answers(tmp_path: Path) -> Non
 def test_views_are_built_once_per_state_and_not_for_a_knob_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A tap builds each view (public and every seat's) once; a knob turn rebuilds none."""
+    """A tap builds each view (public and every seat's, the latter from the former) once;
+    a knob turn rebuilds none."""
     rig = Rig(tmp_path)
     rig.connected()
     rig.start()
     calls: list[int | None] = []
     engine = rig.table.engine
-    real = engine.view
+    public_view, seat_view = engine.public_view, engine.seat_view
 
-    def counting(state: Any, seat: int | None) -> Any:
+    def public(state: Any) -> Any:
+        calls.append(None)
+        return public_view(state)
+
+    def seat(state: Any, seat: int, public: Any) -> Any:
         calls.append(seat)
-        return real(state, seat)
+        return seat_view(state, seat, public)
 
-    monkeypatch.setattr(engine, "view", counting)
+    monkeypatch.setattr(engine, "public_view", public)
+    monkeypatch.setattr(engine, "seat_view", seat)
+    monkeypatch.setattr(engine, "view", lambda *_: pytest.fail("a view built alone"))
     assert rig.knob("p1", 1)["ok"]
     assert calls == [], "a knob turn rebuilt views of a state that did not change"
     assert rig.mystery("p2", 4)["ok"]

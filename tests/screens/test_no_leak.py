@@ -22,8 +22,7 @@ def screens_of(table: Table, state: Any, seat: int) -> tuple[Any, ...]:
     """A seat's station screen (with its secret) if the engine state were ``state``."""
     other = copy.copy(table)
     other.state = state
-    other._views = {}
-    other._views_at = -1
+    other._views, other._derived, other._views_of = {}, {}, None  # its own caches
     return (other.binding.station_screen(other, seat),)
 
 

@@ -306,6 +306,12 @@ class IdentitesCrypteesBinding(KnobMenus):
         """Every face-up card at the table, a line each ("Yel left: Blue Badge"): an ID or a
         loyalty card shown, a permanent program in play. Public: the table sees them.
         ``living``: the living seats' only (the hub display's pages stay few)."""
+        # The same on every station's pages: made once a state, not once a station.
+        lines = table.per_state(("face up", living), lambda: self._face_up(table, living))
+        return list(lines)
+
+    @staticmethod
+    def _face_up(table: Table, living: bool) -> tuple[str, ...]:
         pub = table.view(None)["table"]
         lines = []
         for s in pub["seats"]:
@@ -318,7 +324,7 @@ class IdentitesCrypteesBinding(KnobMenus):
                     lines.append(_face_line(who, _card_slot(slot), card))
             for prog in s["permanent"]:
                 lines.append(_face_line(who, _("prog."), prog))
-        return lines
+        return tuple(lines)
 
     def _status(self, table: Table, seat: int) -> str:
         pub = table.view(None)["table"]
@@ -601,8 +607,15 @@ _NEWS_ORDER = (
 def card_pages(title: str, name: str, text: str) -> list[tuple[str, list[str]]]:
     """A card under the flap: a short title, then its name and its text whole, on as many
     pages as they need (the knob turns them)."""
-    rows = textwrap.wrap(glass(name), CHARS) + textwrap.wrap(glass(text), CHARS)
-    return [(title, rows[i : i + BODY_LINES]) for i in range(0, len(rows) or 1, BODY_LINES)]
+    rows = _wrapped(name, text)
+    return [(title, list(rows[i : i + BODY_LINES])) for i in range(0, len(rows) or 1, BODY_LINES)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _wrapped(name: str, text: str) -> tuple[str, ...]:
+    """A card's name and text cut to the glass's width: the same cards' texts are wrapped
+    at every repaint of every station (wrapping was about a sixth of a 16-seat one)."""
+    return (*textwrap.wrap(glass(name), CHARS), *textwrap.wrap(glass(text), CHARS))
 
 
 #: When a program may be played, short, after its name: "Jammer (any)".
