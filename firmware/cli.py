@@ -249,6 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--no-echo", action="store_true", help="skip the echo baseline")
     bench.add_argument(
+        "--no-sniff",
+        action="store_true",
+        help="load and venue modes: do not count the hubs' messages (the counter is a client "
+        "of every message, a big share of a small machine's CPU)",
+    )
+    bench.add_argument(
         "--pi-class",
         action="store_true",
         help="tap to glass with each station and the hub held to a Zero 2 W's and a Pi 4's CPU",

@@ -906,7 +906,7 @@ def _load_report(args: Any) -> int:
         args.duration,
         hubs=args.hubs,
         rate=args.rate,
-        sniff=True,
+        sniff=not args.no_sniff,
         commit_delay_ms=args.commit_delay,
         stall_ms=args.stall,
         stall_every_s=args.stall_every,

@@ -45,6 +45,7 @@ MODES: dict[str, tuple[list[str], str]] = {
             "--stall-every",
             "0.5",
             "--no-echo",
+            "--no-sniff",
         ],
         rf"tables=1 stations=8 inputs_per_s={NUMBER} p50_ms={NUMBER} p99_ms={NUMBER} lost=0",
     ),
