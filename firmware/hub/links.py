@@ -31,7 +31,8 @@ unanswered inputs again afterwards (they keep them until answered), so nothing a
 
 Why not one connection per table, as before: each had a network thread of its own, and at
 100 tables the hub spent its time handing the interpreter lock between them and fighting
-over its mailbox's lock (docs/benchmarks.md). Will connections carry no traffic.
+over its mailbox's lock (docs/benchmarks.md). A will connection keeps a network thread
+too, but an idle one: no message passes over it, only a keepalive every few seconds.
 """
 
 from __future__ import annotations
