@@ -121,6 +121,12 @@ def shrink_names(text: str, names: list[str]) -> str:
     return text
 
 
+def first_fitting(forms: list[str], width: int = CHARS) -> str:
+    """The first of ``forms`` (longest wording first) that fits ``width`` as drawn, else the
+    last: "Turn 3: was 5, not 2" where it fits, "T3: was 5, not 2" where it does not."""
+    return next((form for form in forms if len(glass(form)) <= width), forms[-1])
+
+
 def titled(headings: list[str], suffix: str) -> str:
     """A title bar: the first of ``headings`` that fits before ``suffix`` (a clock, a page
     or cursor count); if none does, the last one cut with "~" (a cut the fit tests see,

@@ -42,6 +42,7 @@ from firmware.link.protocol import Screen, Secret
 from firmware.link.render import (
     BODY_LINES,
     CHARS,
+    first_fitting,
     fit,
     fit_list,
     glass,
@@ -300,7 +301,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         if len(glass(status)) <= room or said is None:
             return status
         compact = f"{short(table, pub['pending'].get('seat'))}: {_(said.short)}"
-        return compact if len(glass(compact)) <= room else _(said.short)
+        return first_fitting([compact, _(said.short)], room)
 
     def face_up(self, table: Table, *, living: bool = False) -> list[str]:
         """Every face-up card at the table, a line each ("Yel left: Blue Badge"): an ID or a

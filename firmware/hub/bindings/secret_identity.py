@@ -18,7 +18,7 @@ from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import CHARS, fit_list, glass, shrink
+from firmware.link.render import CHARS, first_fitting, fit_list, glass, shrink
 from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 from rules.secret_identity import INFO
@@ -147,15 +147,15 @@ class SecretIdentityBinding:
         # "Red Round 2/4 Vote" where it fits (a long name cut to no less than six letters),
         # else "Red R2/4 Vote".
         said = _phase(phase)  # once: shrink tries the line again for each letter it cuts
-        head = _head(pub, True)
-        title = shrink(
-            lambda who: _("{seat} {head} {phase}", seat=who, head=head, phase=said), name(seat)
-        )
-        if len(glass(title)) > CHARS or not title.startswith(name(seat)[:6]):
-            head = _head(pub)
-            title = shrink(
+
+        def titled(head: str) -> str:
+            return shrink(
                 lambda who: _("{seat} {head} {phase}", seat=who, head=head, phase=said), name(seat)
             )
+
+        title = titled(_head(pub, True))
+        if len(glass(title)) > CHARS or not title.startswith(name(seat)[:6]):
+            title = titled(_head(pub))
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
         if phase == "over" and not coop:
@@ -304,9 +304,11 @@ class SecretIdentityBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        title = _("{head} {phase}", head=_head(pub, True), phase=_phase(pub["phase"]))
-        if len(glass(title)) > CHARS - len(" 1/2"):  # the hub's page count
-            title = _("{head} {phase}", head=_head(pub), phase=_phase(pub["phase"]))
+        phase = _phase(pub["phase"])
+        title = first_fitting(
+            [_("{head} {phase}", head=_head(pub, words), phase=phase) for words in (True, False)],
+            CHARS - len(" 1/2"),  # the hub's page count
+        )
         if pub["phase"] == "reveal" and pub["next_safe"] is not None and not self.reveal_delay:
             # The stations say "Wait for the host": the host reads what the press does.
             safe = table.seating.name(pub["next_safe"])
@@ -350,12 +352,15 @@ def _last_turn(table: Table, pub: dict[str, Any]) -> str:
     last = history[-1]
     n, key, answer = last["turn"], last["mystery"], last["answer"] or "-"
     if last["right"]:
-        said = _("Turn {n}: {key} right!", n=n, key=key)
-        return said if len(glass(said)) <= CHARS else _("T{n}: {key} right!", n=n, key=key)
-    said = _("Turn {n}: was {key}, not {answer}", n=n, key=key, answer=answer)
-    if len(glass(said)) <= CHARS:
-        return said
-    return _("T{n}: was {key}, not {answer}", n=n, key=key, answer=answer)
+        return first_fitting(
+            [_("Turn {n}: {key} right!", n=n, key=key), _("T{n}: {key} right!", n=n, key=key)]
+        )
+    return first_fitting(
+        [
+            _("Turn {n}: was {key}, not {answer}", n=n, key=key, answer=answer),
+            _("T{n}: was {key}, not {answer}", n=n, key=key, answer=answer),
+        ]
+    )
 
 
 def make_binding(**settings: Any) -> SecretIdentityBinding:

@@ -37,7 +37,7 @@ from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import CHARS, fit, fit_list, glass, menu_rows, packed
+from firmware.link.render import CHARS, first_fitting, fit, fit_list, glass, menu_rows, packed
 from rules.core import Action, action_to_json
 from rules.ultra_secret import INFO
 
@@ -604,8 +604,7 @@ class UltraSecretBinding(KnobMenus):
         if not pub["turn"]:
             return phase, lines
         said = _("Turn {n}: {phase}", n=pub["turn"], phase=phase)
-        title = said if len(glass(said)) <= room else f"T{pub['turn']} {phase}"
-        return title, lines
+        return first_fitting([said, f"T{pub['turn']} {phase}"], room), lines
 
 
 def _whose(head: str, squares: list[str | None], none: str) -> list[str]:
