@@ -109,9 +109,10 @@ class FairInbox(queue.Queue[Item | None]):
             item.done()
         with self._log_lock:
             held = self._throttle.allow(who)
-            since, count = self._drops.get(who, (self.clock(), 0))
-            if self.clock() - since > FLOOD_WINDOW:
-                since, count = self.clock(), 0
+            now = self.clock()
+            since, count = self._drops.get(who, (now, 0))
+            if now - since > FLOOD_WINDOW:
+                since, count = now, 0
             count += 1
             flooding = count == FLOOD_DROPS
             self._drops[who] = (since, count)

@@ -40,7 +40,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -96,10 +95,6 @@ class TableLink:
         """Leave the table: unsubscribe, and close its will connection cleanly (no will)."""
         self.hub.part(self)
 
-    def stop(self, *, clean: bool = True) -> None:
-        """Close the will connection (``clean=False``: as a crash, so the will goes out)."""
-        self.hub.close_will(self, clean=clean)
-
     def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> Any:
         return self.hub.data.publish(topic, payload, retain=retain)
 
@@ -128,9 +123,8 @@ class HubLinks:
         self._lock = threading.RLock()
         self._mids: dict[int, str] = {}
         self._started = False
-        #: Subscriptions muted for flooding, and until when (see the module).
-        self.muted: dict[str, float] = {}
-        self.clock: Callable[[], float] = time.monotonic
+        #: Subscriptions muted for flooding (see the module).
+        self.muted: set[str] = set()
         self.data = Client(
             broker,
             client_id,
@@ -195,19 +189,13 @@ class HubLinks:
         """A sender floods with ``topic``: stop hearing the subscription that brings it for
         MUTE_SECONDS (any thread; the mailbox calls this)."""
         with self._lock:
-            found = next(
-                (
-                    (link, sub)
-                    for link in self.tables.values()
-                    for sub in link.topics
-                    if link.joined and paho.topic_matches_sub(sub, topic)
-                ),
-                None,
-            )
-            if found is None or found[1] in self.muted:
+            link = self.tables.get(topic.partition("/")[2].partition("/")[0])  # coffre/<table>/...
+            if link is None or not link.joined:
                 return
-            link, sub = found
-            self.muted[sub] = self.clock() + MUTE_SECONDS
+            sub = next((s for s in link.topics if paho.topic_matches_sub(s, topic)), None)
+            if sub is None or sub in self.muted:
+                return
+            self.muted.add(sub)
             self.data.unsubscribe([sub])
         log.warning(
             "hub: table %s: %s floods the hub; not hearing %s for %.0f s (its stations "
@@ -223,7 +211,7 @@ class HubLinks:
 
     def _unmute(self, link: TableLink, sub: str) -> None:
         with self._lock:
-            self.muted.pop(sub, None)
+            self.muted.discard(sub)
             if link.joined and self.data.connected.is_set():
                 self.data.subscribe([sub])
         log.info("hub: table %s: hearing %s again", link.name, sub)
@@ -307,19 +295,16 @@ class HubLinks:
             self.inbox.put(Connected(link.name))
 
     def _data_state(self, state: LinkState) -> None:
-        if not state.ok:
-            with self._lock:
-                joined = [t for t in self.tables.values() if t.joined]
+        with self._lock:
+            joined = [t for t in self.tables.values() if t.joined]
+            if not state.ok:
                 for link in joined:
                     link.connected.clear()
                     link.subscribed = False
-            # The hub cannot hear its tables: their wills say so (see the module). Not on
-            # our own stop (a goodbye was said), nor before the first connection.
-            if state.state not in ("stopped", "connecting"):
-                for link in joined:
-                    self.close_will(link, clean=False)
-        else:
-            with self._lock:
-                joined = [t for t in self.tables.values() if t.joined]
+        # The hub cannot hear its tables: their wills say so (see the module). Not on our
+        # own stop (a goodbye was said), nor before the first connection.
+        if state.state not in ("connected", "stopped", "connecting"):
+            for link in joined:
+                self.close_will(link, clean=False)
         for link in joined:
             self.inbox.put(LinkChanged(link.name))

@@ -158,9 +158,8 @@ class Publisher:
             if only is None:  # what every station shows (a lone seat's may be a second on)
                 actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
         step = game_step(table) if table is not None else ""
-        for seat, station in enumerate(actor.config.stations):
-            if only is not None and seat != only:
-                continue
+        stations = list(enumerate(actor.config.stations))
+        for seat, station in stations if only is None else stations[only : only + 1]:
             if table is not None and seat < table.players:
                 screen = table.binding.station_screen(table, seat)
                 screen = msgspec.structs.replace(screen, phase=step)
