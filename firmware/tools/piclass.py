@@ -382,6 +382,10 @@ class ChipThread:
         """Wait until every queued job is done."""
         self.call(lambda: None)
 
+    def queued(self) -> bool:
+        """Whether jobs wait to be taken (non-blocking)."""
+        return not self._jobs.empty()
+
     def _raise(self) -> None:
         error, self.error = self.error, None
         if error is not None:
@@ -445,7 +449,7 @@ class Buses:
 
     def behind(self) -> bool:
         """Whether the SSD1306's thread still has work (non-blocking)."""
-        return not self.panel_thread._jobs.empty()
+        return self.panel_thread.queued()
 
 
 def _write_all(batch: list[tuple[Any, bytes]]) -> None:
