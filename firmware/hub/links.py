@@ -47,13 +47,15 @@ import paho.mqtt.client as paho
 
 from firmware.hub.events import Connected, Denied, Item, LinkChanged
 from firmware.link.mqtt import BrokerConfig, Client, LinkState, Will
+from firmware.link.protocol import QOS
 
 log = logging.getLogger(__name__)
 
-#: QoS 1 messages the shared connection sends before waiting for PUBACKs: a burst of
-#: screens for many tables goes out at once (paho's default of 20 made the hub wait a
-#: broker round trip per 20 messages, for all its tables).
-SEND_WINDOW = 1000
+#: QoS 1 messages the shared connection sends before waiting for PUBACKs: none, no limit.
+#: A burst of screens for many tables goes out at once (paho's default of 20 made the hub
+#: wait a broker round trip per 20 messages, for all its tables), and with any limit paho
+#: walks every message in flight at each PUBACK (a burst of n costs n*n/2 steps).
+SEND_WINDOW = 0
 #: How long a flooded subscription stays muted (seconds), then it is asked again.
 MUTE_SECONDS = 10.0
 
@@ -95,8 +97,8 @@ class TableLink:
         """Leave the table: unsubscribe, and close its will connection cleanly (no will)."""
         self.hub.part(self)
 
-    def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> Any:
-        return self.hub.data.publish(topic, payload, retain=retain)
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = QOS) -> Any:
+        return self.hub.data.publish(topic, payload, retain=retain, qos=qos)
 
     def wait_connected(self, timeout: float = 10.0) -> bool:
         return self.connected.wait(timeout)

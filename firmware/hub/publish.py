@@ -94,6 +94,7 @@ class Held:
     topic: str
     payload: bytes | proto.Ack
     retain: bool
+    qos: int = proto.QOS
 
     def encoded(self) -> bytes:
         return self.payload if isinstance(self.payload, bytes) else proto.encode(self.payload)
@@ -175,6 +176,7 @@ class Publisher:
                     topic,
                     proto.encode(msgspec.structs.replace(screen, rev=rev)),
                     retain=True,
+                    qos=proto.ANSWER_QOS,
                 )
         if only is not None:
             return
@@ -242,7 +244,15 @@ class Publisher:
         self._publics[actor.config.name] = (key, *payloads)
         return payloads
 
-    def send(self, actor: TableActor, topic: str, payload: bytes, *, retain: bool = False) -> Any:
+    def send(
+        self,
+        actor: TableActor,
+        topic: str,
+        payload: bytes,
+        *,
+        retain: bool = False,
+        qos: int = proto.QOS,
+    ) -> Any:
         if actor.state != "live":
             return None  # not this hub's table (yet): nothing goes out on it
         if len(payload) > proto.MAX_OUTPUT_BYTES:
@@ -256,21 +266,27 @@ class Publisher:
             )
             return None
         if self.held is not None:
-            self.held.append(Held(actor, topic, payload, retain))
+            self.held.append(Held(actor, topic, payload, retain, qos))
             return None
         assert actor.client is not None
-        return actor.client.publish(topic, payload, retain=retain)
+        return actor.client.publish(topic, payload, retain=retain, qos=qos)
 
     def answer(self, actor: TableActor, station: str | None, ack: proto.Ack) -> None:
         """Answer a station's input, or the host's command when ``station`` is None (held
         like the rest while holding)."""
-        topic = actor.topics.host_ack if station is None else actor.topics.station(station, "ack")
+        if station is None:
+            topic, qos = (
+                actor.topics.host_ack,
+                proto.QOS,
+            )  # no host tool sends a command again by itself
+        else:
+            topic, qos = actor.topics.station(station, "ack"), proto.ANSWER_QOS
         if actor.state != "live":
             return
         if self.held is not None:
-            self.held.append(Held(actor, topic, ack, False))
+            self.held.append(Held(actor, topic, ack, False, qos))
         else:
-            self.send(actor, topic, proto.encode(ack))
+            self.send(actor, topic, proto.encode(ack), qos=qos)
 
     def retained(
         self, actor: TableActor, topic: str, payload: bytes, *, force: bool = False

@@ -481,7 +481,7 @@ class Hub:
         client = item.actor.client
         if client is None or item.actor.state != "live":
             return  # the table was refused in this batch: nothing more goes out on it
-        client.publish(item.topic, item.encoded(), retain=item.retain)
+        client.publish(item.topic, item.encoded(), retain=item.retain, qos=item.qos)
 
     def _store_trouble(self, exc: BaseException) -> None:
         self.throttle.warning(("store", type(exc)), f"hub: store failed: {line(exc)}")

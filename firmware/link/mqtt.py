@@ -172,7 +172,8 @@ class Client:
     #: The QoS the subscriptions ask for.
     qos: int = QOS
     #: QoS 1 messages this client sends before waiting for the broker's PUBACKs (paho's
-    #: default is 20: a hub sending every table's screens on one connection needs more).
+    #: default is 20: a hub sending every table's screens on one connection needs more);
+    #: 0: no limit.
     inflight: int = 20
     #: Log the calm states (connecting, connected) at DEBUG only: a hub's will
     #: connections, one a table, would fill the journal at every start.
@@ -243,9 +244,12 @@ class Client:
             return False
         return self.subscribed.wait(max(0.0, deadline - time.monotonic()))
 
-    def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> paho.MQTTMessageInfo:
-        """Queue a QoS 1 message (paho resends it after a reconnect)."""
-        return self._paho.publish(topic, payload, qos=QOS, retain=retain)
+    def publish(
+        self, topic: str, payload: bytes, *, retain: bool = False, qos: int = QOS
+    ) -> paho.MQTTMessageInfo:
+        """Queue a message: at QoS 1 paho resends it after a reconnect; QoS 0 is dropped
+        when not connected."""
+        return self._paho.publish(topic, payload, qos=qos, retain=retain)
 
     def subscribe(self, topics: list[str]) -> int:
         """Subscribe to ``topics`` in one SUBSCRIBE; its message id (see ``on_subscribed``)."""

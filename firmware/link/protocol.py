@@ -21,6 +21,15 @@ MAX_INPUT_BYTES = 512
 MAX_OUTPUT_BYTES = 16 * 1024
 
 QOS = 1
+#: The QoS of the hub's answers to a station: its screen and its acks. At 0 the hub and
+#: the station skip a PUBACK each (a third of the packets the hub handled per input),
+#: and nothing is lost that QoS 1 would keep: the two are lost only with a connection,
+#: and each comes back by itself. A screen is retained and a station subscribes at every
+#: connection (the broker sends it the newest screen then); the hub sends every screen
+#: again once its own connection is back (``ownership.connected``); an input whose ack
+#: was lost stays pending on its station, which sends it again and is answered again
+#: (the store keeps every answer). Everything else keeps QoS 1.
+ANSWER_QOS = 0
 
 #: Longest id a station input's answer can carry (its pattern allows 27).
 INPUT_ID_CHARS = 32

@@ -125,14 +125,17 @@ def echo(config: BrokerConfig, client_id: str = "coffre-echo") -> None:
         n += 1
         screen = proto.encode(proto.Screen(rev=n, title="echo", lines=(f"input {n}",)))
         if leaf == "status":
-            client.publish(f"{base}/screen", screen, retain=True)
+            client.publish(f"{base}/screen", screen, retain=True, qos=proto.ANSWER_QOS)
             continue
         try:
             input_id = json.loads(msg.payload).get("id")
         except (ValueError, AttributeError):
             continue
-        client.publish(f"{base}/screen", screen, retain=True)
-        client.publish(f"{base}/ack", proto.encode(proto.Ack(input_id, True, "")))
+        # At the QoS the hub answers at: the baseline sends what the hub sends.
+        client.publish(f"{base}/screen", screen, retain=True, qos=proto.ANSWER_QOS)
+        client.publish(
+            f"{base}/ack", proto.encode(proto.Ack(input_id, True, "")), qos=proto.ANSWER_QOS
+        )
 
 
 def broker_args(config: BrokerConfig) -> list[str]:

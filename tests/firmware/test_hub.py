@@ -41,7 +41,7 @@ def test_input_is_committed_before_it_is_acked(tmp_path: Path) -> None:
     seen_at_ack: list[int] = []
     publish = hub.client.publish
 
-    def spying(topic: str, payload: bytes, *, retain: bool = False) -> Any:
+    def spying(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> Any:
         if topic.endswith("/ack"):
             seen_at_ack.append(len(hub.store.events("t", 1)))
         return publish(topic, payload, retain=retain)
@@ -307,7 +307,7 @@ def test_the_knob_scrolls_the_final_ranking_once_the_game_is_over(tmp_path: Path
     stations = [f"p{i}" for i in range(1, 6)]
     hub = Hub(BrokerConfig(port=1), [TableConfig("t", stations)], tmp_path / "hub.db", keys=KEYS)
     sent: list[tuple[str, Any]] = []
-    hub.client.publish = lambda topic, payload, retain=False: sent.append(  # type: ignore[method-assign]
+    hub.client.publish = lambda topic, payload, retain=False, qos=1: sent.append(  # type: ignore[method-assign]
         (topic, json.loads(payload))
     )
     claimed(hub)

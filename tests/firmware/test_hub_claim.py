@@ -59,7 +59,7 @@ def test_a_store_from_before_keeps_its_token(tmp_path: Path) -> None:
 def rig(tmp_path: Path) -> tuple[Hub, list[tuple[str, Any]]]:
     hub = Hub(BrokerConfig(port=1), [TableConfig("t", ["p1", "p2", "p3"])], tmp_path / "h.db")
     sent: list[tuple[str, Any]] = []
-    hub.client.publish = lambda topic, payload, retain=False: sent.append(  # type: ignore[method-assign]
+    hub.client.publish = lambda topic, payload, retain=False, qos=1: sent.append(  # type: ignore[method-assign]
         (topic, json.loads(payload) if payload else None)
     )
     hub.client.leave = lambda: sent.append(("left", None))  # type: ignore[method-assign]

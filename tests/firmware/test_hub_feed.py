@@ -36,7 +36,7 @@ def two_tables(tmp_path: Path) -> tuple[Hub, list[tuple[str, Any]]]:
     sent: list[tuple[str, Any]] = []
     for name, actor in hub.actors.items():
         assert actor.client is not None
-        actor.client.publish = lambda topic, payload, retain=False: sent.append(  # type: ignore[method-assign]
+        actor.client.publish = lambda topic, payload, retain=False, qos=1: sent.append(  # type: ignore[method-assign]
             (topic, json.loads(payload) if payload else None)
         )
         actor.client.start = lambda name=name: sent.append(("started", name))  # type: ignore[method-assign,misc]

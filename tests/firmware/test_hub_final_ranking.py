@@ -53,7 +53,7 @@ class Recorder:
     def __init__(self) -> None:
         self.sent: list[tuple[str, bytes]] = []
 
-    def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+    def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> None:
         self.sent.append((topic, payload))
 
 

@@ -18,7 +18,7 @@ def four_seat_hub(tmp_path: Path, clock: Clock) -> tuple[Hub, list[tuple[str, An
     hub = claimed(Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=clock))
     sent: list[tuple[str, Any]] = []
 
-    def publish(topic: str, payload: bytes, *, retain: bool = False) -> Any:
+    def publish(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> Any:
         sent.append((topic, json.loads(payload)))
 
     hub.client.publish = publish  # type: ignore[method-assign]

@@ -61,7 +61,7 @@ def running(tmp_path: Path) -> Iterator[tuple[Hub, list[tuple[str, Any]]]]:
     for actor in hub.actors.values():
         assert actor.client is not None
 
-        def publish(topic: str, payload: bytes, retain: bool = False) -> None:
+        def publish(topic: str, payload: bytes, retain: bool = False, qos: int = 1) -> None:
             with lock:
                 sent.append((topic, json.loads(payload) if payload else None))
 

@@ -28,7 +28,7 @@ from tests.support.sniffer import PacketHop
 KEYS = load_keyset()
 TABLES = ["t", "u", "v"]
 STATIONS = ["p1", "p2", "p3"]
-CONNECT, PUBLISH, SUBSCRIBE, UNSUBSCRIBE, DISCONNECT = 1, 3, 8, 10, 14
+CONNECT, PUBLISH, PUBACK, SUBSCRIBE, UNSUBSCRIBE, DISCONNECT = 1, 3, 4, 8, 10, 14
 WILL_FLAG = 0x04
 
 
@@ -203,6 +203,40 @@ def test_inputs_of_every_table_are_answered_over_the_one_connection(rig: Rig) ->
         assert ids == {t: f"c:{i}" for i, t in enumerate(TABLES)}
     finally:
         answers.stop()
+
+
+def test_stations_are_answered_at_qos_0_and_the_rest_at_qos_1(rig: Rig) -> None:
+    """A station's screens and acks go at ``proto.ANSWER_QOS`` (no PUBACK to handle); the
+    host's answers, ``public`` and the hub status keep QoS 1; the station's input is still
+    acked to the broker."""
+    t = proto.Topics("t")
+    command = {"cmd": "start", "game": "secret-identity", "players": 3, "id": "c:1"}
+    rig.watch.publish(t.host_command, proto.encode(command))
+    turn = {"id": "b:1", "kind": "knob", "step": 1}
+    rig.watch.publish(t.station("p1", "input"), proto.encode(turn))
+
+    def published() -> dict[str, set[int]]:
+        qos: dict[str, set[int]] = {}
+        for packets in rig.connections().values():
+            for kind, flags, body in packets:
+                if kind == PUBLISH:
+                    topic = body[2 : 2 + int.from_bytes(body[:2], "big")].decode()
+                    qos.setdefault(topic, set()).add((flags >> 1) & 3)
+        return qos
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not {t.host_ack, t.station("p1", "ack")} <= set(
+        published()
+    ):
+        time.sleep(0.05)
+    qos = published()
+    answers = {k: v for k, v in qos.items() if k.endswith(("/screen", "/ack")) and "/station/" in k}
+    assert t.station("p1", "ack") in answers and t.station("p2", "screen") in answers
+    assert all(v == {proto.ANSWER_QOS} for v in answers.values()), answers
+    for topic in (t.host_ack, t.public, t.hub_status, t.host_screen):
+        assert qos[topic] == {proto.QOS}, topic
+    shared = next(p for p in rig.connections().values() if _sent(p, SUBSCRIBE))
+    assert _sent(shared, PUBACK) >= 2  # the command's and the knob turn's, after the commit
 
 
 def _client_id(connect_body: bytes) -> str:

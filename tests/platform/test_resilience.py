@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+import msgspec
+
 from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
 from firmware.hub.store import Store
@@ -112,3 +114,46 @@ def test_input_delivered_twice_is_applied_once(make_table: TableFactory) -> None
     assert sim.watch.public["version"] == version + 1
     assert votes_in(sim.watch.public) == [1, 0, 0]
     assert len(Store(sim.store_path).events(TABLE, 1)) == store_events + 1
+
+
+def test_a_station_offline_while_answered_gets_its_screen_and_its_answer_back(
+    make_table: TableFactory,
+) -> None:
+    """The hub answers a station at QoS 0 (``proto.ANSWER_QOS``): a station whose link drops
+    while its answer is on the way shows the newest screen once back (retained, sent again
+    at its subscription) and has its input answered on its resend; the vote counts once."""
+    sim = make_table(3)
+    bots = director(sim, seed=6, stop_at=(1, "vote"))
+    bots.start_game(3)
+    bots.play()
+    hub = sim.hub
+    assert hub is not None
+    station = sim.stations["p1"]
+    version = sim.watch.public["version"]
+    written = hub.store.written
+    # The answer waits for a slow fsync; the station's link drops meanwhile.
+    hub.store.commit_delay = lambda: 0.6
+    yellow = sim.table_config.seating().colours[1]
+    reader = sim.devices["p1"].reader
+    assert isinstance(reader, MockReader)
+    before = station.sent
+    reader.present_tag(sim.keys.uid_for("vote", yellow, 5))
+    deadline = time.monotonic() + 10
+    while hub.store.written == written and time.monotonic() < deadline:
+        time.sleep(0.005)  # the hub has the input (committed, not yet durable nor answered)
+    assert hub.store.written > written
+    sock = station.client._paho.socket()
+    assert sock is not None
+    sock.close()  # paho reconnects after a second at the earliest: the answer finds it away
+    sim.watch.wait(lambda p: p["version"] == version + 1)
+    hub.store.commit_delay = None
+    assert not station.client.connected.is_set() and station.pending
+    assert station.wait_settled(before, 15)  # its resend (RESEND_AFTER) is answered
+    reader.remove_tag()
+    assert not station.pending and station.last_ack is not None and station.last_ack.ok
+    assert votes_in(sim.watch.public) == [1, 0, 0]
+    assert sim.watch.public["version"] == version + 1
+    screen_topic = proto.Topics(TABLE).station("p1", "screen")
+    newest = msgspec.json.decode(hub.actors[TABLE].published[screen_topic], type=proto.Screen)
+    assert station.screen is not None
+    assert (station.screen.title, station.screen.lines) == (newest.title, newest.lines)

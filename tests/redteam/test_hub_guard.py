@@ -210,7 +210,7 @@ def test_nothing_over_the_protocols_output_limit_is_published(
     sizes: list[tuple[str, int]] = []
     record = rig.hub.client.publish
 
-    def measured(topic: str, payload: bytes, *, retain: bool = False) -> object:
+    def measured(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> object:
         sizes.append((topic, len(payload)))
         return record(topic, payload, retain=retain)
 
@@ -248,7 +248,7 @@ def taker(tmp_path: Path) -> tuple[Hub, Clock, list[tuple[str, object]]]:
     )
     sent: list[tuple[str, object]] = []
     client = hub.client
-    client.publish = lambda topic, payload, retain=False: sent.append(  # type: ignore[method-assign]
+    client.publish = lambda topic, payload, retain=False, qos=1: sent.append(  # type: ignore[method-assign]
         (topic, json.loads(payload) if payload else None)
     )
     client.start = lambda: None  # type: ignore[method-assign]

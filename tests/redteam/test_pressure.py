@@ -218,7 +218,7 @@ def test_a_stuck_hub_display_does_not_hold_up_the_answers(tmp_path: Path) -> Non
     sent: list[tuple[str, bytes]] = []
     answered = threading.Event()
 
-    def publish(topic: str, payload: bytes, *, retain: bool = False) -> _Done:
+    def publish(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> _Done:
         sent.append((topic, payload))
         if sum(t.endswith("/ack") for t, _ in sent) == 3:
             answered.set()

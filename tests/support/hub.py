@@ -35,7 +35,7 @@ def make_hub(
     )
     sent: list[tuple[str, Any]] = []
 
-    def publish(topic: str, payload: bytes, *, retain: bool = False) -> Any:
+    def publish(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> Any:
         sent.append((topic, json.loads(payload)))
 
     hub.client.publish = publish  # type: ignore[method-assign]

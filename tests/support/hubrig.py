@@ -59,7 +59,7 @@ class Rig:
         # One claim for every rig: two rigs' traffic compares equal (it is no secret).
         self.hub.claim = self.hub.out.claim = proto.Claim(hub="rig", run="1", host="rig")
 
-    def _record(self, topic: str, payload: bytes, *, retain: bool = False) -> Any:
+    def _record(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> Any:
         self.sent.append((topic, json.loads(payload) if payload else None, retain))
         return _Done()
 
