@@ -81,6 +81,18 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
+#: The answer already given to an id (see :meth:`Store.answer`), in this order: a refusal
+#: or command answer kept word for word; an event that came from it (answered yes); a
+#: forgotten refusal under its stream's floor (a NULL message: TOO_LATE).
+_ANSWER_SQL = """
+SELECT ok, message FROM (
+    SELECT 0 AS rank, ok, message FROM answered WHERE source_id = ?1
+    UNION ALL SELECT 1, 1, '' FROM events WHERE source_id = ?1
+    UNION ALL SELECT 2, 0, NULL FROM floors WHERE stream = ?2 AND ?3 <= n
+) ORDER BY rank LIMIT 1
+"""
+
+
 @dataclass(frozen=True)
 class GameRecord:
     """A stored game's setup."""
@@ -293,23 +305,14 @@ class Store:
 
     def answer(self, source_id: str) -> tuple[bool, str] | None:
         """The answer already given to an input or command id, if any."""
+        stream, n = _stream(source_id)  # no stream: NULL, which no floor matches
         with self._lock:
-            row = self._db.execute(
-                "SELECT ok, message FROM answered WHERE source_id=?", (source_id,)
-            ).fetchone()
-            if row is not None:
-                return bool(row[0]), str(row[1])
-            row = self._db.execute(
-                "SELECT 1 FROM events WHERE source_id=?", (source_id,)
-            ).fetchone()
-            if row is not None:
-                return True, ""
-            stream, n = _stream(source_id)
-            if stream is not None:
-                row = self._db.execute("SELECT n FROM floors WHERE stream=?", (stream,)).fetchone()
-                if row is not None and n <= int(row[0]):
-                    return False, TOO_LATE
-        return None
+            # One statement, not three: this runs for every input (a tenth of its cost at
+            # 100 tables when it took three round trips into SQLite).
+            row = self._db.execute(_ANSWER_SQL, (source_id, stream, n)).fetchone()
+        if row is None:
+            return None
+        return bool(row[0]), TOO_LATE if row[1] is None else str(row[1])
 
     def remember(
         self,
