@@ -79,8 +79,10 @@ from hardware.keys import KeySet, load_keyset
 
 log = logging.getLogger(__name__)
 
-#: How often, at most, the hub's loop asks when the next timer is due (seconds).
-WAKE_RECHECK = 0.005
+#: How often, at least, the hub's loop asks every table when it is next due (seconds): a
+#: net under :meth:`Hub._touched`, not the schedule (a batch of messages asks their own
+#: tables at once).
+WAKE_RECHECK = 1.0
 
 #: Most messages handled in one store transaction.
 MAX_BATCH = 100
@@ -289,13 +291,14 @@ class Hub:
         while True:
             now = self.clock()
             # When the next timer is due walks every table (~0.2 ms at 100 tables), more
-            # than an input costs: it is asked at most every WAKE_RECHECK seconds (a due
-            # that a batch just created is that late at most).
+            # than an input costs: every table is asked only after a batch that may have
+            # touched any (see _touched) or at most WAKE_RECHECK later; a batch of
+            # messages asks only their own tables, below.
             timeout: float | None
             if now - looked >= WAKE_RECHECK:
                 timeout, looked = next_wake(self.live(), now), now
                 due_at = None if timeout is None else now + timeout
-            else:  # asked a moment ago: that answer holds until the recheck
+            else:
                 left = looked + WAKE_RECHECK - now
                 timeout = left if due_at is None else min(max(0.0, due_at - now), left)
             # Timers and the tick run only when something is due: both walk every table too.
@@ -321,6 +324,14 @@ class Hub:
                 batch.append(TimersDue())
             try:
                 self._feed([*batch, Tick()] if due else batch, wait=False)
+                touched = None if due else self._touched(batch)
+                if touched is None:
+                    looked = -math.inf  # ask every table
+                elif touched:
+                    after = self.clock()
+                    wake = next_wake(touched, after)
+                    if wake is not None and (due_at is None or after + wake < due_at):
+                        due_at = after + wake  # an earlier due stays: at worst, a wake for nothing
             except DiskRefused as exc:
                 # As PostgreSQL does since "fsyncgate" (2018): after a failed fsync the
                 # page cache is not to be trusted. Stop unanswered: systemd's watchdog sees
@@ -333,6 +344,24 @@ class Hub:
                 return
             if stop:
                 return
+
+    def _touched(self, batch: list[Item]) -> list[TableActor] | None:
+        """The live tables whose timers a batch may have moved: a message moves its own
+        table's only; anything else (a timer, the panel, a verdict, a link) may move any
+        (None). What the writer's Synced sends moves none."""
+        tables: dict[str, TableActor] = {}
+        for item in batch:
+            if isinstance(item, Synced):
+                continue
+            if not isinstance(item, Message):
+                return None
+            root, _, rest = item.topic.partition("/")
+            actor = self.actors.get(rest.partition("/")[0]) if root == proto.ROOT else None
+            if actor is None:
+                return None
+            if actor.state == "live":
+                tables[actor.config.name] = actor
+        return list(tables.values())
 
     def feed(self, *items: Item) -> None:
         """Handle messages and events as the hub's thread handles what its mailbox holds.
