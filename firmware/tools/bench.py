@@ -19,7 +19,8 @@ sent by a load generator that speaks for all stations on one connection (the bro
 no ACL or TLS here, for coffre and echo alike). Measured: input -> its answer (the hub
 sends the screens first). ``--commit-delay MS`` (with ``--stall MS --stall-every S``)
 *simulates* a slow SD card inside the hub's store: every commit sleeps that long, and
-the first one after every S seconds sleeps the stall too. The last line is for scripts:
+the first one after every S seconds sleeps the stall too; it also prints what that disk
+alone allows these inputs (:func:`disk_floor`). The last line is for scripts:
 ``tables=N stations=M inputs_per_s=X p50_ms=Y p99_ms=Z lost=0``.
 
 Venue mode (``--hubs H --tables N``): the same load on H ``coffre hub`` processes, the N
@@ -338,6 +339,8 @@ class LoadResult:
     usage: dict[str, Usage] = field(default_factory=dict)
     #: The inputs' ids, in sending order.
     ids: list[str] = field(default_factory=list, repr=False)
+    #: When each was sent (perf_counter seconds), in sending order.
+    sent_at: list[float] = field(default_factory=list, repr=False)
 
     @property
     def lost(self) -> int:
@@ -757,6 +760,7 @@ class Venue:
             latency = {i: gen.latency[i] for i in ids if i in gen.latency}
             twice = sum(1 for i in ids if gen.answers[i] > 1)
             tables = {i: gen.sent[i][0] for i in ids}
+            sent_at = [gen.sent[i][1] for i in ids]
         hubs = {}
         for hub, run in self.hub_tables.items():
             mine = [i for i in ids if tables[i] in run]
@@ -773,6 +777,7 @@ class Venue:
             messages,
             usage,
             ids,
+            sent_at,
         )
 
     def stop(self) -> None:
@@ -780,6 +785,33 @@ class Venue:
         for proc in self.procs.values():
             stop_process(proc)
         self.broker.stop()
+
+
+def disk_floor(
+    sent_at: list[float], commit_ms: float, stall_ms: float, stall_every_s: float
+) -> list[float]:
+    """Each input's wait (ms) on the simulated disk alone, as if nothing else took any
+    time: a sync starts as soon as an input waits and the last sync ended, and covers
+    every input sent before it started; it lasts ``commit_ms``, plus ``stall_ms`` for the
+    first after every ``stall_every_s`` seconds (as ``COFFRE_SIMULATE_DISK`` does in the
+    hub). Commit before ack: no answer can come sooner, whatever the hub does."""
+    times = sorted(sent_at)
+    waits: list[float] = []
+    commit, stall = commit_ms / 1000, stall_ms / 1000
+    next_stall = times[0] + stall_every_s if times and stall_every_s > 0 else float("inf")
+    ended, i = float("-inf"), 0
+    while i < len(times):
+        start = max(ended, times[i])
+        covered = i
+        while covered < len(times) and times[covered] <= start:
+            covered += 1
+        ended = start + commit
+        if start >= next_stall:
+            ended += stall
+            next_stall = start + stall_every_s
+        waits += [(ended - t) * 1000 for t in times[i:covered]]
+        i = covered
+    return waits
 
 
 def run_load(
@@ -916,6 +948,12 @@ def _load_report(args: Any) -> int:
     )
     for line in result.details():
         print(line)
+    if disk and result.sent_at:
+        floor = disk_floor(result.sent_at, args.commit_delay, args.stall, args.stall_every)
+        print(
+            f"the disk alone (these inputs, the rest free): p50 {statistics.median(floor):.1f} ms,"
+            f" p99 {percentile(floor, 0.99):.1f} ms"
+        )
     if not args.no_echo:
         base = run_load(args.tables, args.duration, server="echo", rate=args.rate)
         print(f"echo:   {base.line()}")
