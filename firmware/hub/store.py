@@ -202,8 +202,7 @@ class Store:
             target = self.written  # commits that ended before the fsync starts: it covers them
             if target <= self.synced:
                 return self.synced
-            if self.commit_delay is not None:
-                time.sleep(self.commit_delay())
+            started = time.monotonic()
             if self._wal_fd is None:
                 self._wal_fd = os.open(f"{self.path}-wal", os.O_RDONLY)
                 # The log's name in its directory is durable too, once.
@@ -213,6 +212,9 @@ class Store:
                 finally:
                     os.close(directory)
             os.fsync(self._wal_fd)
+            if self.commit_delay is not None:
+                # The simulated card's time is the whole sync's, this disk's own included.
+                time.sleep(max(0.0, self.commit_delay() - (time.monotonic() - started)))
             self.synced = target
             return target
 
@@ -532,7 +534,8 @@ def commit_delay_from_env() -> Callable[[], float] | None:
     """A simulated slow disk for benchmarks: ``COFFRE_SIMULATE_DISK=commit_ms,stall_ms,every_s``.
 
     Each commit waits ``commit_ms`` (each sync with ``deferred_sync``: that is where a
-    card's time goes); the first one after every ``every_s`` seconds waits
+    card's time goes, and a sync takes that long in all, this machine's fsync included);
+    the first one after every ``every_s`` seconds waits
     ``stall_ms`` more (the stalls of an SD card). Not for real tables.
     """
     spec = os.environ.get("COFFRE_SIMULATE_DISK")
