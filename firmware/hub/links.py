@@ -46,6 +46,7 @@ from typing import Any
 import paho.mqtt.client as paho
 
 from firmware.hub.events import Connected, Denied, Item, LinkChanged
+from firmware.hub.throttle import Throttle
 from firmware.link.mqtt import BrokerConfig, Client, LinkState, Will
 from firmware.link.protocol import QOS
 
@@ -127,6 +128,8 @@ class HubLinks:
         self._started = False
         #: Subscriptions muted for flooding (see the module).
         self.muted: set[str] = set()
+        #: Says the will connections' trouble (they log nothing above DEBUG themselves).
+        self.throttle = Throttle()
         self.data = Client(
             broker,
             client_id,
@@ -265,7 +268,7 @@ class HubLinks:
             clean_session=True,
             on_connected=lambda: self._will_up(link, will),
             on_state=lambda state: self._will_state(link, will, state),
-            quiet=True,  # the shared connection says how the broker is; trouble still shows
+            quiet=True,  # its trouble is said in _will_state, one line for all tables
         )
         link.will_link = will
         will.start()
@@ -281,6 +284,12 @@ class HubLinks:
                 return
             if not state.ok:
                 link.connected.clear()  # its will may be out: the hub says ready again
+                # Trouble for one is mostly trouble for all (a broker restarting): one line
+                # per kind every LOG_EVERY seconds for every table's will connection.
+                self.throttle.warning(
+                    ("will", state.state),
+                    f"hub: table {link.name}'s will connection: {state.detail or state.text}",
+                )
         self.inbox.put(LinkChanged(link.name))
 
     def _maybe_up(self, link: TableLink) -> None:

@@ -175,8 +175,9 @@ class Client:
     #: default is 20: a hub sending every table's screens on one connection needs more);
     #: 0: no limit.
     inflight: int = 20
-    #: Log the calm states (connecting, connected) at DEBUG only: a hub's will
-    #: connections, one a table, would fill the journal at every start.
+    #: Log every state at DEBUG only: the owner says what matters, through ``on_state``
+    #: (a hub's will connections, one a table, would fill the journal at every start and
+    #: at every broker outage; see firmware.hub.links).
     quiet: bool = False
 
     def __post_init__(self) -> None:
@@ -322,8 +323,10 @@ class Client:
         self.state = state
         calm = ("connecting", "connected", "stopped")
         level = logging.WARNING
-        if state.state in calm:
-            level = logging.DEBUG if self.quiet else logging.INFO
+        if self.quiet:
+            level = logging.DEBUG
+        elif state.state in calm:
+            level = logging.INFO
         log.log(level, "%s: %s", self.client_id, state.detail or state.text)
         if self.on_state is not None:
             self.on_state(state)

@@ -7,8 +7,11 @@ connections sent; a watcher reads the tables' retained hub statuses.
 
 from __future__ import annotations
 
+import logging
 import queue
+import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,6 +240,61 @@ def test_stations_are_answered_at_qos_0_and_the_rest_at_qos_1(rig: Rig) -> None:
         assert qos[topic] == {proto.QOS}, topic
     shared = next(p for p in rig.connections().values() if _sent(p, SUBSCRIBE))
     assert _sent(shared, PUBACK) >= 2  # the command's and the knob turn's, after the commit
+
+
+def test_a_broker_outage_is_said_in_one_line_and_every_table_comes_back(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The broker gone a few seconds: the shared connection says so; no will connection
+    adds a line of its own; every table reads ready again once the broker is back."""
+    caplog.set_level(logging.INFO)
+    rig.broker.stop()
+    links = [a.client for a in rig.hub.actors.values()]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(
+        link is not None and link.connected.is_set() for link in links
+    ):
+        time.sleep(0.05)
+    time.sleep(3)  # a few reconnection attempts, refused
+    rig.broker.start()
+    rig.statuses.clear()
+    rig.wait("every table ready again", rig.all_ready)
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any(rig.hub.links.data.client_id in line for line in said), said
+    _assert_wills_said_once(rig, caplog.records)
+
+
+def test_every_will_connection_dropped_at_once_is_one_line(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every table's will connection dropped at once (a broker or network blip that spares
+    the shared one): one line per kind of trouble, not one per table; all come back."""
+    caplog.set_level(logging.INFO)
+    for actor in rig.hub.actors.values():
+        assert actor.client is not None and actor.client.will_link is not None
+        sock = actor.client.will_link._paho.socket()
+        assert sock is not None
+        sock.close()
+    rig.wait("every table lost", lambda: all("lost" in rig.statuses[t] for t in TABLES))
+    rig.wait("every table ready again", rig.all_ready)
+    wills = _assert_wills_said_once(rig, caplog.records)
+    assert wills, "the trouble is not said at all"
+
+
+def _assert_wills_said_once(rig: Rig, records: list[logging.LogRecord]) -> list[str]:
+    """The lines about the will connections: each kind of trouble once, whatever the
+    number of tables; none from the will connections themselves above DEBUG."""
+    wills = [r.getMessage() for r in records if "will connection" in r.getMessage()]
+    kinds = Counter(re.sub(r"table \S+'s ", "", line) for line in wills)
+    assert all(n == 1 for n in kinds.values()), wills
+    ids = {rig.hub.links.will_id(t) for t in TABLES}
+    loud = [
+        r.getMessage()
+        for r in records
+        if r.levelno >= logging.INFO and any(i in r.getMessage() for i in ids)
+    ]
+    assert loud == []
+    return wills
 
 
 def _client_id(connect_body: bytes) -> str:

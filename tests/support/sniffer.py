@@ -42,7 +42,11 @@ class Hop:
                 client, _ = self.server.accept()
             except OSError:
                 return
-            upstream = socket.create_connection(("127.0.0.1", self.target))
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:  # the broker is down: the client sees its connection closed
+                client.close()
+                continue
             with self.lock:
                 conn = self.connections
                 self.connections += 1
