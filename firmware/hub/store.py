@@ -28,6 +28,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -36,6 +37,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+log = logging.getLogger(__name__)
 
 #: Refusals remembered word for word, per table and game (older ones become a floor).
 REFUSALS_KEPT = 512
@@ -153,6 +156,7 @@ class Store:
                 self._lock_file.close()
                 raise StoreError(f"another hub is using {self.path}") from None
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))  # SQLite's -wal/-shm copy it
+        _keep_private(self.path)
         self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         # A few inputs a minute: durability is worth an fsync each (with deferred_sync, the
@@ -528,6 +532,35 @@ def _record(row: tuple[Any, ...]) -> GameRecord:
         json.loads(seating),
         status,
     )
+
+
+def _keep_private(path: Path) -> None:
+    """Make a store made before its files were 0600 (or copied in by hand) the hub's alone
+    again: it holds every player's secret. Said once, in the log, when it happens."""
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}.lock")):
+        try:
+            mode = name.stat().st_mode & 0o777
+        except FileNotFoundError:
+            continue
+        if not mode & 0o077:
+            continue
+        try:
+            name.chmod(0o600)
+        except OSError:
+            log.warning(
+                "hub: %s can be read by other users (mode %o) and this user cannot change "
+                "that: sudo chmod 600 %s (it holds every player's secret)",
+                name,
+                mode,
+                name,
+            )
+        else:
+            log.warning(
+                "hub: %s could be read by other users (mode %o); now 0600 (it holds every "
+                "player's secret)",
+                name,
+                mode,
+            )
 
 
 def commit_delay_from_env() -> Callable[[], float] | None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import stat
 from pathlib import Path
+
+import pytest
 
 from firmware.hub.store import Store
 
@@ -61,3 +65,44 @@ def test_tables_are_separate(tmp_path: Path) -> None:
     store.append("a", a.game_no, {"e": "a"}, None)
     assert store.events("b", b.game_no) == []
     assert a.game_no == b.game_no == 1
+
+
+def test_a_store_others_could_read_is_made_the_hubs_alone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store left readable by others (an older coffre, a copy by hand): 0600 at the next
+    open, said once in the log; a store already private says nothing."""
+    path = tmp_path / "hub.sqlite3"
+    Store(path).close()
+    for name in (path, Path(f"{path}-wal")):
+        name.touch()
+        name.chmod(0o644)
+    with caplog.at_level(logging.WARNING):
+        Store(path).close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and all("could be read by other users (mode 644)" in s for s in said)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        Store(path).close()
+    assert caplog.records == []
+
+
+def test_a_store_the_hub_cannot_make_private_says_how(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not the hub user's to change: the log line gives the command that fixes it."""
+    path = tmp_path / "hub.sqlite3"
+    path.touch()
+    path.chmod(0o666)
+
+    def refuse(self: Path, mode: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(Path, "chmod", refuse)
+    with caplog.at_level(logging.WARNING):
+        Store(path).close()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"hub: {path} can be read by other users (mode 666) and this user cannot change "
+        f"that: sudo chmod 600 {path} (it holds every player's secret)"
+    ]
