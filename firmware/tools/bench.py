@@ -67,7 +67,7 @@ from firmware.hub.brokerconf import (
 )
 from firmware.hub.brokerconf import Venue as VenueAccess
 from firmware.link import protocol as proto
-from firmware.link.mqtt import BrokerConfig, Client
+from firmware.link.mqtt import BrokerConfig, Client, Message
 from firmware.link.tls import CA_FILE
 from firmware.tools.brokers import Mosquitto, free_port, serve, start_broker
 from firmware.tools.simtable import SimTable
@@ -565,15 +565,26 @@ class _Sniffer:
 # --- the load generator --------------------------------------------------------------------
 
 
+class _ArrivalInbox(queue.Queue[tuple[float, Message | None]]):
+    """A mailbox that notes when each message arrived, on the network thread as it is
+    decoded: the generator works through a burst of answers one by one, and the station
+    each one is for would not have waited for the others'."""
+
+    def put(self, item: Message | None, block: bool = True, timeout: float | None = None) -> None:  # type: ignore[override]
+        super().put((time.perf_counter(), item), block, timeout)
+
+
 class _Generator:
     """Speaks for every station: knob turns at a fixed rate, answers timed and counted by id."""
 
     def __init__(self, config: BrokerConfig, tables: list[str]) -> None:
         self.tables = tables
+        self.arrivals = _ArrivalInbox()
         self.client = Client(
             config,
             f"bench-load-{os.getpid()}",
             ["coffre/+/station/+/ack", "coffre/+/hub/status"],
+            inbox=self.arrivals,  # type: ignore[arg-type]
         )
         #: input id -> (its table, when it was sent)
         self.sent: dict[str, tuple[str, float]] = {}
@@ -593,8 +604,10 @@ class _Generator:
             raise TimeoutError("the load generator cannot reach the broker")
 
     def _receive(self) -> None:
-        while (msg := self.client.inbox.get()) is not None:
-            now = time.perf_counter()
+        while True:
+            now, msg = self.arrivals.get()
+            if msg is None:
+                return
             if msg.topic.endswith("/hub/status"):
                 status = json.loads(msg.payload) if msg.payload else {}
                 table = msg.topic.split("/")[1]
