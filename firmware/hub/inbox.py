@@ -9,7 +9,7 @@ the broker (so a QoS 1 flood does not stall the connection's in-flight window) a
 never answered (a message with no broker ack, QoS 0, has a smaller share); a real
 station sends an unanswered input again. One log line per sender
 every LOG_EVERY seconds says so. The hub's own events (panel, timers, links) are never
-dropped.
+dropped, and the writer's word that the store is durable (``Synced``) goes first in line.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from firmware.hub.events import Item
+from firmware.hub.events import Item, Synced
 from firmware.hub.throttle import Throttle
 from firmware.link.mqtt import Message
 
@@ -90,6 +90,11 @@ class FairInbox(queue.Queue[Item | None]):
     def _put(self, item: Any) -> None:
         if isinstance(item, Message):
             self.waiting[sender(item.topic)] += 1
+        elif isinstance(item, Synced):
+            # First in line: it sends answers already durable, which should not wait for
+            # the inputs that came after them to be handled.
+            self.queue.appendleft(item)
+            return
         super()._put(item)
 
     def _get(self) -> Any:

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from firmware.hub.events import Tick
+from firmware.hub.events import Synced, Tick
 from firmware.hub.inbox import FLOOD_DROPS, FLOOD_WINDOW, FairInbox, sender
 from firmware.link.mqtt import Message
 
@@ -80,3 +80,18 @@ def test_a_sender_dropped_often_within_a_second_is_told_as_a_flood_once() -> Non
     for _ in range(FLOOD_DROPS):
         inbox.put(Message("coffre/a/station/p1/input", b"x"))
     assert told == ["coffre/a/station/p1/input"] * 2
+
+
+def test_the_writers_word_goes_first_in_line() -> None:
+    """A Synced put behind waiting inputs comes out before them (it sends answers already
+    durable); everything else keeps its order."""
+    inbox = FairInbox()
+    first, second = (
+        Message("coffre/t/station/p1/input", b"1"),
+        Message("coffre/t/host/command", b"2"),
+    )
+    inbox.put(first)
+    inbox.put(Tick())
+    inbox.put(second)
+    inbox.put(Synced(None))
+    assert [inbox.get_nowait() for _ in range(4)] == [Synced(None), first, Tick(), second]

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -20,6 +20,7 @@ from firmware.hub.store_writer import StoreWriter
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Message
 from hardware.keys import load_keyset
+from tests.support.hub import claimed
 
 KEYS = load_keyset()
 
@@ -169,3 +170,45 @@ def test_a_deferred_commit_is_durable_only_after_a_sync(tmp_path: Path) -> None:
     full.commit()
     assert full.synced == full.written
     full.close()
+
+
+def test_answers_made_durable_go_out_before_the_next_batch_is_handled(tmp_path: Path) -> None:
+    """The writer's Synced arriving with new inputs: the answers it made durable are sent
+    first, not after the new inputs' handling (a backlog after a stall would hold them)."""
+    hub = claimed(
+        Hub(
+            BrokerConfig(port=1),
+            [TableConfig("t", ["p1", "p2", "p3"])],
+            tmp_path / "h.db",
+            keys=KEYS,
+        )
+    )
+    sent: list[str] = []
+    for actor in hub.actors.values():
+        assert actor.client is not None
+        actor.client.publish = lambda topic, payload, retain=False, qos=1: sent.append(topic)  # type: ignore[method-assign,misc]
+    hub.writer = cast(StoreWriter, _NoWriter())  # the test syncs, as the writer would
+    start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, "id": "h:1"}
+    hub.feed(Message(proto.Topics("t").host_command, proto.encode(start)))
+    hub._feed([tap("t", "p1", 1)], wait=False)
+    assert acks_of(sent, "p1") == 0  # committed, not yet durable: held
+    hub.store.sync()
+    seen: list[int] = []
+    handle = hub._handle
+
+    def handling(batch: Any, item: Any) -> None:
+        seen.append(acks_of(sent, "p1"))
+        handle(batch, item)
+
+    hub._handle = handling  # type: ignore[method-assign]
+    hub._feed([tap("t", "p2", 2), Synced(None)], wait=False)
+    assert seen == [1]  # p1's answer went out before p2's tap was handled
+
+
+class _NoWriter:
+    def wake(self) -> None:
+        """Nothing: the test syncs the store itself."""
+
+
+def acks_of(sent: list[str], station: str) -> int:
+    return sum(1 for t in sent if t == proto.Topics("t").station(station, "ack"))
