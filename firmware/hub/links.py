@@ -128,6 +128,8 @@ class HubLinks:
         self._started = False
         #: Subscriptions muted for flooding (see the module).
         self.muted: set[str] = set()
+        #: Tables this hub no longer runs whose subscriptions it dropped (see forget).
+        self.forgotten: set[str] = set()
         #: Says the will connections' trouble (they log nothing above DEBUG themselves).
         self.throttle = Throttle()
         self.data = Client(
@@ -189,6 +191,20 @@ class HubLinks:
         for link in list(self.tables.values()):
             self.close_will(link, clean=False)
         self.data.stop(clean=False)
+
+    def forget(self, name: str, topics: list[str]) -> None:
+        """A table this hub no longer runs still sends to its persistent session (it ran
+        the table before its configuration changed): drop those subscriptions, once."""
+        with self._lock:
+            if name in self.tables or name in self.forgotten:
+                return
+            self.forgotten.add(name)
+            self.data.unsubscribe(topics)
+        log.info(
+            "hub: table %s is not in this hub's configuration (any more): its broker "
+            "subscriptions are dropped",
+            name,
+        )
 
     def mute(self, topic: str) -> None:
         """A sender floods with ``topic``: stop hearing the subscription that brings it for

@@ -101,6 +101,18 @@ class Unsynced:
     messages: list[Message]
 
 
+def table_subscriptions(name: str) -> list[str]:
+    """What the hub hears of a table it runs, on its shared connection."""
+    t = proto.Topics(name)
+    return [
+        t.all_station_inputs,
+        t.all_station_status,
+        t.host_command,
+        t.hub_status,
+        enrol_requests(name),
+    ]
+
+
 class DiskRefused(StoreError):
     """The disk refused to make the store durable (an fsync failed): the hub stops."""
 
@@ -214,17 +226,13 @@ class Hub:
         )
         self.inbox.on_flood = self.links.mute  # one sender must not hold up every table
         for actor in self.actors.values():
-            t = actor.topics
             actor.client = self.links.table(
                 actor.config.name,
-                [
-                    t.all_station_inputs,
-                    t.all_station_status,
-                    t.host_command,
-                    t.hub_status,
-                    enrol_requests(actor.config.name),
-                ],
-                Will(t.hub_status, proto.encode(proto.HubStatus("lost", claim=self.claim))),
+                table_subscriptions(actor.config.name),
+                Will(
+                    actor.topics.hub_status,
+                    proto.encode(proto.HubStatus("lost", claim=self.claim)),
+                ),
             )
         # One panel per hub: it drives one table at a time, the host switches (hostmenu).
         self.out.panel_actor = next(iter(self.actors.values()), None)
@@ -539,7 +547,10 @@ class Hub:
         # One dictionary look-up per message, whatever the number of tables (the table is
         # the topic's second level: coffre/<table>/...).
         root, _, rest = msg.topic.partition("/")
-        found = self.actors.get(rest.partition("/")[0]) if root == proto.ROOT else None
+        name = rest.partition("/")[0]
+        found = self.actors.get(name) if root == proto.ROOT else None
+        if found is None and root == proto.ROOT and proto.NAME_RE.match(name):
+            self.links.forget(name, table_subscriptions(name))
         if found is None or found.state != "live":
             return
         actor = found

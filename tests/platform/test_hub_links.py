@@ -281,6 +281,40 @@ def test_every_will_connection_dropped_at_once_is_one_line(
     assert wills, "the trouble is not said at all"
 
 
+def test_a_table_taken_out_of_the_configuration_is_unsubscribed_from(
+    rig: Rig, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The hub restarted without table v (moved to another hub): its persistent session
+    still brings v's messages; the first one makes the hub drop v's subscriptions."""
+    rig.hub.stop()
+    caplog.set_level(logging.INFO)
+    hub = Hub(
+        BrokerConfig("127.0.0.1", rig.hop.port, "hub", "pw-hub"),
+        [TableConfig(t, STATIONS) for t in TABLES if t != "v"],
+        tmp_path / "hub.db",  # the same store: the same client id, the same session
+        keys=KEYS,
+    )
+    hub.start()
+    try:
+        assert hub.links.data.wait_connected(10)
+        v = proto.Topics("v")
+        rig.watch.publish(v.station("p1", "input"), proto.encode({"id": "x:1", "kind": "press"}))
+        unsubscribed: list[bytes] = []
+        deadline = time.monotonic() + 20
+        while not unsubscribed and time.monotonic() < deadline:
+            time.sleep(0.05)
+            packets = rig.connections().values()
+            unsubscribed = [b for p in packets for k, _f, b in p if k == UNSUBSCRIBE]
+        assert len(unsubscribed) == 1
+        assert v.all_station_inputs.encode() in unsubscribed[0]
+        assert proto.Topics("t").all_station_inputs.encode() not in unsubscribed[0]
+        assert any(
+            "table v is not in this hub's configuration" in r.getMessage() for r in caplog.records
+        )
+    finally:
+        hub.stop()
+
+
 def _assert_wills_said_once(rig: Rig, records: list[logging.LogRecord]) -> list[str]:
     """The lines about the will connections: each kind of trouble once, whatever the
     number of tables; none from the will connections themselves above DEBUG."""
