@@ -11,7 +11,9 @@ another and the time until that station's glass changes is measured:
   (station -> broker -> hub: decode, rules, SQLite commit -> broker -> station: render);
 - lay -> screen: from the tag entering the field, so it adds up to one poll interval.
 
-Between taps the host undoes the key, so every tap is a real, committed action.
+Between taps the host undoes the key, so every tap is a real, committed action. The
+coffre table and the echo's are up at once and tapped in alternating rounds, so a drift
+in the machine's load meets both.
 
 Load mode (``--tables N``): one hub process runs N tables of 8 stations; every station
 turns its knob once a second (each turn is a committed event that changes its screen),
@@ -221,58 +223,105 @@ def _tap(sim: SimTable, clock: _FrameClock, name: str, uid: str) -> tuple[float,
     return (shown - read) * 1000, (shown - laid) * 1000
 
 
-def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict[str, Any]:
-    """Tap mode against the coffre hub; returns the figures in milliseconds."""
-    sim, clocks = _table(stations, poll_interval)
-    sim.start()
-    read_ms: list[float] = []
-    lay_ms: list[float] = []
-    try:
-        sim.host({"cmd": "start", "game": BENCH_GAME, "players": stations})
-        sim.watch.wait(lambda p: p.get("game") == BENCH_GAME)
+class _CoffreTaps:
+    """An 8-station table on the coffre hub (its own process), tapped one station after
+    another; the host undoes each tap, so every tap is a real, committed action."""
+
+    def __init__(self, stations: int, poll_interval: float) -> None:
+        self.sim, self.clocks = _table(stations, poll_interval)
+        self.read_ms: list[float] = []
+        self.lay_ms: list[float] = []
+
+    def start(self) -> None:
+        self.sim.start()
+        self.sim.host({"cmd": "start", "game": BENCH_GAME, "players": len(self.sim.names)})
+        self.sim.watch.wait(lambda p: p.get("game") == BENCH_GAME)
         time.sleep(0.3)
-        for i in range(taps):
-            name = sim.names[i % stations]
-            clock = clocks[name]
-            read, lay = _tap(sim, clock, name, sim.keys.uid_for("mystery", None, 1 + i % stations))
-            read_ms.append(read)
-            lay_ms.append(lay)
-            version = sim.watch.public["version"]
-            count = clock.count
-            sim.host({"cmd": "undo"})
-            sim.watch.wait(lambda p, v=version: bool(p["version"] != v))  # type: ignore[misc]
-            clock.wait_beyond(count)
-    finally:
-        sim.stop()
-    return _tap_figures(stations, read_ms, lay_ms, poll_interval)
+
+    def tap(self, i: int) -> None:
+        sim = self.sim
+        name = sim.names[i % len(sim.names)]
+        clock = self.clocks[name]
+        uid = sim.keys.uid_for("mystery", None, 1 + i % len(sim.names))
+        read, lay = _tap(sim, clock, name, uid)
+        self.read_ms.append(read)
+        self.lay_ms.append(lay)
+        version = sim.watch.public["version"]
+        count = clock.count
+        sim.host({"cmd": "undo"})
+        sim.watch.wait(lambda p, v=version: bool(p["version"] != v))  # type: ignore[misc]
+        clock.wait_beyond(count)
+
+    def stop(self) -> None:
+        self.sim.stop()
 
 
-def run_echo(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict[str, Any]:
-    """Tap mode against the echo server, with the same stations, broker and ACL."""
-    sim, clocks = _table(stations, poll_interval)
-    sim.workdir.mkdir(parents=True, exist_ok=True)
-    sim.broker = start_broker(sim.workdir, sim.names, embedded=False)
-    server = _start_echo(sim.broker.config(HUB_USER))
-    read_ms: list[float] = []
-    lay_ms: list[float] = []
-    try:
+class _EchoTaps(_CoffreTaps):
+    """The same stations, broker and ACL against the echo server."""
+
+    def __init__(self, stations: int, poll_interval: float) -> None:
+        super().__init__(stations, poll_interval)
+        self.server: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        sim = self.sim
+        sim.workdir.mkdir(parents=True, exist_ok=True)
+        sim.broker = start_broker(sim.workdir, sim.names, embedded=False)
+        self.server = _start_echo(sim.broker.config(HUB_USER))
         for name in sim.names:
             sim.start_station(name)
         for name in sim.names:
             if not sim.stations[name].wait_screen(15):
                 raise TimeoutError(f"station {name} got no screen from the echo server")
         time.sleep(0.3)
-        for i in range(taps):
-            name = sim.names[i % stations]
-            read, lay = _tap(sim, clocks[name], name, sim.keys.uid_for("mystery", None, 1))
-            read_ms.append(read)
-            lay_ms.append(lay)
-    finally:
-        for station in sim.stations.values():
+
+    def tap(self, i: int) -> None:
+        name = self.sim.names[i % len(self.sim.names)]
+        read, lay = _tap(
+            self.sim, self.clocks[name], name, self.sim.keys.uid_for("mystery", None, 1)
+        )
+        self.read_ms.append(read)
+        self.lay_ms.append(lay)
+
+    def stop(self) -> None:
+        for station in self.sim.stations.values():
             station.stop()
-        stop_process(server)
-        sim.broker.stop()
-    return _tap_figures(stations, read_ms, lay_ms, poll_interval)
+        stop_process(self.server)
+        broker = getattr(self.sim, "broker", None)  # none if the start failed first
+        if broker is not None:
+            broker.stop()
+
+
+#: Tap mode alternates coffre and echo in this many rounds: the machine's load drifts
+#: over a run, and both should meet the same drift.
+ROUNDS = 5
+
+
+def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict[str, Any]:
+    """Tap mode against the coffre hub; returns the figures in milliseconds."""
+    return run_pair(stations, taps, poll_interval, echo=False)[0]
+
+
+def run_pair(
+    stations: int = 8, taps: int = 200, poll_interval: float = 0.02, *, echo: bool = True
+) -> list[dict[str, Any]]:
+    """Tap mode against the coffre hub and (``echo``) the echo server, both up at once,
+    their taps alternating in ROUNDS rounds; the figures of each, in milliseconds."""
+    tappers: list[_CoffreTaps] = [_CoffreTaps(stations, poll_interval)]
+    if echo:
+        tappers.append(_EchoTaps(stations, poll_interval))
+    try:
+        for tapper in tappers:
+            tapper.start()
+        rounds = max(1, min(ROUNDS, taps))
+        for r in range(rounds):
+            for tapper in tappers:
+                for i in range(taps * r // rounds, taps * (r + 1) // rounds):
+                    tapper.tap(i)
+    finally:
+        for tapper in tappers:
+            tapper.stop()
+    return [_tap_figures(stations, t.read_ms, t.lay_ms, poll_interval) for t in tappers]
 
 
 def _tap_figures(
@@ -915,11 +964,11 @@ def _ratio(coffre: float, base: float) -> str:
 
 
 def _tap_report(stations: int, taps: int) -> None:
-    coffre = run(stations, taps)
-    base = run_echo(stations, taps)
+    coffre, base = run_pair(stations, taps)
     print(
         f"{coffre['taps']} taps on {coffre['stations']} stations through mosquitto on loopback "
-        f"(reader polled every {coffre['poll_interval_ms']:.0f} ms)"
+        f"(reader polled every {coffre['poll_interval_ms']:.0f} ms; coffre and echo taps in "
+        f"{max(1, min(ROUNDS, taps))} alternating rounds)"
     )
     for key, label in (("read_to_screen", "read -> screen"), ("lay_to_screen", "laid -> screen")):
         p50, p99 = coffre[f"{key}_p50"], coffre[f"{key}_p99"]
