@@ -274,11 +274,8 @@ class Publisher:
     def answer(self, actor: TableActor, station: str | None, ack: proto.Ack) -> None:
         """Answer a station's input, or the host's command when ``station`` is None (held
         like the rest while holding)."""
-        if station is None:
-            topic, qos = (
-                actor.topics.host_ack,
-                proto.QOS,
-            )  # no host tool sends a command again by itself
+        if station is None:  # no host tool sends a command again by itself: QoS 1
+            topic, qos = actor.topics.host_ack, proto.QOS
         else:
             topic, qos = actor.topics.station(station, "ack"), proto.ANSWER_QOS
         if actor.state != "live":

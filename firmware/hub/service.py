@@ -101,6 +101,12 @@ class Unsynced:
     messages: list[Message]
 
 
+def table_of(topic: str) -> str | None:
+    """The table a topic belongs to (its second level: ``coffre/<table>/...``), if any."""
+    root, _, rest = topic.partition("/")
+    return rest.partition("/")[0] if root == proto.ROOT else None
+
+
 def table_subscriptions(name: str) -> list[str]:
     """What the hub hears of a table it runs, on its shared connection."""
     t = proto.Topics(name)
@@ -363,8 +369,7 @@ class Hub:
                 continue
             if not isinstance(item, Message):
                 return None
-            root, _, rest = item.topic.partition("/")
-            actor = self.actors.get(rest.partition("/")[0]) if root == proto.ROOT else None
+            actor = self.actors.get(table_of(item.topic) or "")
             if actor is None:
                 return None
             if actor.state == "live":
@@ -544,12 +549,10 @@ class Hub:
             ownership.link_event(self, item)
 
     def _message(self, batch: Batch, msg: Message) -> None:
-        # One dictionary look-up per message, whatever the number of tables (the table is
-        # the topic's second level: coffre/<table>/...).
-        root, _, rest = msg.topic.partition("/")
-        name = rest.partition("/")[0]
-        found = self.actors.get(name) if root == proto.ROOT else None
-        if found is None and root == proto.ROOT and proto.NAME_RE.match(name):
+        # One dictionary look-up per message, whatever the number of tables.
+        name = table_of(msg.topic)
+        found = self.actors.get(name) if name is not None else None
+        if found is None and name is not None and proto.NAME_RE.match(name):
             self.links.forget(name, table_subscriptions(name))
         if found is None or found.state != "live":
             return
