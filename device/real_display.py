@@ -95,7 +95,7 @@ def _partial(base: Any) -> Any:
             for c0, c1, p0, p1, data in changed_windows(self.gddram, ram):
                 self.gddram = None  # until the last window is written: unknown after an error
                 self.command(0x21, start + c0, start + c1, 0x22, p0, p1)  # column, page windows
-                self.data(list(data))
+                self.data(data)  # luma slices it into a list itself
                 self.bytes_sent += len(data)
             self.gddram = ram
 
