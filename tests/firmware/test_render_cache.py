@@ -15,13 +15,13 @@ from firmware.link.render import (
     DOWN,
     HEIGHT,
     LINE_CACHE,
+    LINES,
     UP,
     WIDTH,
+    LineMasks,
     big_word,
     draw_line,
     glass,
-    line_mask,
-    put_line,
     render,
 )
 
@@ -52,62 +52,83 @@ def random_screen(rng: random.Random) -> tuple[Screen, bool, str | None]:
     return screen, rng.random() < 0.6, toast
 
 
-def drawn(img: Image.Image, xy: tuple[int, int], text: str, *, fill: int) -> None:
+def drawn(
+    img: Image.Image,
+    xy: tuple[int, int],
+    text: str,
+    *,
+    fill: int,
+    draw: ImageDraw.ImageDraw | None = None,
+) -> None:
     """The line drawn straight onto the image: what :func:`put_line` did before its masks."""
     draw_line(ImageDraw.Draw(img), xy, text, fill=fill)
 
 
 def test_a_pasted_line_equals_the_drawn_one_anywhere() -> None:
-    """On a random picture, a line pasted from its mask at any place (edges too, either
-    colour) lights and clears exactly the pixels drawing it there does."""
+    """On a random picture, a line put at any place (edges too, either colour) the first
+    time (drawn), the second (its mask made) and the third (pasted) lights and clears
+    exactly the pixels drawing it there does."""
     rng = random.Random(27)
-    for _ in range(600):
+    lines = LineMasks()
+    for _ in range(400):
         background = Image.frombytes("1", (WIDTH, HEIGHT), rng.randbytes(WIDTH * HEIGHT // 8))
         text = glass(random_text(rng))  # render passes lines through glass() first
         xy = (rng.randint(0, WIDTH - 1), rng.randint(0, HEIGHT - 1))
         fill = rng.choice((0, 255))
-        pasted, reference = background.copy(), background.copy()
-        put_line(pasted, xy, text, fill=fill)
+        reference = background.copy()
         drawn(reference, xy, text, fill=fill)
-        assert pasted.tobytes() == reference.tobytes(), (text, xy, fill)
+        for sighting in (1, 2, 3):
+            put = background.copy()
+            lines.put(put, xy, text, fill=fill)
+            assert put.tobytes() == reference.tobytes(), (text, xy, fill, sighting)
 
 
 def test_cached_render_equals_uncached_over_random_screens(monkeypatch: pytest.MonkeyPatch) -> None:
-    """500 random screens (titles, lines, secrets, big words, toasts) render to the same
-    pixels with the masks, warm or cold, as with every line drawn afresh."""
+    """500 random screens (titles, lines, secrets, big words, toasts) rendered three times
+    over (lines drawn, then their masks made, then pasted) give the same pixels as with
+    every line drawn afresh."""
     rng = random.Random(4)
     models = [random_screen(rng) for _ in range(500)]
-    line_mask.cache_clear()
+    LINES.clear()
     big_word.cache_clear()
-    cold = [render(s, show_secret=open_, toast=toast).tobytes() for s, open_, toast in models]
-    warm = [render(s, show_secret=open_, toast=toast).tobytes() for s, open_, toast in models]
+    passes = [
+        [render(s, show_secret=open_, toast=toast).tobytes() for s, open_, toast in models]
+        for _ in range(3)
+    ]
+    assert LINES.sizes()[0] > 0  # masks were made and used
     monkeypatch.setattr(rendering, "put_line", drawn)
     monkeypatch.setattr(rendering, "big_word", big_word.__wrapped__)
     fresh = [render(s, show_secret=open_, toast=toast).tobytes() for s, open_, toast in models]
-    assert cold == fresh
-    assert warm == fresh
+    for rendered in passes:
+        assert rendered == fresh
 
 
 def test_the_caches_never_grow_past_their_bound() -> None:
-    """More distinct lines and big words than the caches hold leave each at its bound."""
-    line_mask.cache_clear()
+    """More distinct lines (each put twice, so each gets a mask) and big words than the
+    caches hold leave each at its bound."""
+    lines = LineMasks(size=16)
+    img = Image.new("1", (WIDTH, HEIGHT))
+    for i in range(100):
+        for _ in range(2):
+            lines.put(img, (1, 1), f"line {i}", fill=255)
+        lines.put(img, (1, 1), f"once {i}", fill=255)
+    assert lines.sizes() == (16, 16)
+    assert LINES.size == LINE_CACHE
     big_word.cache_clear()
-    for i in range(LINE_CACHE + 100):
-        line_mask(f"line {i}")
     for i in range(BIG_CACHE + 10):
         big_word(f"{i}", HEIGHT)
-    assert line_mask.cache_info().currsize == LINE_CACHE
     assert big_word.cache_info().currsize == BIG_CACHE
 
 
-def test_a_shared_mask_is_not_changed_by_rendering() -> None:
-    """Rendering over and over (both colours, toasts) leaves a line's mask as it was made."""
-    line_mask.cache_clear()
-    got = line_mask("Your turn")
-    assert got is not None
-    before = got[1].tobytes()
-    for _ in range(3):
-        render(Screen(rev=1, title="Your turn", lines=("Your turn",)), show_secret=False)
-        render(Screen(rev=1, title="x", lines=()), show_secret=False, toast="Your turn")
-    assert line_mask("Your turn") is got
-    assert got[1].tobytes() == before
+def test_a_shared_mask_is_not_changed_by_use() -> None:
+    """A mask pasted many times, in both colours and over both backgrounds, still puts the
+    line exactly as drawing it does (nothing drew on the shared mask)."""
+    lines = LineMasks()
+    for i in range(6):
+        fill = 255 * (i % 2)
+        lines.put(Image.new("1", (WIDTH, HEIGHT), 255 - fill), (2, 3 + i), "Your turn", fill=fill)
+    for fill in (0, 255):
+        put, reference = (Image.new("1", (WIDTH, HEIGHT), 255 - fill) for _ in range(2))
+        lines.put(put, (1, 20), "Your turn", fill=fill)
+        drawn(reference, (1, 20), "Your turn", fill=fill)
+        assert put.tobytes() == reference.tobytes()
