@@ -5,8 +5,8 @@ every machine (golden PNGs compare exactly).
 
 A line of text seen a second time is drawn into a mask and pasted from then on
 (:class:`LineMasks`): a station redraws the same title bar and prompts over and over,
-and on a Zero's CPU share drawing a line through ImageDraw cost ~2 ms a screen (issue
-27). A mask holds the very pixels ``ImageDraw.text`` lights, so a pasted line equals a
+and at a Zero's CPU share drawing the lines through ImageDraw cost ~1.5 ms a screen
+(issue 27). A mask holds the very pixels ``ImageDraw.text`` lights, so a pasted line equals a
 drawn one.
 """
 
@@ -35,7 +35,8 @@ _ARROWS = (DOWN, UP)
 
 
 #: How many distinct lines (and big secret words) masks are kept for, least recently
-#: used dropped first: a game's screens use a few dozen; a mask is ~200 bytes.
+#: used dropped first: a game's screens use a few dozen; a mask is ~1-2 KB (Pillow keeps
+#: a byte a pixel), so ~1 MB at most.
 LINE_CACHE = 512
 BIG_CACHE = 32
 #: Room around a line drawn into its mask, so a glyph that reached left of or above its
