@@ -14,7 +14,12 @@ the answer, the timer or an error, sleeping (not spinning) while it waits.
 One ``poll()`` sends WUPA, resolves cascade levels 1 and 2 (3 too) with anticollision
 and SELECT, checks BCC and CRC_A in software, then sends HLTA so the card sleeps until
 the next WUPA (a card left READY or ACTIVE ignores the next WUPA and would flicker);
-a poll that fails half-way also ends with HLTA, for the same reason.
+a poll that fails half-way also ends with HLTA, for the same reason. Nothing beyond the
+UID is read (no ATS, no block). Each exchange is a handful of SPI transfers (each one
+an ioctl and the driver's Python on a Zero): a register is not written again with the
+value this poll already left in it, and the error, FIFO level and last-bits registers
+are read in one transfer (the MFRC522 datasheet, 8.1.2.1: one read frame may address a
+different register in each byte).
 
 Debounce: a card lying on the reader is one ``TagPresent``; ``TagRemoved`` comes after
 ``miss_limit`` consecutive polls in which nothing answered (default 3: two dropped
@@ -55,7 +60,9 @@ POLL_TIMER_S = POLL_TIMER_TICKS * 0.0005  # it starts when the frame has been se
 #: frame delay time (n = 9: 1236 cycles) after the end of the reader's.
 BIT_S = 128 / 13.56e6
 FDT_S = 1236 / 13.56e6
-ANSWER_BYTES = 5  # the longest answer of a poll: a cascade level's UID part and BCC
+#: What each answer of a poll holds (ISO/IEC 14443-3 6.4): ATQA two bytes; a cascade
+#: level's anticollision answer four UID bytes and BCC; SAK one byte and CRC_A.
+ATQA_BYTES, UID_PART_BYTES, SAK_BYTES = 2, 5, 3
 WAKE_MARGIN_S = 0.0001
 CMD_IDLE, CMD_TRANSCEIVE = 0x00, 0x0C
 TX_IRQ, RX_IRQ, IDLE_IRQ, ERR_IRQ, TIMER_IRQ = 0x40, 0x20, 0x10, 0x02, 0x01
@@ -174,6 +181,10 @@ class Mfrc522Reader(Reader):
         self._failed_reinits = 0
         self._pending: deque[ReaderEvent] = deque()
         self._closed = False
+        #: What this poll's own writes left in CommandReg (Idle) and BitFramingReg; None
+        #: when unknown (a new poll: a health check or re-init may have written them).
+        self._left_idle = False
+        self._left_framing: int | None = None
         self._dev, self._gpio = self._open()
         for _ in range(max(1, max_reinit)):
             if self._healthy():
@@ -242,6 +253,7 @@ class Mfrc522Reader(Reader):
         self._since_health += 1
         if self.health_every and self._since_health >= self.health_every:
             self._check_health()
+        self._left_idle, self._left_framing = False, None
         try:
             seen = self._read_uid()
             if seen is _Seen.UNSURE:
@@ -366,7 +378,7 @@ class Mfrc522Reader(Reader):
         """WUPA, anticollision and select at each cascade level, then HLTA."""
         # Most polls find nobody: look once, when the timer has run out (an ATQA is in by
         # then too), not also when it would be due.
-        atqa = self._transceive(bytes([WUPA]), last_bits=7, early=False)
+        atqa = self._transceive(bytes([WUPA]), last_bits=7, answer=ATQA_BYTES, early=False)
         if atqa.status is _Status.NO_ANSWER:
             return _Seen.MISS
         if atqa.status is _Status.HUNG:
@@ -375,14 +387,14 @@ class Mfrc522Reader(Reader):
             return _Seen.UNSURE
         uid = b""
         for sel in SEL:
-            part = self._transceive(bytes([sel, 0x20]))
+            part = self._transceive(bytes([sel, 0x20]), answer=UID_PART_BYTES)
             if part.status is _Status.HUNG:
                 return _Seen.FAULT
             d = part.data
             if part.status is not _Status.OK or part.bits != 40 or bcc(d[:4]) != d[4]:
                 return _Seen.UNSURE
             frame = bytes([sel, 0x70]) + d[:5]
-            sak = self._transceive(frame + crc_a(frame))
+            sak = self._transceive(frame + crc_a(frame), answer=SAK_BYTES)
             if sak.status is _Status.HUNG:
                 return _Seen.FAULT
             s = sak.data
@@ -404,17 +416,34 @@ class Mfrc522Reader(Reader):
         self._transceive(frame + crc_a(frame), expect_answer=False)
 
     def _transceive(
-        self, data: bytes, last_bits: int = 0, expect_answer: bool = True, early: bool = True
+        self,
+        data: bytes,
+        last_bits: int = 0,
+        expect_answer: bool = True,
+        *,
+        answer: int = UID_PART_BYTES,
+        early: bool = True,
     ) -> _Answer:
-        """Send one frame and collect the answer, sleeping (not spinning) while waiting
-        (``early``: look when the answer is due before the timer runs out, see ``_wait``)."""
+        """Send one frame and collect the answer (``answer`` bytes long when it comes),
+        sleeping (not spinning) while waiting (``early``: look when the answer is due
+        before the timer runs out, see ``_wait``).
+
+        The register writes are the package's sequence (Idle, clear the interrupts, flush
+        and fill the FIFO, TxLastBits, Transceive, StartSend), less the writes of Idle and
+        of BitFramingReg when the previous exchange of this poll left them so (it ends
+        with Idle and BitFramingReg 0: an anticollision or SELECT after it skips both).
+        """
         dev = self._dev
-        write, read = dev.Write_MFRC522, dev.Read_MFRC522
-        write(COMMAND, CMD_IDLE)
+        write, xfer = dev.Write_MFRC522, dev.spi.xfer2
+        if not self._left_idle:
+            write(COMMAND, CMD_IDLE)
+        self._left_idle = False
         write(COM_IRQ, 0x7F)  # Set1=0: clear every interrupt request
         write(FIFO_LEVEL, 0x80)  # flush
-        dev.spi.xfer2([(FIFO_DATA << 1) & 0x7E, *data])  # burst into the FIFO
-        write(BIT_FRAMING, last_bits)
+        xfer([(FIFO_DATA << 1) & 0x7E, *data])  # burst into the FIFO
+        if self._left_framing != last_bits:  # StartSend must be clear before Transceive
+            write(BIT_FRAMING, last_bits)
+        self._left_framing = None
         write(COMMAND, CMD_TRANSCEIVE)
         write(BIT_FRAMING, 0x80 | last_bits)  # StartSend
         if not expect_answer:
@@ -423,29 +452,34 @@ class Mfrc522Reader(Reader):
             # and three transfers before the poll could report the card (until issue 27).
             return _Answer(_Status.OK)
         done = RX_IRQ | IDLE_IRQ | ERR_IRQ | TIMER_IRQ
-        due = air_time_s(len(data), ANSWER_BYTES)
-        irq = self._wait(done, due if early else None, air_time_s(len(data), 0) + POLL_TIMER_S)
+        due = air_time_s(len(data), answer)
+        timer = air_time_s(len(data), 0) + POLL_TIMER_S
+        irq = self._wait(done, due if early else None, timer)
         write(BIT_FRAMING, 0)
+        self._left_framing = 0
         if irq is None:
             write(COMMAND, CMD_IDLE)
+            self._left_idle = True
             return _Answer(_Status.HUNG)
         try:
             if not irq & (RX_IRQ | ERR_IRQ):
                 return _Answer(_Status.NO_ANSWER)
-            error = read(ERROR)
+            # ErrorReg, FIFOLevelReg and ControlReg (RxLastBits) in one read frame.
+            error, n, control = xfer([0x80 | (ERROR << 1), 0x80 | (FIFO_LEVEL << 1),
+                                      0x80 | (CONTROL << 1), 0])[1:]  # fmt: skip
             if error & COLL_ERR:
                 return _Answer(_Status.COLLISION)
             if error & PROTOCOL_ERRORS:
                 return _Answer(_Status.ERROR)
-            n = read(FIFO_LEVEL)
             if not 0 < n <= 64:
                 return _Answer(_Status.ERROR)
-            last = read(CONTROL) & 0x07
-            got = dev.spi.xfer2([0x80 | (FIFO_DATA << 1)] * n + [0])[1:]
+            last = control & 0x07
+            got = xfer([0x80 | (FIFO_DATA << 1)] * n + [0])[1:]
             bits = (n - 1) * 8 + last if last else n * 8
             return _Answer(_Status.OK, bytes(got), bits)
         finally:
             write(COMMAND, CMD_IDLE)
+            self._left_idle = True
 
     def _wait(self, done: int, answer_s: float | None, timer_s: float) -> int | None:
         """ComIrqReg once one of ``done`` is set; None when the deadline passes first.

@@ -2,14 +2,23 @@
 
 Uses Pillow's built-in bitmap font so a screen renders to the same pixels on
 every machine (golden PNGs compare exactly).
+
+A line of text seen a second time is drawn into a mask and pasted from then on
+(:class:`LineMasks`): a station redraws the same title bar and prompts over and over,
+and at a Zero's CPU share drawing the lines through ImageDraw cost ~1.5 ms a screen
+(issue 27). A mask holds the very pixels ``ImageDraw.text`` lights, so a pasted line equals a
+drawn one.
 """
 
 from __future__ import annotations
 
 import textwrap
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -23,6 +32,18 @@ BODY_LINES = 4
 #: Scroll markers: the font has no arrows, so :func:`render` draws these two itself.
 DOWN, UP = "▼", "▲"
 _ARROWS = (DOWN, UP)
+
+
+#: How many distinct lines (and big secret words) masks are kept for, least recently
+#: used dropped first: a game's screens use a few dozen; a mask is ~1-2 KB (Pillow keeps
+#: a byte a pixel), so ~1 MB at most.
+LINE_CACHE = 512
+BIG_CACHE = 32
+#: Room around a line drawn into its mask, so a glyph that reached left of or above its
+#: origin would be kept too (the bitmap font has none: a guard, not a need).
+_PAD = 8
+#: How much the secret's big word is magnified.
+BIG_SCALE = 4
 
 
 @lru_cache(maxsize=1)
@@ -219,14 +240,14 @@ def render(screen: Screen, *, show_secret: bool, toast: str | None = None) -> Im
     secret = screen.secret if show_secret else None
     title = secret.title if secret and secret.title else screen.title
     draw.rectangle((0, 0, WIDTH - 1, LINE_H - 1), fill=255)
-    _text(draw, (1, 0), fit(title), fill=0)
+    put_line(img, (1, 0), fit(title), fill=0, draw=draw)
     if secret is not None:
         _secret_body(img, draw, secret.big, secret.lines)
     else:
         for i, line in enumerate(screen.lines[:BODY_LINES]):
-            _text(draw, (1, LINE_H + 1 + i * LINE_H), fit(line), fill=255)
+            put_line(img, (1, LINE_H + 1 + i * LINE_H), fit(line), fill=255, draw=draw)
     if toast:
-        _toast(draw, toast)
+        _toast(img, draw, toast)
     return img
 
 
@@ -235,18 +256,25 @@ def _secret_body(
 ) -> None:
     top = LINE_H + 1
     if big:
-        big = glass(big)
-        glyphs = Image.new("1", (6 * len(big), 11), 0)
-        ImageDraw.Draw(glyphs).text((0, 0), big, font=font(), fill=255)
-        scaled = glyphs.resize((glyphs.width * 4, glyphs.height * 4), Image.Resampling.NEAREST)
-        scaled = scaled.crop((0, 0, scaled.width, min(scaled.height, HEIGHT - top)))
+        scaled = big_word(glass(big), HEIGHT - top)
         img.paste(scaled, ((WIDTH - scaled.width) // 2, top))
         return
     for i, line in enumerate(lines[:BODY_LINES]):
-        _text(draw, (1, top + i * LINE_H), fit(line), fill=255)
+        put_line(img, (1, top + i * LINE_H), fit(line), fill=255, draw=draw)
 
 
-def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
+@lru_cache(maxsize=BIG_CACHE)
+def big_word(text: str, height: int) -> Image.Image:
+    """``text`` (drawable characters) magnified :data:`BIG_SCALE` times, cut to ``height``
+    rows: the secret's big word (shared: paste it, never draw on it)."""
+    glyphs = Image.new("1", (CHAR_W * len(text), 11), 0)
+    ImageDraw.Draw(glyphs).text((0, 0), text, font=font(), fill=255)
+    size = (glyphs.width * BIG_SCALE, glyphs.height * BIG_SCALE)
+    scaled = glyphs.resize(size, Image.Resampling.NEAREST)
+    return scaled.crop((0, 0, scaled.width, min(scaled.height, height)))
+
+
+def _toast(img: Image.Image, draw: ImageDraw.ImageDraw, text: str) -> None:
     """An ack message boxed over the bottom of the screen (two lines at most)."""
     words = glass(text).split()
     rows: list[str] = [""]
@@ -263,10 +291,110 @@ def _toast(draw: ImageDraw.ImageDraw, text: str) -> None:
     top = HEIGHT - height
     draw.rectangle((0, top, WIDTH - 1, HEIGHT - 1), fill=0, outline=255)
     for i, row in enumerate(rows):
-        _text(draw, (3, top + 2 + i * LINE_H), row, fill=255)
+        put_line(img, (3, top + 2 + i * LINE_H), row, fill=255, draw=draw)
 
 
-def _text(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, *, fill: int) -> None:
+#: A line's mask: where its lit box starts (from where it is drawn) and the box's pixels.
+Mask = tuple[tuple[int, int], Image.Image]
+
+
+def line_mask(text: str) -> Mask | None:
+    """The pixels :func:`draw_line` lights for ``text`` at (0, 0): the offset of their box
+    and a mode "1" mask of it (None: it lights none).
+
+    Drawn on a canvas of the screen's size (and :data:`_PAD` around): whatever of a line
+    could show at any place on the screen is in it.
+    """
+    canvas = Image.new("1", (WIDTH + 2 * _PAD, HEIGHT + 2 * _PAD), 0)
+    draw_line(ImageDraw.Draw(canvas), (_PAD, _PAD), text, fill=255)
+    box = canvas.getbbox()
+    if box is None:
+        return None
+    return (box[0] - _PAD, box[1] - _PAD), canvas.crop(box)
+
+
+class LineMasks:
+    """Lines put on screens: drawn straight the first time a text is seen, pasted from its
+    mask from the second time on (a mask costs about three direct draws to make, so a
+    text shown once costs what it did before the masks). At most ``size`` masks and
+    ``size`` texts seen once are kept, least recently used dropped first. Thread-safe
+    (the simulator renders from several threads); the masks are shared: never drawn on.
+    """
+
+    def __init__(self, size: int = LINE_CACHE) -> None:
+        self.size = size
+        self._masks: OrderedDict[str, Mask | None] = OrderedDict()
+        self._once: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(
+        self,
+        img: Image.Image,
+        xy: tuple[int, int],
+        text: str,
+        *,
+        fill: int,
+        draw: ImageDraw.ImageDraw | None = None,
+    ) -> None:
+        """``text`` on ``img`` at ``xy`` exactly as :func:`draw_line` draws it (``draw``:
+        the image's ImageDraw, if the caller has one)."""
+        with self._lock:
+            known = text in self._masks
+            if known:
+                self._masks.move_to_end(text)
+                got = self._masks[text]
+            else:
+                again = text in self._once
+                if again:
+                    del self._once[text]
+                else:
+                    self._keep(self._once, text, None)
+        if not known:
+            if not again:
+                draw_line(draw or ImageDraw.Draw(img), xy, text, fill=fill)
+                return
+            got = line_mask(text)
+            with self._lock:
+                self._keep(self._masks, text, got)
+        if got is not None:
+            (dx, dy), mask = got
+            img.paste(fill, (xy[0] + dx, xy[1] + dy), mask)
+
+    def _keep(self, table: OrderedDict[str, Any], text: str, value: Any) -> None:
+        table[text] = value
+        table.move_to_end(text)
+        while len(table) > self.size:
+            table.popitem(last=False)
+
+    def sizes(self) -> tuple[int, int]:
+        """(masks kept, texts seen once kept)."""
+        with self._lock:
+            return len(self._masks), len(self._once)
+
+    def clear(self) -> None:
+        """Forget every mask and every text seen."""
+        with self._lock:
+            self._masks.clear()
+            self._once.clear()
+
+
+#: The station's (and the hub display's) lines.
+LINES = LineMasks()
+
+
+def put_line(
+    img: Image.Image,
+    xy: tuple[int, int],
+    text: str,
+    *,
+    fill: int,
+    draw: ImageDraw.ImageDraw | None = None,
+) -> None:
+    """``text`` on ``img`` at ``xy`` as :func:`draw_line` draws it (see :class:`LineMasks`)."""
+    LINES.put(img, xy, text, fill=fill, draw=draw)
+
+
+def draw_line(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, *, fill: int) -> None:
     """A line in the bitmap font, with the scroll arrows drawn as small triangles."""
     if not any(a in text for a in _ARROWS):
         draw.text(xy, text, font=font(), fill=fill)

@@ -624,6 +624,7 @@ class StationProc:
                 bufsize=1, preexec_fn=lambda: Cgroups.enter(group, os.getpid()),
             )  # fmt: skip
         self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.kept: list[dict[str, Any]] = []
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -638,8 +639,9 @@ class StationProc:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def next(self, kind: str, timeout: float = 20.0) -> dict[str, Any]:
-        """The next event of that kind (earlier ones of other kinds are dropped)."""
+    def next(self, kind: str, timeout: float = 20.0, *, keep: str | None = None) -> dict[str, Any]:
+        """The next event of that kind (earlier ones of other kinds are dropped, but those
+        of kind ``keep``, which go to ``kept``)."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -655,6 +657,8 @@ class StationProc:
                 continue
             if event.get("ev") == kind:
                 return event
+            if keep is not None and event.get("ev") == keep:
+                self.kept.append(event)
 
     def drain(self) -> list[dict[str, Any]]:
         got = []
@@ -907,8 +911,12 @@ def _one_tap(sim: Any, watch: Any, proc: StationProc, name: str, uid: str) -> Ta
     proc.say(f"lay {uid}")
     laid_event = proc.next("laid")
     laid, before = laid_event["t"], laid_event["spent"]
-    sent = proc.next("sent")
-    screen_in = proc.next("screen")["t"]
+    # The screen is stamped on the station's network thread, the input's publish on its
+    # station thread: under the quota the answer can be stamped before "sent" is.
+    proc.kept.clear()
+    sent = proc.next("sent", keep="screen")
+    early = [e for e in proc.kept if e["t"] >= sent["read"]]
+    screen_in = early[0]["t"] if early else proc.next("screen")["t"]
     frame = proc.next("frame")
     while frame["t0"] < screen_in:
         frame = proc.next("frame")

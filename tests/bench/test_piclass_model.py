@@ -4,6 +4,7 @@ splits the taps by whether they met an SD stall."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,17 @@ def test_the_report_splits_the_taps_by_stall() -> None:
     assert "beyond" not in "\n".join(
         piclass.PiClassResult(result.shares, "x", 20, (5, 100, 2), 400_000, True, taps).lines()
     )
+
+
+def test_an_answer_stamped_before_the_sent_input_is_kept(tmp_path: Path) -> None:
+    """A station may stamp the hub's screen (network thread) before it stamps its input as
+    sent (station thread): waiting for "sent" keeps that screen instead of dropping it."""
+    events = [{"ev": "screen", "t": 2.0}, {"ev": "frame", "t0": 2.5}, {"ev": "sent", "read": 1}]
+    script = f"import json\nfor e in {events!r}: print(json.dumps(e), flush=True)\ninput()"
+    # A plain folder stands in for the quota group (its cgroup.procs is then a plain file).
+    proc = piclass.StationProc([sys.executable, "-c", script], tmp_path / "log", tmp_path)
+    try:
+        assert proc.next("sent", 10, keep="screen") == events[2]
+        assert proc.kept == [events[0]]
+    finally:
+        proc.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -147,3 +148,62 @@ def test_to_gddram_packs_pages_of_columns_lsb_on_top() -> None:
         if ram[at] >> bit & 1
     }
     assert lit == {(0, 0), (127, 63), (5, 9), (64, 31)}
+
+
+def _windows_run_by_run(old: bytes, new: bytes) -> list[Window]:
+    """The windows as found before issue 27's fourth pass: every changed run of a page,
+    then runs joined in Python while the gap between them is under WINDOW_COST."""
+    windows: list[Window] = []
+    for page in range(8):
+        at = page * 128
+        was, now = old[at : at + 128], new[at : at + 128]
+        changed = [i for i in range(128) if was[i] != now[i]]
+        if not changed:
+            continue
+        first = end = changed[0]
+        for i in changed[1:]:
+            if i - end - 1 >= WINDOW_COST:
+                windows.append((first, end, page, page, now[first : end + 1]))
+                first = i
+            end = i
+        windows.append((first, end, page, page, now[first : end + 1]))
+    return windows
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    old=st.binary(min_size=1024, max_size=1024),
+    edits=st.dictionaries(st.integers(0, 1023), st.integers(0, 255), max_size=300),
+    gaps=st.lists(st.integers(0, 1023), max_size=40),
+)
+def test_windows_are_the_runs_joined_across_short_gaps(
+    old: bytes, edits: dict[int, int], gaps: list[int]
+) -> None:
+    """The windows are exactly those of joining each page's changed runs one by one while
+    they lie fewer than WINDOW_COST unchanged bytes apart (gaps of every width tried)."""
+    ram = bytearray(old)
+    for at, value in edits.items():
+        ram[at] = value
+    for at in gaps:  # a change, then one WINDOW_COST - 1 .. + 1 bytes further on
+        for step in (0, WINDOW_COST, WINDOW_COST + 1, 2 * WINDOW_COST + 1):
+            if at + step < 1024:
+                ram[at + step] = old[at + step] ^ 0x5A
+    new = bytes(ram)
+    assert changed_windows(old, new) == _windows_run_by_run(old, new)
+
+
+def test_a_rotated_panel_gets_the_rotated_frame_and_only_its_changes() -> None:
+    """Upside down (rotate=2), the glass shows each frame turned round; a frame shown
+    again sends nothing, a changed one less than the whole memory."""
+    pins = SimpleNamespace(display=SimpleNamespace(rotate=2))
+    with open_emulated_station(pins) as st:
+        first = render_lines("Upside down", ["one", "two"])
+        second = render_lines("Upside down", ["one", "three"])
+        st.display.show(first)
+        assert same(st.screen(), first.rotate(180))
+        sent = st.panel.bytes_written
+        st.display.show(first)
+        assert st.panel.bytes_written == sent
+        st.display.show(second)
+        assert same(st.screen(), second.rotate(180))
+        assert 0 < st.panel.bytes_written - sent < FULL_FRAME // 2

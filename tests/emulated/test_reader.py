@@ -100,6 +100,18 @@ def test_idle_poll_is_a_few_spi_transfers(station: EmulatedStation) -> None:
     assert station.chip.spi_transfers - before <= 12
 
 
+@pytest.mark.parametrize(("uid", "most"), [(A, 37), (B, 57)])
+def test_a_read_is_few_spi_transfers(station: EmulatedStation, uid: str, most: int) -> None:
+    """With the chip answering at once, reading a 4-byte UID takes at most 37 SPI transfers
+    and a 7-byte one 57 (49 and 77 until issue 27's fourth pass: Idle and BitFramingReg
+    written again with what they held, three status registers read one by one)."""
+    station.reader.poll()
+    station.field.place(uid)
+    before = station.chip.spi_transfers
+    assert station.reader.poll() == TagPresent(uid)
+    assert station.chip.spi_transfers - before <= most
+
+
 def test_idle_poll_sleeps_while_the_chip_timer_runs() -> None:
     """With the chip's timer in real time (15.5 ms), an empty poll reads ComIrqReg a few
     times with sleeps in between instead of spinning on SPI."""
