@@ -9,7 +9,7 @@ those every station shows in random games of the five games (``tests/support/scr
 Also printed: what one SPI register transfer, one sleep's wake-up and one RF hand-off
 cost the caller here, the units a read is made of.
 
-Run: .venv/bin/python tests/bench/bench_station_path.py [reads]
+Run: .venv/bin/python -m tests.bench.bench_station_path [reads]
 """
 
 from __future__ import annotations

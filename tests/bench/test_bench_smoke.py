@@ -76,6 +76,10 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
     ),
     "bench_secret_identity.py": (["0.05"], rf"coop/dealt .* {NUMBER} games/s"),
     "bench_station_start.py": (["1"], r"median \d+ ms"),
+    "bench_station_path.py": (
+        ["3"],
+        r"7-byte UID: CPU p50 +\d+ us.*\n(.|\n)*third pass: p50 +\d+ us(.|\n)*luma\): p50 +\d+ us",
+    ),
     "bench_views.py": (["0.01"], rf"identites-cryptees 16 seats .* shared +{NUMBER} us"),
     "bench_venue.py": (
         ["1", "2:2", "--game=3"],
