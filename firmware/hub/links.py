@@ -300,6 +300,7 @@ class HubLinks:
                 return
             if not state.ok:
                 link.connected.clear()  # its will may be out: the hub says ready again
+            if not state.calm:
                 # Trouble for one is mostly trouble for all (a broker restarting): one line
                 # per kind every LOG_EVERY seconds for every table's will connection.
                 self.throttle.warning(

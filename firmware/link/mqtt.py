@@ -83,6 +83,11 @@ class LinkState:
     def ok(self) -> bool:
         return self.state == "connected"
 
+    @property
+    def calm(self) -> bool:
+        """Not trouble: idle, connecting, connected or stopped."""
+        return self.state in ("idle", "connecting", "connected", "stopped")
+
 
 def classify_failure(exc: BaseException | None, host: str, port: int) -> LinkState:
     """Why a connection attempt to ``host:port`` failed, in words a host can act on."""
@@ -321,11 +326,10 @@ class Client:
         if state == self.state:
             return
         self.state = state
-        calm = ("connecting", "connected", "stopped")
         level = logging.WARNING
         if self.quiet:
             level = logging.DEBUG
-        elif state.state in calm:
+        elif state.calm:
             level = logging.INFO
         log.log(level, "%s: %s", self.client_id, state.detail or state.text)
         if self.on_state is not None:

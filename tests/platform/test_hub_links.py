@@ -132,6 +132,13 @@ def test_one_connection_carries_every_table_and_each_table_has_its_will(rig: Rig
     assert wills == {proto.Topics(t).hub_status for t in TABLES}
 
 
+def test_a_clean_start_says_no_warning(rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+    """Every table coming up on a live broker: nothing above INFO (a will connection
+    connecting is not trouble)."""
+    said = [r.getMessage() for r in caplog.get_records("setup") if r.levelno >= logging.WARNING]
+    assert said == []
+
+
 def test_a_crashed_hub_leaves_every_table_lost(rig: Rig) -> None:
     """Every connection dropped as a dying process drops it: each table's will says lost."""
     rig.hub.links.crash()
@@ -247,7 +254,7 @@ def test_a_broker_outage_is_said_in_one_line_and_every_table_comes_back(
 ) -> None:
     """The broker gone a few seconds: the shared connection says so; no will connection
     adds a line of its own; every table reads ready again once the broker is back."""
-    caplog.set_level(logging.INFO)
+    _hear_the_links(caplog)
     rig.broker.stop()
     links = [a.client for a in rig.hub.actors.values()]
     deadline = time.monotonic() + 20
@@ -269,7 +276,7 @@ def test_every_will_connection_dropped_at_once_is_one_line(
 ) -> None:
     """Every table's will connection dropped at once (a broker or network blip that spares
     the shared one): one line per kind of trouble, not one per table; all come back."""
-    caplog.set_level(logging.INFO)
+    _hear_the_links(caplog)
     for actor in rig.hub.actors.values():
         assert actor.client is not None and actor.client.will_link is not None
         sock = actor.client.will_link._paho.socket()
@@ -315,10 +322,18 @@ def test_a_table_taken_out_of_the_configuration_is_unsubscribed_from(
         hub.stop()
 
 
+def _hear_the_links(caplog: pytest.LogCaptureFixture) -> None:
+    """Every line of the links at INFO and above, whatever an earlier test set (the host
+    tool sets firmware.link.mqtt to ERROR for its process)."""
+    for name in ("", "firmware.link.mqtt", "firmware.hub.links", "firmware.hub.throttle"):
+        caplog.set_level(logging.INFO, logger=name)
+
+
 def _assert_wills_said_once(rig: Rig, records: list[logging.LogRecord]) -> list[str]:
     """The lines about the will connections: each kind of trouble once, whatever the
     number of tables; none from the will connections themselves above DEBUG."""
     wills = [r.getMessage() for r in records if "will connection" in r.getMessage()]
+    assert not any("connecting to" in line for line in wills), wills  # calm, not trouble
     kinds = Counter(re.sub(r"table \S+'s ", "", line) for line in wills)
     assert all(n == 1 for n in kinds.values()), wills
     ids = {rig.hub.links.will_id(t) for t in TABLES}
