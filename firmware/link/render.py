@@ -380,18 +380,8 @@ class LineMasks:
 
 #: The station's (and the hub display's) lines.
 LINES = LineMasks()
-
-
-def put_line(
-    img: Image.Image,
-    xy: tuple[int, int],
-    text: str,
-    *,
-    fill: int,
-    draw: ImageDraw.ImageDraw | None = None,
-) -> None:
-    """``text`` on ``img`` at ``xy`` as :func:`draw_line` draws it (see :class:`LineMasks`)."""
-    LINES.put(img, xy, text, fill=fill, draw=draw)
+#: ``text`` on ``img`` at ``xy`` as :func:`draw_line` draws it (see :class:`LineMasks`).
+put_line = LINES.put
 
 
 def draw_line(draw: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, *, fill: int) -> None:

@@ -4,6 +4,7 @@ pixel, wherever it lands, and the caches stay bounded."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from PIL import Image, ImageDraw
@@ -52,14 +53,7 @@ def random_screen(rng: random.Random) -> tuple[Screen, bool, str | None]:
     return screen, rng.random() < 0.6, toast
 
 
-def drawn(
-    img: Image.Image,
-    xy: tuple[int, int],
-    text: str,
-    *,
-    fill: int,
-    draw: ImageDraw.ImageDraw | None = None,
-) -> None:
+def drawn(img: Image.Image, xy: tuple[int, int], text: str, *, fill: int, **_: Any) -> None:
     """The line drawn straight onto the image: what :func:`put_line` did before its masks."""
     draw_line(ImageDraw.Draw(img), xy, text, fill=fill)
 
