@@ -223,14 +223,27 @@ def _tap(sim: SimTable, clock: _FrameClock, name: str, uid: str) -> tuple[float,
     return (shown - read) * 1000, (shown - laid) * 1000
 
 
-class _CoffreTaps:
-    """An 8-station table on the coffre hub (its own process), tapped one station after
-    another; the host undoes each tap, so every tap is a real, committed action."""
+class _Taps:
+    """A table of stations tapped one after another, each tap's figures kept."""
 
     def __init__(self, stations: int, poll_interval: float) -> None:
         self.sim, self.clocks = _table(stations, poll_interval)
         self.read_ms: list[float] = []
         self.lay_ms: list[float] = []
+
+    def measure(self, i: int, key: int) -> str:
+        """Tap station ``i`` (round the table) with mystery key ``key``; its name."""
+        name = self.sim.names[i % len(self.sim.names)]
+        uid = self.sim.keys.uid_for("mystery", None, key)
+        read, lay = _tap(self.sim, self.clocks[name], name, uid)
+        self.read_ms.append(read)
+        self.lay_ms.append(lay)
+        return name
+
+
+class _CoffreTaps(_Taps):
+    """The table on the coffre hub (its own process); the host undoes each tap, so every
+    tap is a real, committed action."""
 
     def start(self) -> None:
         self.sim.start()
@@ -240,12 +253,7 @@ class _CoffreTaps:
 
     def tap(self, i: int) -> None:
         sim = self.sim
-        name = sim.names[i % len(sim.names)]
-        clock = self.clocks[name]
-        uid = sim.keys.uid_for("mystery", None, 1 + i % len(sim.names))
-        read, lay = _tap(sim, clock, name, uid)
-        self.read_ms.append(read)
-        self.lay_ms.append(lay)
+        clock = self.clocks[self.measure(i, 1 + i % len(sim.names))]
         version = sim.watch.public["version"]
         count = clock.count
         sim.host({"cmd": "undo"})
@@ -256,7 +264,7 @@ class _CoffreTaps:
         self.sim.stop()
 
 
-class _EchoTaps(_CoffreTaps):
+class _EchoTaps(_Taps):
     """The same stations, broker and ACL against the echo server."""
 
     def __init__(self, stations: int, poll_interval: float) -> None:
@@ -276,12 +284,7 @@ class _EchoTaps(_CoffreTaps):
         time.sleep(0.3)
 
     def tap(self, i: int) -> None:
-        name = self.sim.names[i % len(self.sim.names)]
-        read, lay = _tap(
-            self.sim, self.clocks[name], name, self.sim.keys.uid_for("mystery", None, 1)
-        )
-        self.read_ms.append(read)
-        self.lay_ms.append(lay)
+        self.measure(i, 1)
 
     def stop(self) -> None:
         for station in self.sim.stations.values():
@@ -307,7 +310,7 @@ def run_pair(
 ) -> list[dict[str, Any]]:
     """Tap mode against the coffre hub and (``echo``) the echo server, both up at once,
     their taps alternating in ROUNDS rounds; the figures of each, in milliseconds."""
-    tappers: list[_CoffreTaps] = [_CoffreTaps(stations, poll_interval)]
+    tappers: list[_CoffreTaps | _EchoTaps] = [_CoffreTaps(stations, poll_interval)]
     if echo:
         tappers.append(_EchoTaps(stations, poll_interval))
     try:
