@@ -8,7 +8,7 @@ stored (see :mod:`firmware.hub.play`); its answer goes out once the batch is com
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from firmware.hub.actor import TableActor
 from firmware.hub.events import Batch
@@ -48,11 +48,13 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
         ack(proto.Ack(inp.id, False, say(actor, "Unknown station")))
         return
     source_id = f"{actor.config.name}/{station}/{inp.id}"
-    if not plausible(hub, actor, station, inp.id):
+    placed = sequence(hub, actor, station, inp.id)
+    if placed == "jump":
         bad_payload(hub, actor, station, proto.ProtocolError(BAD_SEQUENCE, inp.id))
         ack(proto.Ack(inp.id, False, BAD_SEQUENCE))  # not remembered: it moves no floor
         return
-    prior = hub.store.answer(source_id)
+    # A new id has no answer yet: the store is asked only about one it may have seen.
+    prior = hub.store.answer(source_id) if placed == "seen?" else None
     if prior is not None:
         # Delivered again (QoS 1, a resend): the same answer, and nothing applied twice.
         ack(proto.Ack(inp.id, *prior))
@@ -89,9 +91,19 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
     ack(proto.Ack(inp.id, True, ""))
 
 
-def plausible(hub: Hub, actor: TableActor, station: str, input_id: str) -> bool:
-    """Whether an input id follows on from its station's last one in that boot (see
-    MAX_SEQ_JUMP); the last one is the store's until this hub has seen one."""
+def sequence(
+    hub: Hub, actor: TableActor, station: str, input_id: str
+) -> Literal["new", "seen?", "jump"]:
+    """Where an input id stands in its station's ids of that boot.
+
+    - ``"jump"``: too far past the last one (see MAX_SEQ_JUMP), no real input;
+    - ``"new"``: past every id of its stream this hub has seen or its store holds (the
+      store's last one until this hub has seen one), so nothing has answered it yet;
+    - ``"seen?"``: at or under that, or the store could not say: it may have an answer.
+
+    Every station input passes here before the store keeps anything of it, and this hub
+    alone writes its store, so the last id seen is never under one the store holds.
+    """
     boot, _, seq = input_id.rpartition(":")
     stream = f"{actor.config.name}/{station}/{boot}"
     last = actor.last_seq.get(stream)
@@ -101,12 +113,12 @@ def plausible(hub: Hub, actor: TableActor, station: str, input_id: str) -> bool:
         try:
             last = hub.store.last_n(stream)
         except STORE_ERRORS:
-            return True  # the disk's trouble is not the station's: its input goes on
+            return "seen?"  # the disk's trouble is not the station's: its input goes on
     n = int(seq)
     if n > last + MAX_SEQ_JUMP:
-        return False
+        return "jump"
     actor.last_seq[stream] = max(last, n)
-    return True
+    return "new" if n > last else "seen?"
 
 
 def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) -> None:

@@ -95,6 +95,12 @@ SELECT ok, message FROM (
 ) ORDER BY rank LIMIT 1
 """
 
+#: An event, numbered after the game's last one (a game with none yet: 1).
+_APPEND_SQL = """
+INSERT INTO events
+SELECT ?1, ?2, COALESCE(MAX(n), 0) + 1, ?3, ?4 FROM events WHERE table_id = ?1 AND game_no = ?2
+"""
+
 
 @dataclass(frozen=True)
 class GameRecord:
@@ -422,14 +428,12 @@ class Store:
         """Append one event; False (and nothing written) if ``source_id`` was seen."""
         self.check()
         with self.transaction():
-            row = self._db.execute(
-                "SELECT COALESCE(MAX(n), 0) + 1 FROM events WHERE table_id=? AND game_no=?",
-                (table_id, game_no),
-            ).fetchone()
             try:
+                # One statement, the event's number found inside it: each trip into SQLite
+                # gives the interpreter lock up, and at 100 tables getting it back is most
+                # of the cost.
                 self._db.execute(
-                    "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
-                    (table_id, game_no, int(row[0]), json.dumps(body, sort_keys=True), source_id),
+                    _APPEND_SQL, (table_id, game_no, json.dumps(body, sort_keys=True), source_id)
                 )
             except sqlite3.IntegrityError:
                 # Only this statement is undone: the rest of a batch stands.

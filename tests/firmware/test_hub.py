@@ -62,6 +62,59 @@ def test_duplicate_is_acked_but_not_applied(tmp_path: Path) -> None:
     assert len(hub.store.events("t", 1)) == 1
 
 
+def _to_the_vote(hub: Hub) -> None:
+    """Every seat locks a key and confirms its pictos (ids b<station>:10 and k<station>:1)."""
+    for station, number in (("p1", 1), ("p2", 2), ("p3", 3)):
+        tap(hub, station, KEYS.uid_for("mystery", None, number), 10)
+        deliver(hub, T.station(station, "input"), {"id": f"k{station}:1", "kind": "press"})
+    table = hub.actors["t"].table
+    assert table is not None and table.view(None)["phase"] == "vote"
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_refused_input_sent_again_gets_its_refusal_once_it_would_pass(
+    tmp_path: Path, restart: bool
+) -> None:
+    """A vote refused before the vote, sent again during it: the same refusal, no vote."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    early = KEYS.uid_for("vote", COLOURS[1], 4)  # yellow's vote, tapped on red's safe
+    tap(hub, "p1", early, 1)
+    refusal_said = acks(sent, "p1")[-1]
+    assert refusal_said["ok"] is False
+    _to_the_vote(hub)
+    if restart:  # the hub's memory of ids gone: the store alone knows the answer
+        hub.store.close()
+        hub, sent = make_hub(tmp_path)
+    events = len(hub.store.events("t", 1))
+    tap(hub, "p1", early, 1)
+    assert acks(sent, "p1")[-1] == refusal_said
+    assert len(hub.store.events("t", 1)) == events
+    tap(hub, "p1", early, 2)  # the same tap with a new id is a new input: it counts now
+    assert acks(sent, "p1")[-1] == {"id": "bp1:2", "ok": True, "message": ""}
+    assert len(hub.store.events("t", 1)) == events + 1
+
+
+def test_the_store_is_asked_only_about_an_id_it_may_have_seen(tmp_path: Path) -> None:
+    """Ids past their station's last go straight on; one at or under it is looked up."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    asked: list[str] = []
+    answer = hub.store.answer
+
+    def spying(source_id: str) -> Any:
+        asked.append(source_id)
+        return answer(source_id)
+
+    hub.store.answer = spying  # type: ignore[method-assign]
+    for n in (1, 2, 3):
+        deliver(hub, T.station("p1", "input"), {"id": f"x:{n}", "kind": "knob", "step": 1})
+    assert asked == []
+    deliver(hub, T.station("p1", "input"), {"id": "x:2", "kind": "knob", "step": 1})
+    assert asked == ["t/p1/x:2"]
+    assert [a["ok"] for a in acks(sent, "p1")] == [True] * 4
+
+
 def test_a_bug_in_a_binding_is_an_error_ack_not_a_crash(tmp_path: Path) -> None:
     """An unexpected exception becomes a readable error ack and stores nothing."""
     hub, sent = make_hub(tmp_path)
