@@ -448,6 +448,9 @@ class Hub:
                     raise batch.broken
                 if time.perf_counter() > deadline:
                     break
+                # What the writer made durable meanwhile goes out now, not after this batch
+                # (after a stall, a batch may take its whole BATCH_SECONDS).
+                self._send_synced()
             self.store.commit()
         except STORE_ERRORS as exc:
             self.store.rollback()
@@ -491,13 +494,17 @@ class Hub:
         self._send_synced()  # at once if the batch wrote nothing and nothing waits before it
 
     def _send_synced(self) -> None:
-        """Send, in order, what every batch the store has made durable held."""
-        while self._unsynced and self._unsynced[0].commit <= self.store.synced:
-            done = self._unsynced.popleft()
-            for held in done.held:
-                self._guarded(self._send_held, held)
-            for message in done.messages:
-                self._guarded(message.done)
+        """Send, in order, what every batch the store has made durable held (in one burst:
+        see :meth:`Client.burst <firmware.link.mqtt.Client.burst>`)."""
+        if not self._unsynced or self._unsynced[0].commit > self.store.synced:
+            return
+        with self.links.data.burst():
+            while self._unsynced and self._unsynced[0].commit <= self.store.synced:
+                done = self._unsynced.popleft()
+                for held in done.held:
+                    self._guarded(self._send_held, held)
+                for message in done.messages:
+                    self._guarded(message.done)
 
     def _ticked(self) -> list[Item]:
         """Run the tick; what it sends waits behind the batches not yet durable (a screen

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +115,39 @@ def test_the_store_is_asked_only_about_an_id_it_may_have_seen(tmp_path: Path) ->
     deliver(hub, T.station("p1", "input"), {"id": "x:2", "kind": "knob", "step": 1})
     assert asked == ["t/p1/x:2"]
     assert [a["ok"] for a in acks(sent, "p1")] == [True] * 4
+
+
+def test_what_a_commit_made_durable_goes_out_in_one_burst(tmp_path: Path) -> None:
+    """Screens and acks are published inside the shared connection's burst (one wake-up
+    of its network thread for all of them), one burst per durable batch."""
+    hub, sent = make_hub(tmp_path)
+    start(hub)
+    bursting = False
+    bursts = 0
+    inside: list[bool] = []
+
+    @contextlib.contextmanager
+    def burst() -> Iterator[None]:
+        nonlocal bursting, bursts
+        bursts += 1
+        bursting = True
+        try:
+            yield
+        finally:
+            bursting = False
+
+    record = hub.client.publish
+
+    def publish(topic: str, payload: bytes, **kwargs: Any) -> Any:
+        inside.append(bursting)
+        return record(topic, payload, **kwargs)
+
+    hub.links.data.burst = burst  # type: ignore[method-assign]
+    hub.client.publish = publish  # type: ignore[method-assign]
+    tap(hub, "p1", KEYS.uid_for("mystery", None, 3), 1)
+    assert acks(sent, "p1") and len(inside) >= 2  # its screen and its ack at least
+    assert all(inside)
+    assert bursts == 1
 
 
 def test_a_bug_in_a_binding_is_an_error_ack_not_a_crash(tmp_path: Path) -> None:

@@ -205,6 +205,43 @@ def test_answers_made_durable_go_out_before_the_next_batch_is_handled(tmp_path: 
     assert seen == [1]  # p1's answer went out before p2's tap was handled
 
 
+def test_answers_made_durable_during_a_batch_go_out_before_its_next_input(
+    tmp_path: Path,
+) -> None:
+    """The writer's sync ending while the hub works a batch: the answers it made durable
+    are sent before the batch's next input, not when the batch is done (after a stall the
+    hub may be in a batch of several milliseconds)."""
+    hub = claimed(
+        Hub(
+            BrokerConfig(port=1),
+            [TableConfig("t", ["p1", "p2", "p3"])],
+            tmp_path / "h.db",
+            keys=KEYS,
+        )
+    )
+    sent: list[str] = []
+    for actor in hub.actors.values():
+        assert actor.client is not None
+        actor.client.publish = lambda topic, payload, retain=False, qos=1: sent.append(topic)  # type: ignore[method-assign,misc]
+    hub.writer = cast(StoreWriter, _NoWriter())  # the test syncs, as the writer would
+    start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, "id": "h:1"}
+    hub.feed(Message(proto.Topics("t").host_command, proto.encode(start)))
+    hub._feed([tap("t", "p1", 1)], wait=False)
+    assert acks_of(sent, "p1") == 0  # committed, not yet durable: held
+    seen: list[int] = []
+    handle = hub._handle
+
+    def handling(batch: Any, item: Any) -> None:
+        seen.append(acks_of(sent, "p1"))
+        handle(batch, item)
+        if len(seen) == 1:
+            hub.store.sync()  # the writer's fsync ends while the batch goes on
+
+    hub._handle = handling  # type: ignore[method-assign]
+    hub._feed([tap("t", "p2", 2), tap("t", "p3", 3)], wait=False)
+    assert seen == [0, 1]  # p1's answer went out between p2's tap and p3's
+
+
 class _NoWriter:
     def wake(self) -> None:
         """Nothing: the test syncs the store itself."""

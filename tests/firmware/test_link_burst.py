@@ -1,0 +1,116 @@
+"""``Client.burst``: what is published inside goes out whole and in order, waking paho's
+network thread once every BURST_WAKE messages and at the end (not at each), on a real
+mosquitto."""
+
+from __future__ import annotations
+
+import queue
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from firmware.link.mqtt import BURST_WAKE, BrokerConfig, Client, Message
+from firmware.tools.brokers import Mosquitto, free_port
+
+TOPIC = "coffre/burst/test"
+COUNT = 300
+
+
+class CountingPair:
+    """paho's wake-up socket, counting the wake-ups sent through it."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.sends = 0
+
+    def send(self, data: bytes) -> int:
+        self.sends += 1
+        return self.sock.send(data)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def port(tmp_path: Path) -> Iterator[int]:
+    port = free_port()
+    conf = tmp_path / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n")
+    mosq = Mosquitto(conf, port)
+    mosq.start()
+    yield port
+    mosq.stop()
+
+
+@pytest.fixture
+def pair(port: int) -> Iterator[tuple[Client, Client, CountingPair]]:
+    """A sender whose wake-ups are counted, and a listener on TOPIC. The sender has no
+    send window, as the hub's shared connection (with one, paho's thread sends what
+    waited behind it as the broker's PUBACKs come, and wakes itself for each)."""
+    listener = Client(BrokerConfig(port=port), "burst-listener", [TOPIC])
+    sender = Client(BrokerConfig(port=port), "burst-sender", [], inflight=0)
+    listener.start()
+    sender.start()
+    try:
+        assert listener.wait_connected(5) and sender.wait_connected(5)
+        counting = CountingPair(sender._paho._sockpairW)  # type: ignore[arg-type]
+        sender._paho._sockpairW = counting  # type: ignore[assignment]
+        yield sender, listener, counting
+    finally:
+        sender.stop()
+        listener.stop()
+
+
+def received(listener: Client, count: int) -> list[bytes]:
+    got: list[bytes] = []
+    while len(got) < count:
+        try:
+            item = listener.inbox.get(timeout=5)
+        except queue.Empty:
+            break
+        if isinstance(item, Message):
+            got.append(item.payload)
+    return got
+
+
+@pytest.mark.parametrize("qos", [0, 1])
+def test_a_burst_arrives_whole_and_in_order_with_one_wake_up(
+    pair: tuple[Client, Client, CountingPair], qos: int
+) -> None:
+    """COUNT messages published in a burst: all arrive, in order; paho is woken once every
+    BURST_WAKE of them and once at the end."""
+    sender, listener, counting = pair
+    sent = [f"m{i}".encode() for i in range(COUNT)]
+    with sender.burst():
+        for payload in sent:
+            sender.publish(TOPIC, payload, qos=qos)
+    assert received(listener, COUNT) == sent
+    assert counting.sends == COUNT // BURST_WAKE + 1
+
+
+def test_without_a_burst_each_message_wakes_paho(
+    pair: tuple[Client, Client, CountingPair],
+) -> None:
+    """The same messages outside a burst: one wake-up each (what the burst saves)."""
+    sender, listener, counting = pair
+    sent = [f"m{i}".encode() for i in range(COUNT)]
+    for payload in sent:
+        sender.publish(TOPIC, payload, qos=0)
+    assert received(listener, COUNT) == sent
+    assert counting.sends == COUNT
+
+
+def test_a_burst_inside_a_burst_wakes_paho_once(
+    pair: tuple[Client, Client, CountingPair],
+) -> None:
+    """Nested bursts: the outer one's end is the only wake-up."""
+    sender, listener, counting = pair
+    with sender.burst():
+        sender.publish(TOPIC, b"a", qos=0)
+        with sender.burst():
+            sender.publish(TOPIC, b"b", qos=0)
+        sender.publish(TOPIC, b"c", qos=0)
+    assert received(listener, 3) == [b"a", b"b", b"c"]
+    assert counting.sends == 1
