@@ -19,7 +19,7 @@ import gettext
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,15 @@ def speaking(code: str) -> Iterator[None]:
 
 def _(msgid: str, /, **params: Any) -> str:
     """``msgid`` in the language spoken now, its ``{fields}`` filled from ``params``."""
-    text = catalogue(current()).gettext(msgid)
+    text = _translated(_current.get(), msgid)
     return text.format(**params) if params else text
+
+
+@lru_cache(maxsize=4096)
+def _translated(code: str, msgid: str) -> str:
+    """One text looked up once: a hub builds a screen at every input, ~20 texts each, and
+    gettext's look-up (a miss tries the plural form too) cost twice this cache's."""
+    return catalogue(code).gettext(msgid)
 
 
 def plural(singular: str, plural_: str, n: int, /, **params: Any) -> str:
