@@ -168,3 +168,24 @@ def test_picto_cursor_starts_at_one_each_round() -> None:
     assert t.binding.cursor(t, 0) == 1  # type: ignore[attr-defined]
     body = send(t, 0, kind="press")
     assert body["rules"]["count"] == 1
+
+
+@pytest.mark.parametrize("mystery", ["keys", "dealt"])
+def test_a_tap_or_press_in_prepare_changes_lines_in_place(mystery: str) -> None:
+    """Through the prepare phase (key tapped, then ready) a seat's screen keeps its lines
+    where they are: each changes in place, none moves up or down, and the first line says
+    the key is in (keys) or where the number is (dealt)."""
+    t = table(3, mystery=mystery)
+    screens = [t.binding.station_screen(t, 0).lines]
+    if mystery == "keys":
+        send(t, 0, kind="tag", uid=tag("mystery", None, 2))
+        screens.append(t.binding.station_screen(t, 0).lines)
+    send(t, 0, kind="press")
+    screens.append(t.binding.station_screen(t, 0).lines)
+    assert len({len(lines) for lines in screens}) == 1
+    assert all(lines[-1].startswith("Pictos in hand") for lines in screens)
+    firsts = [lines[0] for lines in screens]
+    if mystery == "keys":
+        assert firsts == ["Tap a mystery key", "Mystery key locked", "Mystery key locked"]
+    else:
+        assert firsts == ["Lift flap: your number"] * 2

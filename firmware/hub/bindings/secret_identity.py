@@ -184,13 +184,26 @@ class SecretIdentityBinding:
         )
 
     def _prepare_lines(
-        self, table: Table, me: dict[str, Any], pub: dict[str, Any], seat: int
+        self,
+        table: Table,
+        me: dict[str, Any],
+        pub: dict[str, Any],
+        seat: int,
+        *,
+        steady: bool = True,
     ) -> tuple[list[str], tuple[int, int, int]]:
+        """``steady``: the first line stays all through the phase, so a tap or a press
+        changes lines in place and none moves. The player sees the tap was taken, and on a
+        station the glass gets a quarter of the bytes (an SSD1306 takes ~20 ms of I2C for a
+        whole new screen at 400 kHz; see docs/benchmarks.md). Co-op fits its team line
+        under these lines instead."""
         lines: list[str] = []
         need_key = pub["mystery"] == "keys" and not me["my_mystery"]
         if need_key:
             lines.append(_("Tap a mystery key"))
-        elif pub["mystery"] == "dealt" and not me["ready"]:
+        elif steady and pub["mystery"] == "keys":
+            lines.append(_("Mystery key locked"))
+        elif pub["mystery"] == "dealt" and (steady or not me["ready"]):
             lines.append(_("Lift flap: your number"))
         if not me["ready"]:
             lines.append(_("Pictos placed: < {n} >", n=self.cursor(table, seat)))
@@ -229,7 +242,7 @@ class SecretIdentityBinding:
         active = pub["active"]
         team = _("Team: {n}", n=pub["team"]["score"])
         if seat == active and pub["phase"] == "prepare":
-            lines, led = self._prepare_lines(table, me, pub, seat)
+            lines, led = self._prepare_lines(table, me, pub, seat, steady=False)
             if me["ready"] and not pub["seats"][seat]["mystery_locked"]:
                 lines[-2] = _("Waiting for your key")
             return [*lines[:3], team], led
