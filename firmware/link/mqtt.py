@@ -40,8 +40,10 @@ log = logging.getLogger(__name__)
 #: OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH: the CA is
 #: right, the name or address dialled is not on the certificate.
 _NAME_MISMATCH = (62, 64)
-#: In a burst (see :meth:`Client.burst`), paho's thread is woken once every this many
-#: messages, so the first go out while the rest are queued.
+#: In a burst (see :meth:`Client.burst`), paho's thread is woken at each of the first
+#: BURST_EAGER messages, as without a burst (the first answer goes out at once: its wake-up
+#: hands paho's thread the interpreter lock), then once every BURST_WAKE.
+BURST_EAGER = 2
 BURST_WAKE = 32
 
 
@@ -271,14 +273,14 @@ class Client:
         info = self._paho.publish(topic, payload, qos=qos, retain=retain)
         if self._burst is not None:
             self._queued += 1
-            if self._queued % BURST_WAKE == 0:
+            if self._queued <= BURST_EAGER or self._queued % BURST_WAKE == 0:
                 _wake(self._burst)
         return info
 
     @contextlib.contextmanager
     def burst(self) -> Iterator[None]:
-        """Publish (and ack) everything inside, waking paho's network thread once every
-        BURST_WAKE messages and at the end, not at each.
+        """Publish (and ack) everything inside, waking paho's network thread at the first
+        BURST_EAGER messages, then once every BURST_WAKE and at the end, not at each.
 
         paho wakes its thread at every publish and ack (a byte on a socket pair: a system
         call, and the woken thread takes the interpreter lock from the sender between two

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.link.mqtt import BURST_WAKE, BrokerConfig, Client, Message
+from firmware.link.mqtt import BURST_EAGER, BURST_WAKE, BrokerConfig, Client, Message
 from firmware.tools.brokers import Mosquitto, free_port
 
 TOPIC = "coffre/burst/test"
@@ -79,15 +79,15 @@ def received(listener: Client, count: int) -> list[bytes]:
 def test_a_burst_arrives_whole_and_in_order_with_one_wake_up(
     pair: tuple[Client, Client, CountingPair], qos: int
 ) -> None:
-    """COUNT messages published in a burst: all arrive, in order; paho is woken once every
-    BURST_WAKE of them and once at the end."""
+    """COUNT messages published in a burst: all arrive, in order; paho is woken at each of
+    the first BURST_EAGER, then once every BURST_WAKE and once at the end."""
     sender, listener, counting = pair
     sent = [f"m{i}".encode() for i in range(COUNT)]
     with sender.burst():
         for payload in sent:
             sender.publish(TOPIC, payload, qos=qos)
     assert received(listener, COUNT) == sent
-    assert counting.sends == COUNT // BURST_WAKE + 1
+    assert counting.sends == BURST_EAGER + COUNT // BURST_WAKE + 1
 
 
 def test_without_a_burst_each_message_wakes_paho(
@@ -105,12 +105,15 @@ def test_without_a_burst_each_message_wakes_paho(
 def test_a_burst_inside_a_burst_wakes_paho_once(
     pair: tuple[Client, Client, CountingPair],
 ) -> None:
-    """Nested bursts: the outer one's end is the only wake-up."""
+    """Nested bursts: one burst, its eager wake-ups and its end (the inner one's end wakes
+    nothing)."""
     sender, listener, counting = pair
+    payloads = [f"m{i}".encode() for i in range(BURST_EAGER + 3)]
     with sender.burst():
-        sender.publish(TOPIC, b"a", qos=0)
+        sender.publish(TOPIC, payloads[0], qos=0)
         with sender.burst():
-            sender.publish(TOPIC, b"b", qos=0)
-        sender.publish(TOPIC, b"c", qos=0)
-    assert received(listener, 3) == [b"a", b"b", b"c"]
-    assert counting.sends == 1
+            for payload in payloads[1:-1]:
+                sender.publish(TOPIC, payload, qos=0)
+        sender.publish(TOPIC, payloads[-1], qos=0)
+    assert received(listener, len(payloads)) == payloads
+    assert counting.sends == BURST_EAGER + 1
