@@ -172,9 +172,9 @@ def test_a_deferred_commit_is_durable_only_after_a_sync(tmp_path: Path) -> None:
     full.close()
 
 
-def test_answers_made_durable_go_out_before_the_next_batch_is_handled(tmp_path: Path) -> None:
-    """The writer's Synced arriving with new inputs: the answers it made durable are sent
-    first, not after the new inputs' handling (a backlog after a stall would hold them)."""
+def tapped_unsynced(tmp_path: Path) -> tuple[Hub, list[str]]:
+    """A hub whose writer is the test (it syncs by hand), a game started and p1's tap
+    committed but not yet durable; the topics it publishes to are kept."""
     hub = claimed(
         Hub(
             BrokerConfig(port=1),
@@ -192,6 +192,13 @@ def test_answers_made_durable_go_out_before_the_next_batch_is_handled(tmp_path: 
     hub.feed(Message(proto.Topics("t").host_command, proto.encode(start)))
     hub._feed([tap("t", "p1", 1)], wait=False)
     assert acks_of(sent, "p1") == 0  # committed, not yet durable: held
+    return hub, sent
+
+
+def test_answers_made_durable_go_out_before_the_next_batch_is_handled(tmp_path: Path) -> None:
+    """The writer's Synced arriving with new inputs: the answers it made durable are sent
+    first, not after the new inputs' handling (a backlog after a stall would hold them)."""
+    hub, sent = tapped_unsynced(tmp_path)
     hub.store.sync()
     seen: list[int] = []
     handle = hub._handle
@@ -211,23 +218,7 @@ def test_answers_made_durable_during_a_batch_go_out_before_its_next_input(
     """The writer's sync ending while the hub works a batch: the answers it made durable
     are sent before the batch's next input, not when the batch is done (after a stall the
     hub may be in a batch of several milliseconds)."""
-    hub = claimed(
-        Hub(
-            BrokerConfig(port=1),
-            [TableConfig("t", ["p1", "p2", "p3"])],
-            tmp_path / "h.db",
-            keys=KEYS,
-        )
-    )
-    sent: list[str] = []
-    for actor in hub.actors.values():
-        assert actor.client is not None
-        actor.client.publish = lambda topic, payload, retain=False, qos=1: sent.append(topic)  # type: ignore[method-assign,misc]
-    hub.writer = cast(StoreWriter, _NoWriter())  # the test syncs, as the writer would
-    start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, "id": "h:1"}
-    hub.feed(Message(proto.Topics("t").host_command, proto.encode(start)))
-    hub._feed([tap("t", "p1", 1)], wait=False)
-    assert acks_of(sent, "p1") == 0  # committed, not yet durable: held
+    hub, sent = tapped_unsynced(tmp_path)
     seen: list[int] = []
     handle = hub._handle
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from firmware.link.mqtt import BURST_EAGER, BURST_WAKE, BrokerConfig, Client, Message
-from firmware.tools.brokers import Mosquitto, free_port
+from tests.support.plain_broker import plain_mosquitto
 
 TOPIC = "coffre/burst/test"
 COUNT = 300
@@ -35,13 +35,8 @@ class CountingPair:
 
 @pytest.fixture
 def port(tmp_path: Path) -> Iterator[int]:
-    port = free_port()
-    conf = tmp_path / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n")
-    mosq = Mosquitto(conf, port)
-    mosq.start()
-    yield port
-    mosq.stop()
+    with plain_mosquitto(tmp_path) as port:
+        yield port
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ import pytest
 
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
-from firmware.tools.brokers import Mosquitto, free_port
 from firmware.tools.simtable import TABLE
+from tests.support.plain_broker import plain_mosquitto
 from tests.support.sniffer import PacketHop, Send
 
 SUBSCRIBE = 8
@@ -39,13 +39,8 @@ class SlowSubscribe(PacketHop):
 @pytest.fixture
 def port(tmp_path: Path) -> Iterator[int]:
     """A plain mosquitto (no TLS, so the hop can read the packets) on a loopback port."""
-    port = free_port()
-    conf = tmp_path / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n")
-    mosq = Mosquitto(conf, port)
-    mosq.start()
-    yield port
-    mosq.stop()
+    with plain_mosquitto(tmp_path) as port:
+        yield port
 
 
 def test_a_message_sent_right_after_wait_connected_arrives(port: int) -> None:

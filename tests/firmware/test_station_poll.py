@@ -1,4 +1,5 @@
-"""The station's reader loop polls at a fixed rate, on a fake clock (no timing asserts)."""
+"""The station's reader loop polls at a fixed rate, on a fake clock (no timing asserts);
+poll starts are counted from the clock's start."""
 
 from __future__ import annotations
 
@@ -6,26 +7,21 @@ import types
 
 import pytest
 
+from device.base import StationDevices
 from device.mock import MockControls, MockDisplay, MockReader
 from firmware.link.mqtt import BrokerConfig
 from firmware.station import service
-from firmware.station.service import Station, StationDevices
+from firmware.station.service import Station
+from tests.support.hub import Clock
 
 INTERVAL = 0.02
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
+START = Clock().now
 
 
 class Stop:
     """The loop's stop event: each wait passes the fake time; set after ``polls`` polls."""
 
-    def __init__(self, clock: FakeTime, polls: int) -> None:
+    def __init__(self, clock: Clock, polls: int) -> None:
         self.clock = clock
         self.polls = polls
         self.waited = 0
@@ -39,20 +35,20 @@ class Stop:
 class TimedReader(MockReader):
     """A reader whose polls take ``costs`` seconds in turn (an empty poll, a card read...)."""
 
-    def __init__(self, clock: FakeTime, costs: list[float]) -> None:
+    def __init__(self, clock: Clock, costs: list[float]) -> None:
         super().__init__()
         self.clock = clock
         self.costs = costs
         self.starts: list[float] = []
 
     def poll(self) -> None:
-        self.starts.append(round(self.clock.now, 6))
+        self.starts.append(round(self.clock.now - START, 6))
         self.clock.now += self.costs[len(self.starts) - 1]
 
 
 def run(monkeypatch: pytest.MonkeyPatch, costs: list[float]) -> list[float]:
-    clock = FakeTime()
-    monkeypatch.setattr(service, "time", types.SimpleNamespace(monotonic=clock.monotonic))
+    clock = Clock()
+    monkeypatch.setattr(service, "time", types.SimpleNamespace(monotonic=clock))
     reader = TimedReader(clock, costs)
     devices = StationDevices(reader, MockDisplay(), MockControls())
     st = Station(BrokerConfig(port=1), "t", "p1", devices, poll_interval=INTERVAL)
