@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from firmware.link.mqtt import BURST_EAGER, BURST_WAKE, BrokerConfig, Client, Message
-from tests.support.plain_broker import plain_mosquitto
+from tests.support.brokers import plain_mosquitto
 
 TOPIC = "coffre/burst/test"
 COUNT = 300
@@ -35,8 +35,9 @@ class CountingPair:
 
 @pytest.fixture
 def port(tmp_path: Path) -> Iterator[int]:
-    with plain_mosquitto(tmp_path) as port:
-        yield port
+    broker = plain_mosquitto(tmp_path)
+    yield broker.port
+    broker.stop()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
 from firmware.tools.simtable import TABLE
-from tests.support.plain_broker import plain_mosquitto
+from tests.support.brokers import plain_mosquitto
 from tests.support.sniffer import PacketHop, Send
 
 SUBSCRIBE = 8
@@ -39,8 +39,9 @@ class SlowSubscribe(PacketHop):
 @pytest.fixture
 def port(tmp_path: Path) -> Iterator[int]:
     """A plain mosquitto (no TLS, so the hop can read the packets) on a loopback port."""
-    with plain_mosquitto(tmp_path) as port:
-        yield port
+    broker = plain_mosquitto(tmp_path)
+    yield broker.port
+    broker.stop()
 
 
 def test_a_message_sent_right_after_wait_connected_arrives(port: int) -> None:

@@ -1,6 +1,7 @@
-"""A bare mosquitto on a free loopback port with the users and ACL a test writes itself
-(tests that need users the simulated table does not make: several hubs, a flooding station).
-Every user's password is ``pw-<user>``."""
+"""A bare mosquitto on a free loopback port: with the users and ACL a test writes itself
+(tests that need users the simulated table does not make: several hubs, a flooding station;
+every user's password is ``pw-<user>``), or open to anyone, in plain MQTT (tests that read
+or hold back the packets themselves)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,16 @@ def acl_mosquitto(folder: Path, acl: dict[str, str]) -> Mosquitto:
     if os.geteuid() == 0:
         lines.append("user root")
     conf.write_text("\n".join(lines) + "\n")
+    mosq = Mosquitto(conf, port)
+    mosq.start()
+    return mosq
+
+
+def plain_mosquitto(folder: Path) -> Mosquitto:
+    """A started mosquitto anyone may use, no TLS (its config in ``folder``)."""
+    port = free_port()
+    conf = folder / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n")
     mosq = Mosquitto(conf, port)
     mosq.start()
     return mosq
