@@ -67,8 +67,8 @@ def _(msgid: str, /, **params: Any) -> str:
 
 @lru_cache(maxsize=4096)
 def _translated(code: str, msgid: str) -> str:
-    """One text looked up once: a hub builds a screen at every input, ~20 texts each, and
-    gettext's look-up (a miss tries the plural form too) cost twice this cache's."""
+    """One text looked up once: a hub builds a screen at every input, ~15 texts each, and
+    gettext's look-up (a miss tries the plural form too) costs more than this cache's."""
     return catalogue(code).gettext(msgid)
 
 

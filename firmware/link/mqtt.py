@@ -285,9 +285,8 @@ class Client:
         paho wakes its thread at every publish and ack (a byte on a socket pair: a system
         call, and the woken thread takes the interpreter lock from the sender between two
         messages); a hub at 100 tables did so 2,700 times a second. Inside, the messages
-        queue, in order. On
-        the network thread itself, or with a paho that has no such pair, it is a plain
-        block, and so is a burst inside a burst.
+        queue, in order. On the network thread itself, or with a paho that has no such
+        pair, it is a plain block, and so is a burst inside a burst.
         """
         pair = getattr(self._paho, "_sockpairW", None)
         if pair is None or threading.current_thread() is getattr(self._paho, "_thread", None):

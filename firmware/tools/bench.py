@@ -300,6 +300,11 @@ class _EchoTaps(_Taps):
 ROUNDS = 5
 
 
+def _rounds(taps: int) -> int:
+    """The rounds of a tap run (no more than there are taps)."""
+    return max(1, min(ROUNDS, taps))
+
+
 def run(stations: int = 8, taps: int = 200, poll_interval: float = 0.02) -> dict[str, Any]:
     """Tap mode against the coffre hub; returns the figures in milliseconds."""
     return run_pair(stations, taps, poll_interval, echo=False)[0]
@@ -316,7 +321,7 @@ def run_pair(
     try:
         for tapper in tappers:
             tapper.start()
-        rounds = max(1, min(ROUNDS, taps))
+        rounds = _rounds(taps)
         for r in range(rounds):
             for tapper in tappers:
                 for i in range(taps * r // rounds, taps * (r + 1) // rounds):
@@ -971,7 +976,7 @@ def _tap_report(stations: int, taps: int) -> None:
     print(
         f"{coffre['taps']} taps on {coffre['stations']} stations through mosquitto on loopback "
         f"(reader polled every {coffre['poll_interval_ms']:.0f} ms; coffre and echo taps in "
-        f"{max(1, min(ROUNDS, taps))} alternating rounds)"
+        f"{_rounds(taps)} alternating rounds)"
     )
     for key, label in (("read_to_screen", "read -> screen"), ("lay_to_screen", "laid -> screen")):
         p50, p99 = coffre[f"{key}_p50"], coffre[f"{key}_p99"]
