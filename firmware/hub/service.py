@@ -392,8 +392,9 @@ class Hub:
     def _feed(self, items: list[Item], *, wait: bool) -> None:
         """``wait``: sync and send before returning; else the writer's Synced sends."""
         synced = [item for item in items if isinstance(item, Synced)]
-        if synced and all(item.error is None for item in synced):
-            self._send_synced()  # what is durable now goes out before this batch's work
+        # What is durable now goes out before this batch's work (the store's count of
+        # synced commits says what; a failed sync never raised it).
+        self._send_synced()
         batch: list[Item] = [item for item in items if not isinstance(item, Tick | Synced)]
         while batch:  # what one transaction had no time for (or came after it broke): the next
             batch = self._run_batch(batch)
