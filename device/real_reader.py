@@ -17,9 +17,11 @@ the next WUPA (a card left READY or ACTIVE ignores the next WUPA and would flick
 a poll that fails half-way also ends with HLTA, for the same reason. Nothing beyond the
 UID is read (no ATS, no block). Each exchange is a handful of SPI transfers (each one
 an ioctl and the driver's Python on a Zero): a register is not written again with the
-value this poll already left in it, and the error, FIFO level and last-bits registers
-are read in one transfer (the MFRC522 datasheet, 8.1.2.1: one read frame may address a
-different register in each byte).
+value the reader's last exchange left in it, the FIFO is not flushed when that exchange
+left it empty, and each look at the chip reads the interrupt, error, FIFO level and
+last-bits registers in one transfer (the MFRC522 datasheet, 8.1.2.1: one read frame may
+address a different register in each byte). An empty poll is 7 transfers, a 7-byte
+UID's read 45 (11 and 62 before issue 27's sixth pass).
 
 Debounce: a card lying on the reader is one ``TagPresent``; ``TagRemoved`` comes after
 ``miss_limit`` consecutive polls in which nothing answered (default 3: two dropped
@@ -181,10 +183,16 @@ class Mfrc522Reader(Reader):
         self._failed_reinits = 0
         self._pending: deque[ReaderEvent] = deque()
         self._closed = False
-        #: What this poll's own writes left in CommandReg (Idle) and BitFramingReg; None
-        #: when unknown (a new poll: a health check or re-init may have written them).
+        #: What the reader's own writes left in CommandReg (Idle) and BitFramingReg, from
+        #: one exchange to the next and one poll to the next; None when unknown. An
+        #: exchange clears each before the transfer that may change it and sets it after
+        #: the one that makes it so, so a failed transfer leaves it unknown. Nothing else
+        #: writes these registers but a re-init, which forgets them (a reset leaves Idle,
+        #: BitFramingReg 0 and an empty FIFO, but the package's init is not ours); a
+        #: health check only reads.
         self._left_idle = False
         self._left_framing: int | None = None
+        self._left_empty = False  # whether the FIFO is empty (False: unknown)
         self._dev, self._gpio = self._open()
         for _ in range(max(1, max_reinit)):
             if self._healthy():
@@ -253,7 +261,6 @@ class Mfrc522Reader(Reader):
         self._since_health += 1
         if self.health_every and self._since_health >= self.health_every:
             self._check_health()
-        self._left_idle, self._left_framing = False, None
         try:
             seen = self._read_uid()
             if seen is _Seen.UNSURE:
@@ -351,6 +358,7 @@ class Mfrc522Reader(Reader):
         time.sleep(self.reset_hold_s)
         self._gpio.output(self.rst, self._gpio.HIGH)
         time.sleep(self.reset_settle_s)
+        self._forget_registers()
         try:
             self._dev.MFRC522_Init()
             self._configure(self._dev)
@@ -367,6 +375,9 @@ class Mfrc522Reader(Reader):
                 f"MFRC522 on SPI {self.bus}.{self.device} not answering after "
                 f"{self._failed_reinits} re-inits (VersionReg={self._version_text()})"
             )
+
+    def _forget_registers(self) -> None:
+        self._left_idle, self._left_framing, self._left_empty = False, None, False
 
     def _version_text(self) -> str:
         version = self.version()
@@ -429,9 +440,13 @@ class Mfrc522Reader(Reader):
         before the timer runs out, see ``_wait``).
 
         The register writes are the package's sequence (Idle, clear the interrupts, flush
-        and fill the FIFO, TxLastBits, Transceive, StartSend), less the writes of Idle and
-        of BitFramingReg when the previous exchange of this poll left them so (it ends
-        with Idle and BitFramingReg 0: an anticollision or SELECT after it skips both).
+        and fill the FIFO, TxLastBits, Transceive, StartSend), less those the reader's
+        previous exchange, in this poll or the last, made needless: Idle and
+        BitFramingReg when it left them so (an exchange ends with Idle and its own
+        TxLastBits, StartSend cleared), the flush when it left the FIFO empty (it read the
+        whole answer, or nothing came and the FIFO level read 0). An anticollision or
+        SELECT after another skips all three, and so does an empty poll's WUPA after the
+        last one's.
         """
         dev = self._dev
         write, xfer = dev.Write_MFRC522, dev.spi.xfer2
@@ -439,7 +454,9 @@ class Mfrc522Reader(Reader):
             write(COMMAND, CMD_IDLE)
         self._left_idle = False
         write(COM_IRQ, 0x7F)  # Set1=0: clear every interrupt request
-        write(FIFO_LEVEL, 0x80)  # flush
+        if not self._left_empty:
+            write(FIFO_LEVEL, 0x80)  # flush
+        self._left_empty = False
         xfer([(FIFO_DATA << 1) & 0x7E, *data])  # burst into the FIFO
         if self._left_framing != last_bits:  # StartSend must be clear before Transceive
             write(BIT_FRAMING, last_bits)
@@ -454,19 +471,18 @@ class Mfrc522Reader(Reader):
         done = RX_IRQ | IDLE_IRQ | ERR_IRQ | TIMER_IRQ
         due = air_time_s(len(data), answer)
         timer = air_time_s(len(data), 0) + POLL_TIMER_S
-        irq = self._wait(done, due if early else None, timer)
-        write(BIT_FRAMING, 0)
-        self._left_framing = 0
-        if irq is None:
+        look = self._wait(done, due if early else None, timer)
+        write(BIT_FRAMING, last_bits)  # StartSend cleared, TxLastBits kept for the next
+        self._left_framing = last_bits
+        if look is None:
             write(COMMAND, CMD_IDLE)
             self._left_idle = True
             return _Answer(_Status.HUNG)
         try:
+            irq, error, n, control = look
             if not irq & (RX_IRQ | ERR_IRQ):
+                self._left_empty = n == 0
                 return _Answer(_Status.NO_ANSWER)
-            # ErrorReg, FIFOLevelReg and ControlReg (RxLastBits) in one read frame.
-            error, n, control = xfer([0x80 | (ERROR << 1), 0x80 | (FIFO_LEVEL << 1),
-                                      0x80 | (CONTROL << 1), 0])[1:]  # fmt: skip
             if error & COLL_ERR:
                 return _Answer(_Status.COLLISION)
             if error & PROTOCOL_ERRORS:
@@ -475,39 +491,46 @@ class Mfrc522Reader(Reader):
                 return _Answer(_Status.ERROR)
             last = control & 0x07
             got = xfer([0x80 | (FIFO_DATA << 1)] * n + [0])[1:]
+            self._left_empty = True  # all it held
             bits = (n - 1) * 8 + last if last else n * 8
             return _Answer(_Status.OK, bytes(got), bits)
         finally:
             write(COMMAND, CMD_IDLE)
             self._left_idle = True
 
-    def _wait(self, done: int, answer_s: float | None, timer_s: float) -> int | None:
-        """ComIrqReg once one of ``done`` is set; None when the deadline passes first.
+    def _wait(self, done: int, answer_s: float | None, timer_s: float) -> list[int] | None:
+        """ComIrqReg, ErrorReg, FIFOLevelReg and ControlReg, read in one frame (the
+        MFRC522 datasheet, 8.1.2.1: one read frame may address a different register in
+        each byte), once ComIrqReg has one of ``done`` set; None when the deadline passes
+        first.
 
-        It looks once at once (an answer may already be in when the thread was slow),
-        then when the answer is due (``answer_s`` after StartSend: both frames on the
+        It looks when the answer is due (``answer_s`` after StartSend: both frames on the
         air and the card's frame delay; None: skip this look), then when the chip's timer
         has surely run out (``timer_s``), then at doubling steps until ``answer_wait_s``.
-        Each look is an SPI read and each sleep a wake-up: an empty poll takes one
-        sleep (it took four, and ended at 7.5 ms instead of ~1.8, until issue 27).
+        A look whose moment has passed (the thread was slow) is made at once, without a
+        sleep. Each look is one SPI read and each sleep a wake-up: an empty poll takes one
+        of each (it took four sleeps, and ended at 7.5 ms instead of ~1.8, until issue 27;
+        it also looked once before sleeping, and read the status in a second transfer,
+        until its sixth pass).
         """
-        read = self._dev.Read_MFRC522
-        irq: int = read(COM_IRQ)
-        if irq & done:
-            return irq
+        xfer = self._dev.spi.xfer2
+        frame = [0x80 | (reg << 1) for reg in (COM_IRQ, ERROR, FIFO_LEVEL, CONTROL)] + [0]
         start = time.monotonic()
         deadline = start + self.answer_wait_s
         looks = [start + timer_s + WAKE_MARGIN_S]  # the timer's interrupt, at the latest
         if answer_s is not None:
             looks.insert(0, start + answer_s + WAKE_MARGIN_S)
         step = 0.004
-        while (now := time.monotonic()) < deadline:
+        now = start
+        while True:
             if looks:
                 at = looks.pop(0)
             else:  # neither came: a slow chip, or a hung one
                 at, step = now + step, min(step * 2, 0.016)
-            time.sleep(max(0.0, min(at, deadline) - now))
-            irq = read(COM_IRQ)
-            if irq & done:
-                return irq
-        return None
+            if at > now:
+                time.sleep(min(at, deadline) - now)
+            look: list[int] = xfer(frame)[1:]
+            if look[0] & done:
+                return look
+            if (now := time.monotonic()) >= deadline:
+                return None
