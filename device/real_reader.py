@@ -462,6 +462,7 @@ class Mfrc522Reader(Reader):
             write(BIT_FRAMING, last_bits)
         self._left_framing = None
         write(COMMAND, CMD_TRANSCEIVE)
+        sent = time.monotonic()  # the frame goes on the air as this write ends
         write(BIT_FRAMING, 0x80 | last_bits)  # StartSend
         if not expect_answer:
             # HLTA: nothing comes back. The frame goes out by itself (~0.4 ms) and the next
@@ -471,7 +472,7 @@ class Mfrc522Reader(Reader):
         done = RX_IRQ | IDLE_IRQ | ERR_IRQ | TIMER_IRQ
         due = air_time_s(len(data), answer)
         timer = air_time_s(len(data), 0) + POLL_TIMER_S
-        look = self._wait(done, due if early else None, timer)
+        look = self._wait(sent, done, due if early else None, timer)
         write(BIT_FRAMING, last_bits)  # StartSend cleared, TxLastBits kept for the next
         self._left_framing = last_bits
         if look is None:
@@ -498,30 +499,32 @@ class Mfrc522Reader(Reader):
             write(COMMAND, CMD_IDLE)
             self._left_idle = True
 
-    def _wait(self, done: int, answer_s: float | None, timer_s: float) -> list[int] | None:
+    def _wait(
+        self, start: float, done: int, answer_s: float | None, timer_s: float
+    ) -> list[int] | None:
         """ComIrqReg, ErrorReg, FIFOLevelReg and ControlReg, read in one frame (the
         MFRC522 datasheet, 8.1.2.1: one read frame may address a different register in
         each byte), once ComIrqReg has one of ``done`` set; None when the deadline passes
         first.
 
-        It looks when the answer is due (``answer_s`` after StartSend: both frames on the
-        air and the card's frame delay; None: skip this look), then when the chip's timer
-        has surely run out (``timer_s``), then at doubling steps until ``answer_wait_s``.
-        A look whose moment has passed (the thread was slow) is made at once, without a
-        sleep. Each look is one SPI read and each sleep a wake-up: an empty poll takes one
-        of each (it took four sleeps, and ended at 7.5 ms instead of ~1.8, until issue 27;
-        it also looked once before sleeping, and read the status in a second transfer,
-        until its sixth pass).
+        It looks when the answer is due (``answer_s`` after ``start``, when StartSend was
+        written: both frames on the air and the card's frame delay; None: skip this
+        look), then when the chip's timer has surely run out (``timer_s``), then at
+        doubling steps until ``answer_wait_s``. A look whose moment has passed (the
+        thread was slow, or the StartSend write was: on a Pi the frame goes out while the
+        ioctl returns) is made at once, without a sleep. Each look is one SPI read and
+        each sleep a wake-up: an empty poll takes one of each (it took four sleeps, and
+        ended at 7.5 ms instead of ~1.8, until issue 27; it also looked once before
+        sleeping, and read the status in a second transfer, until its sixth pass).
         """
         xfer = self._dev.spi.xfer2
         frame = [0x80 | (reg << 1) for reg in (COM_IRQ, ERROR, FIFO_LEVEL, CONTROL)] + [0]
-        start = time.monotonic()
         deadline = start + self.answer_wait_s
         looks = [start + timer_s + WAKE_MARGIN_S]  # the timer's interrupt, at the latest
         if answer_s is not None:
             looks.insert(0, start + answer_s + WAKE_MARGIN_S)
         step = 0.004
-        now = start
+        now = time.monotonic()
         while True:
             if looks:
                 at = looks.pop(0)

@@ -112,6 +112,10 @@ class Mfrc522Chip:
         self.spi_transfers = 0
         self._timer_deadline: float | None = None
         self._answer: tuple[float, int] | None = None  # realtime: (when, ComIrq bits)
+        #: realtime: when the current SPI frame began (monotonic). A real chip acts on a
+        #: write as its last bit comes in: the air time and the timer count from then,
+        #: not from the end of this emulation's work on it.
+        self._wire_at = 0.0
         self._reset_registers()
 
     # -- faults ------------------------------------------------------------------------
@@ -158,6 +162,8 @@ class Mfrc522Chip:
     def spi_transfer(self, mosi: Sequence[int]) -> list[int]:
         """One chip-select frame: an address byte, then data (write) or addresses (read)."""
         self.spi_transfers += 1
+        if self.timer == "realtime":
+            self._wire_at = time.monotonic()
         if self.spi_errors:
             self.spi_errors -= 1
             raise OSError(errno.EIO, "Input/output error")
@@ -276,7 +282,7 @@ class Mfrc522Chip:
         if self.timer == "instant":
             self.regs[COM_IRQ] |= TIMER_IRQ
         else:
-            self._timer_deadline = time.monotonic() + self._timeout_s()
+            self._timer_deadline = self._wire_at + self._timeout_s()
 
     # -- commands ----------------------------------------------------------------------
 
@@ -365,7 +371,7 @@ class Mfrc522Chip:
         if self.timer == "instant":
             self.regs[COM_IRQ] |= irq
         else:  # the answer arrives after both frames' air time and the frame delay time
-            self._answer = (time.monotonic() + _air_time_s(frame.bits, got.frame.bits), irq)
+            self._answer = (self._wire_at + _air_time_s(frame.bits, got.frame.bits), irq)
 
     def _authenticate(self) -> None:
         data = bytes(self.fifo)

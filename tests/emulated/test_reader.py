@@ -4,6 +4,7 @@ card states, and recovery from every fault without losing or duplicating a tap."
 from __future__ import annotations
 
 import random
+import time
 from typing import Literal
 
 import pytest
@@ -167,6 +168,28 @@ def test_a_read_sleeps_once_an_answer_and_not_for_hlta(
         assert sleeps_of_one_poll(st, monkeypatch) <= answers  # fewer if this thread was late
         assert st.reader.current == uid
         assert st.field.rf.cards[0].state is CardState.HALT
+
+
+def test_the_answer_is_awaited_from_the_start_of_the_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The air time counts from the StartSend write, as the chip starts sending when it
+    comes in: a write that returns late (here each RF exchange takes 3 ms, longer than
+    any answer and the timer) leaves nothing to sleep for. Until issue 27's sixth pass
+    the reader counted from the write's return and slept once an answer."""
+    with open_emulated_station(timer="realtime") as st:
+        st.reader.poll()
+        chip, pause = st.chip, time.sleep
+        exchange = chip._transceive
+
+        def slow() -> None:
+            pause(0.003)
+            exchange()
+
+        monkeypatch.setattr(chip, "_transceive", slow)
+        st.field.place(B)
+        assert sleeps_of_one_poll(st, monkeypatch) == 0
+        assert st.reader.current == B
 
 
 # -- faults -------------------------------------------------------------------------------
