@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -214,6 +215,30 @@ def test_close_silences_a_sounding_beep(
     assert not c.beeping
     again = GpioControls(PINS, pin_factory=factory)  # the pins are free again
     again.close()
+
+
+def test_beeps_play_on_one_thread_that_close_ends(
+    factory: MockFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every beep is played by the one thread the controls started (a beep hands it the
+    pattern, not a new thread), and closing the controls ends that thread."""
+    monkeypatch.setitem(gpio.PATTERNS, "alert", ((1760.0, 3600.0),))
+
+    def beepers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "coffre-beep"]
+
+    before = set(beepers())
+    c = GpioControls(PINS, pin_factory=factory)
+    try:
+        (mine,) = set(beepers()) - before
+        for kind in ("alert", "tick", "ok", "error"):
+            c.beep(kind)  # type: ignore[arg-type]
+            assert set(beepers()) - before == {mine}
+        assert c.wait_beep(timeout=10)
+        assert factory.pin(18).state == 0
+    finally:
+        c.close()
+    assert not mine.is_alive()
 
 
 def test_passive_buzzer_plays_tones(factory: MockFactory) -> None:
