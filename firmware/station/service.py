@@ -202,8 +202,10 @@ class Station:
             self._message(item)
         elif isinstance(item, TagPresent):
             self.read_at = time.perf_counter()
-            self._feedback_read()
+            # The tap goes out first: the blink and the tick cost a Zero as much as the
+            # publish (gpiozero's PWM and buzzer), and the player cannot tell 1 ms apart.
             self._send({"kind": "tag", "uid": item.uid})
+            self._feedback_read()
         elif isinstance(item, _Local):
             if item.kind == "turn":
                 self._send({"kind": "knob", "step": int(item.value)})
