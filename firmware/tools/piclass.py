@@ -9,6 +9,8 @@ and broker) gives Python, by a cgroup CPU quota (v2 ``cpu.max`` or v1
 
 - the reader is polled at its real interval (the tag is laid at a random moment of it),
   and the MFRC522 chip timer runs in real time;
+- the LED and the buzzer are the station's gpiozero devices over gpiozero's mock pins
+  (:func:`mock_pin_controls`), so their Python is charged as on a Pi;
 - the chips are silicon on a Pi: the emulated SSD1306 and the MFRC522's RF exchanges run
   on threads of the station process moved out of its quota group (cgroup v1 moves single
   threads), the real driver code stays in it (see :func:`wire`);
@@ -211,6 +213,7 @@ def station_main(ns: argparse.Namespace) -> int:
 
     emit = _Events(sys.stdout)
     emu = open_emulated_station(timer="realtime")
+    emu.devices.controls = mock_pin_controls()
     buses = wire(emu, ns.share, Path(ns.chips) if ns.chips else None, ns.i2c_hz)
     spent = buses.spent
 
@@ -282,7 +285,7 @@ def station_main(ns: argparse.Namespace) -> int:
 
     inbox.put = stamped_put  # type: ignore[method-assign]
     station.start()
-    emit(ev="up", chips_outside=buses.outside)
+    emit(ev="up", chips_outside=buses.outside, controls=type(emu.devices.controls).__name__)
     try:
         for line in sys.stdin:
             words = line.split()
@@ -301,6 +304,19 @@ def station_main(ns: argparse.Namespace) -> int:
         station.stop()
         emu.close()
     return 0
+
+
+def mock_pin_controls() -> Any:
+    """The station's real controls (gpiozero's LED, buzzer, knob and buttons, as
+    :class:`device.gpio.GpioControls` drives them) over gpiozero's mock pins: a read's
+    blink and tick and an answer's beep cost the station what gpiozero's code costs, in
+    its quota (the emulated station's ``MockControls`` cost nothing)."""
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    from device.gpio import GpioControls
+    from hardware.pins import StationPins
+
+    return GpioControls(StationPins(), pin_factory=MockFactory(pin_class=MockPWMPin))
 
 
 # --- the chips' emulation and their buses ------------------------------------------------------
@@ -743,6 +759,8 @@ class PiClassResult:
     i2c_hz: int = I2C_HZ
     #: Whether every station's chips ran outside its quota (cgroup v1 threads).
     chips_outside: bool = False
+    #: the stations' controls' class (``GpioControls``: gpiozero over mock pins)
+    controls: str = ""
     taps: list[Tap] = field(default_factory=list)
 
     def totals(self) -> list[float]:
@@ -772,7 +790,12 @@ class PiClassResult:
             f"hub and mosquitto as a Pi 4 ({self.shares.pi4 * 100:.1f} % each) by {self.confined}; "
             f"reader polled every {self.poll_ms:g} ms; SD card {commit:g} ms a commit, "
             f"a {stall:g} ms stall every {every:g} s; SSD1306 I2C at {self.i2c_hz / 1000:g} kHz"
-            f"{beyond}; MFRC522 SPI wire time charged; {chips}",
+            f"{beyond}; MFRC522 SPI wire time charged; {chips}"
+            + (
+                "; LED and buzzer through gpiozero (mock pins)"
+                if self.controls == "GpioControls"
+                else ""
+            ),
             f"(calibration: {CALIBRATION_STEPS:,} n-body steps took {self.shares.here_s:.2f} s of "
             f"CPU here, {PI4_NBODY_S_PER_STEP * CALIBRATION_STEPS:.2f} s on a Pi 4)",
             f"{len(totals)} taps, tap to glass: p50 {statistics.median(totals):.1f} ms, "
@@ -882,11 +905,14 @@ def run_pi_class(
             )
             group = cgroups.group(f"zero-{name}", shares.zero)
             procs.append(StationProc(_module_args(*args), workdir / f"station-{name}.log", group))
-        outside = []
+        outside, controls = [], set()
         for proc in procs:
-            outside.append(bool(proc.next("up", 120).get("chips_outside")))
+            up = proc.next("up", 120)
+            outside.append(bool(up.get("chips_outside")))
+            controls.add(str(up.get("controls")))
             proc.next("frame", 120)  # the hub's first screen is on the glass
         result.chips_outside = all(outside)
+        result.controls = controls.pop() if len(controls) == 1 else ""
         sim.host({"cmd": "start", "game": BENCH_GAME, "players": stations})
         watch.wait(lambda p: p.get("game") == BENCH_GAME, 30)
         time.sleep(1.0)
