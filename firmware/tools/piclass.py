@@ -310,13 +310,24 @@ def mock_pin_controls() -> Any:
     """The station's real controls (gpiozero's LED, buzzer, knob and buttons, as
     :class:`device.gpio.GpioControls` drives them) over gpiozero's mock pins: a read's
     blink and tick and an answer's beep cost the station what gpiozero's code costs, in
-    its quota (the emulated station's ``MockControls`` cost nothing)."""
+    its quota (the emulated station's ``MockControls`` cost nothing). The flap is closed
+    (its reed pulled low, as the magnet does) and the peek button released: mock pins
+    idle high, which reads as a lifted flap and would show the secret."""
     from gpiozero.pins.mock import MockFactory, MockPWMPin
 
     from device.gpio import GpioControls
     from hardware.pins import StationPins
 
-    return GpioControls(StationPins(), pin_factory=MockFactory(pin_class=MockPWMPin))
+    pins, factory = StationPins(), MockFactory(pin_class=MockPWMPin)
+    controls = GpioControls(pins, pin_factory=factory)
+    closed_is_pressed = not pins.flap.open_when_pressed
+    pressed_is_low = pins.flap.pull_up
+    flap = factory.pin(pins.flap.pin)
+    if closed_is_pressed == pressed_is_low:
+        flap.drive_low()
+    else:
+        flap.drive_high()
+    return controls
 
 
 # --- the chips' emulation and their buses ------------------------------------------------------
@@ -759,9 +770,9 @@ class PiClassResult:
     i2c_hz: int = I2C_HZ
     #: Whether every station's chips ran outside its quota (cgroup v1 threads).
     chips_outside: bool = False
+    taps: list[Tap] = field(default_factory=list)
     #: the stations' controls' class (``GpioControls``: gpiozero over mock pins)
     controls: str = ""
-    taps: list[Tap] = field(default_factory=list)
 
     def totals(self) -> list[float]:
         return [t.total for t in self.taps]

@@ -129,3 +129,19 @@ def test_an_answer_stamped_before_the_sent_input_is_kept(tmp_path: Path) -> None
         assert proc.kept == [events[0]]
     finally:
         proc.stop()
+
+
+def test_the_stations_controls_are_gpiozero_with_the_flap_closed() -> None:
+    """The Pi-class station's controls are gpiozero's (over mock pins) with the flap
+    closed and the peek button released: a lifted flap would draw the secret, a frame
+    no tap draws; a beep still sounds and ends on the buzzer's pin."""
+    from device.gpio import GpioControls
+
+    controls = piclass.mock_pin_controls()
+    try:
+        assert isinstance(controls, GpioControls)
+        assert not controls.flap_open and not controls.peek_held
+        controls.beep("tick")
+        assert controls.wait_beep(timeout=10)
+    finally:
+        controls.close()
