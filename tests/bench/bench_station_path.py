@@ -7,7 +7,8 @@ the calling thread's, as that run charges it to a Zero's quota: our device code,
 the mfrc522 package, the fake buses' register work and the hand-offs. The screens are
 those every station shows in random games of the five games (``tests/support/screens``).
 Also printed: what one SPI register transfer, one sleep's wake-up and one RF hand-off
-cost the caller here, the units a read is made of.
+cost the caller here, the units a read is made of; and a read's blink and tick through
+gpiozero's LED and buzzer over its mock pins, each after the station idled 20 ms.
 
 Run: .venv/bin/python -m tests.bench.bench_station_path [reads]
 """
@@ -24,7 +25,7 @@ from typing import Any
 from device.emulated import open_emulated_station
 from firmware.link import render as rendering
 from firmware.link.protocol import Screen, Secret
-from firmware.tools.piclass import wire
+from firmware.tools.piclass import mock_pin_controls, wire
 from tests.support.screens import play
 
 GAMES = (
@@ -117,6 +118,28 @@ def main() -> None:
             cpu.append(cpu_of(lambda image=image: display.show(image)))
             buses.drain()  # the emulated panel takes the frame, outside the figure
         print(f"Showing them one after the other (Ssd1306Display.show(), luma): {us(cpu)}")
+    feedback(max(20, reads // 2))
+
+
+def feedback(n: int) -> None:
+    """A read's blink and tick through gpiozero (mock pins, as the Pi-class station has
+    them), each call after 20 ms of idling, as a tap finds the station."""
+    controls = mock_pin_controls()
+    try:
+        print("A read's feedback through gpiozero, after 20 ms idle (mock pins):")
+        calls = {
+            "LED blink on, one channel": lambda: controls.led((0.0, 0.0, 1.0)),
+            "LED blink off, one channel": lambda: controls.led((0.0, 0.0, 0.0)),
+            "beep (the tick handed to the buzzer's thread)": lambda: controls.beep("tick"),
+        }
+        for label, call in calls.items():
+            cpu = []
+            for _ in range(n):
+                time.sleep(0.02)
+                cpu.append(cpu_of(call))
+            print(f"  {label}: CPU {us(cpu)}")
+    finally:
+        controls.close()
 
 
 if __name__ == "__main__":

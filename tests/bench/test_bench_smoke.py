@@ -79,7 +79,8 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
     "bench_station_start.py": (["1"], r"median \d+ ms"),
     "bench_station_path.py": (
         ["3"],
-        r"7-byte UID: CPU p50 +\d+ us.*\n(.|\n)*third pass: p50 +\d+ us(.|\n)*luma\): p50 +\d+ us",
+        r"7-byte UID: CPU p50 +\d+ us.*\n(.|\n)*third pass: p50 +\d+ us(.|\n)*luma\): p50 +\d+ us"
+        r"(.|\n)*LED blink on, one channel: CPU p50 +\d+ us(.|\n)*buzzer's thread\): CPU p50",
     ),
     "bench_views.py": (["0.01"], rf"identites-cryptees 16 seats .* shared +{NUMBER} us"),
     "bench_venue.py": (

@@ -152,6 +152,25 @@ def test_led_sets_pwm_duty(factory: MockFactory, controls: GpioControls) -> None
     assert [factory.pin(p).state for p in (12, 13, 19)] == [0.0, 0.0, 0.0]
 
 
+def test_a_colour_change_writes_only_the_channels_that_change(
+    factory: MockFactory, controls: GpioControls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read's blue blink over a red LED writes the blue pin alone, and the same colour
+    again writes nothing (each write is gpiozero's Python on a Zero, at every tap)."""
+    controls.led((1.0, 0.0, 0.0))
+    writes: list[int] = []
+    for number in (12, 13, 19):
+        pin = factory.pin(number)
+        write = pin._set_state
+        monkeypatch.setattr(
+            pin, "_set_state", lambda v, n=number, w=write: (writes.append(n), w(v))
+        )
+    controls.led((1.0, 0.0, 1.0))
+    controls.led((1.0, 0.0, 1.0))
+    assert writes == [19]
+    assert [factory.pin(p).state for p in (12, 13, 19)] == [1.0, 0.0, 1.0]
+
+
 def test_led_common_anode_inverts(factory: MockFactory) -> None:
     """A common-anode LED is driven inverted: full red is a low red pin."""
     pins = dataclasses.replace(PINS, led=LedPins(common_anode=True))
