@@ -233,9 +233,7 @@ class Publisher:
                 return public_bytes, status_bytes
         status = proto.HubStatus(
             state="ready",
-            version=table.state.version,
             game=table.game_id,
-            phase=table.view(None).get("phase"),
             claim=self.claim_on(actor),
             language=actor.language,
             stations=seats,

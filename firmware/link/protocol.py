@@ -214,12 +214,16 @@ class SeatHealth(msgspec.Struct, frozen=True, omit_defaults=True):
 
 class HubStatus(msgspec.Struct, frozen=True):
     """The hub's retained status (LWT ``lost``); ``claim`` names the owner (absent from an
-    older hub; stations and displays ignore it)."""
+    older hub; stations and displays ignore it).
+
+    It holds only what changes between moves, not with them: a move's version and phase
+    are ``public``'s. Every station, the display and the hub itself hear each status,
+    so one that changed with every move (until issue 27's sixth pass) cost each station
+    a message at every tap, in the time its screen was drawn. An older hub's ``version``
+    and ``phase`` are ignored when read."""
 
     state: Literal["ready", "lost", "disconnected"]
-    version: int = 0
     game: str | None = None
-    phase: str | None = None
     claim: Claim | None = None
     #: What the table speaks (``fr``/``en``): the table display follows it.
     language: str | None = None
