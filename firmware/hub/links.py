@@ -118,10 +118,13 @@ class HubLinks:
         inbox: queue.Queue[Item | None],
         *,
         will_id: Callable[[str], str],
+        label: str = "",
     ) -> None:
         self.broker = broker
         self.inbox = inbox
         self.will_id = will_id
+        #: What the logs call the shared connection (the client ids hold a secret token).
+        self.label = label
         self.tables: dict[str, TableLink] = {}
         self._lock = threading.RLock()
         self._mids: dict[int, str] = {}
@@ -143,6 +146,7 @@ class HubLinks:
             inbox=inbox,  # type: ignore[arg-type]
             on_state=self._data_state,
             manual_ack=True,  # acked to the broker after the commit, not on arrival
+            label=label,
             on_subscribed=self._subscribed,
             # Every table's screens and answers, without a broker round trip per 20.
             inflight=SEND_WINDOW,
@@ -285,6 +289,7 @@ class HubLinks:
             on_connected=lambda: self._will_up(link, will),
             on_state=lambda state: self._will_state(link, will, state),
             quiet=True,  # its trouble is said in _will_state, one line for all tables
+            label=f"{self.label} {link.name} will" if self.label else "",
         )
         link.will_link = will
         will.start()

@@ -229,6 +229,7 @@ class Hub:
             f"{client_id}-{identity.token}",
             self.inbox,
             will_id=lambda name: f"{client_id}-{name}-{identity.token}",
+            label=client_id,
         )
         self.inbox.on_flood = self.links.mute  # one sender must not hold up every table
         for actor in self.actors.values():

@@ -196,6 +196,10 @@ class Client:
     #: (a hub's will connections, one a table, would fill the journal at every start and
     #: at every broker outage; see firmware.hub.links).
     quiet: bool = False
+    #: What the logs call this connection; its client id when empty. A hub's client id
+    #: holds a secret token (it keeps other users from taking the id over), which the
+    #: journal, readable by more people than the store, must not show.
+    label: str = ""
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
@@ -244,7 +248,7 @@ class Client:
         ):
             log.warning(
                 "%s: no ca_file: MQTT to %s is not encrypted (passwords and screens in clear)",
-                self.client_id,
+                self.label or self.client_id,
                 self.config.host,
             )
         self._report(
@@ -375,7 +379,7 @@ class Client:
             level = logging.DEBUG
         elif state.calm:
             level = logging.INFO
-        log.log(level, "%s: %s", self.client_id, state.detail or state.text)
+        log.log(level, "%s: %s", self.label or self.client_id, state.detail or state.text)
         if self.on_state is not None:
             self.on_state(state)
 
