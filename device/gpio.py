@@ -9,6 +9,7 @@ to run on other pins than the Pi's. gpiozero calls the callbacks from its own th
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,6 +21,8 @@ from device.base import Beep, Colour, Controls, Display
 from device.mock import BEEPS, check_colour
 from device.panel import BUTTONS, Panel
 from hardware.pins import HubPins, StationPins
+
+log = logging.getLogger(__name__)
 
 # A beep pattern: (frequency in Hz, or None for silence; seconds) steps.
 Step = tuple[float | None, float]
@@ -55,6 +58,7 @@ class BeepPlayer:
         self._serial = 0  # counts play() and cancel(): a pattern stops when it moves
         self._busy = False  # a pattern is sounding (until the buzzer is silent again)
         self._closed = False
+        self.failures = 0  # the buzzer's pin failed (said once in the log, then counted)
         self._thread = threading.Thread(target=self._run, name="coffre-beep", daemon=True)
         self._thread.start()
 
@@ -108,19 +112,36 @@ class BeepPlayer:
                 pattern, serial, self._next = self._next, self._serial, None
                 self._busy = True
             try:
-                for frequency, seconds in pattern:
-                    if frequency is None:
-                        self._silence()
-                    else:
-                        self._sound(frequency)
-                    with cond:
-                        if cond.wait_for(functools.partial(self._moved, serial), seconds):
-                            break
+                self._play(pattern, serial)
             finally:
-                self._silence()
                 with cond:
                     self._busy = False
                     cond.notify_all()
+
+    def _play(self, pattern: tuple[Step, ...], serial: int) -> None:
+        """One pattern, until it ends or another comes; the buzzer ends silent. A pin that
+        fails is said once and costs this beep only: the thread plays the next."""
+        try:
+            for frequency, seconds in pattern:
+                if frequency is None:
+                    self._silence()
+                else:
+                    self._sound(frequency)
+                with self._cond:
+                    if self._cond.wait_for(functools.partial(self._moved, serial), seconds):
+                        break
+        except Exception as exc:  # a buzzer that fails must not end the beeps
+            self._failed(exc)
+        finally:
+            try:
+                self._silence()
+            except Exception as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
+        level = logging.DEBUG if self.failures else logging.WARNING
+        self.failures += 1
+        log.log(level, "buzzer: %s (%d failures)", exc, self.failures)
 
 
 class GpioControls(Controls):

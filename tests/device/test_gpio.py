@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections.abc import Iterator
 
@@ -328,3 +329,30 @@ def test_panel_is_pressed_and_close(factory: MockFactory) -> None:
     panel.close()
     assert display.closed
     GpioPanel(HubPins(), MockDisplay(), pin_factory=factory).close()
+
+
+def test_a_buzzer_that_fails_costs_one_beep_not_the_next(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A buzzer pin that raises mid-beep is said once in the log; the beep ends and the
+    player's thread plays the next one."""
+    sounded: list[float] = []
+    failures = [OSError("pin gone")]
+
+    def sound(hz: float) -> None:
+        if failures:
+            raise failures.pop()
+        sounded.append(hz)
+
+    player = gpio.BeepPlayer(sound, lambda: None)
+    try:
+        with caplog.at_level(logging.WARNING, logger="device.gpio"):
+            player.play(((1000.0, 0.01),))
+            assert player.wait(timeout=10)
+            player.play(((2000.0, 0.01),))
+            assert player.wait(timeout=10)
+        assert sounded == [2000.0]
+        assert player.failures == 1
+        assert [r.getMessage() for r in caplog.records] == ["buzzer: pin gone (1 failures)"]
+    finally:
+        player.close()
