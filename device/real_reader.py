@@ -70,6 +70,9 @@ CMD_IDLE, CMD_TRANSCEIVE = 0x00, 0x0C
 TX_IRQ, RX_IRQ, IDLE_IRQ, ERR_IRQ, TIMER_IRQ = 0x40, 0x20, 0x10, 0x02, 0x01
 COLL_ERR, PROTOCOL_ERRORS = 0x08, 0x10 | 0x04 | 0x02 | 0x01
 CRYPTO1_ON = 0x08
+#: One look at the chip: ComIrqReg, ErrorReg, FIFOLevelReg and ControlReg in one read
+#: frame (built once: it is sent at every exchange of every poll; spidev copies it).
+LOOK_FRAME = [0x80 | (reg << 1) for reg in (COM_IRQ, ERROR, FIFO_LEVEL, CONTROL)] + [0]
 T_MODE_CONFIGURED = 0x8D  # what MFRC522_Init writes: lost when the chip resets itself
 # 0x91/0x92: NXP v1/v2; 0x88, 0x12, 0xB2: common clones that work
 KNOWN_VERSIONS = frozenset({0x91, 0x92, 0x88, 0x12, 0xB2})
@@ -518,7 +521,6 @@ class Mfrc522Reader(Reader):
         sleeping, and read the status in a second transfer, until its sixth pass).
         """
         xfer = self._dev.spi.xfer2
-        frame = [0x80 | (reg << 1) for reg in (COM_IRQ, ERROR, FIFO_LEVEL, CONTROL)] + [0]
         deadline = start + self.answer_wait_s
         looks = [start + timer_s + WAKE_MARGIN_S]  # the timer's interrupt, at the latest
         if answer_s is not None:
@@ -532,7 +534,7 @@ class Mfrc522Reader(Reader):
                 at, step = now + step, min(step * 2, 0.016)
             if at > now:
                 time.sleep(min(at, deadline) - now)
-            look: list[int] = xfer(frame)[1:]
+            look: list[int] = xfer(LOOK_FRAME)[1:]
             if look[0] & done:
                 return look
             if (now := time.monotonic()) >= deadline:
