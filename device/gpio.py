@@ -196,9 +196,9 @@ class GpioControls(Controls):
         led = pins.led
         # Three PWM channels rather than gpiozero's RGBLED, whose every colour change
         # writes all three (its single-channel setters read and write all three too):
-        # a read's blink and its end change one channel each. A write is ~5 us of
-        # gpiozero's Python here when warm; an LED change on a station that idled cost
-        # ~115 us here with RGBLED, ~90 with one channel written (bench_station_path).
+        # a read's blink and its end change one channel each. A channel's write is ~5 us
+        # of gpiozero's Python here when warm, ~40 us after the station idled 20 ms
+        # (bench_station_path prints it).
         self._channels = [
             self._add(PWMLED(pin, active_high=not led.common_anode, pin_factory=pf))
             for pin in (led.red, led.green, led.blue)
