@@ -241,6 +241,11 @@ class Client:
         self._ask_lock = threading.Lock()
         self._paho.on_socket_open = _no_delay
 
+    @property
+    def name(self) -> str:
+        """What the logs call this connection (``label``, else the client id)."""
+        return self.label or self.client_id
+
     def start(self) -> None:
         """Connect (retrying in the background until the broker answers)."""
         if not (self.config.tls_ca or self.config.tls_unverified) and not _loopback(
@@ -248,7 +253,7 @@ class Client:
         ):
             log.warning(
                 "%s: no ca_file: MQTT to %s is not encrypted (passwords and screens in clear)",
-                self.label or self.client_id,
+                self.name,
                 self.config.host,
             )
         self._report(
@@ -379,7 +384,7 @@ class Client:
             level = logging.DEBUG
         elif state.calm:
             level = logging.INFO
-        log.log(level, "%s: %s", self.label or self.client_id, state.detail or state.text)
+        log.log(level, "%s: %s", self.name, state.detail or state.text)
         if self.on_state is not None:
             self.on_state(state)
 
