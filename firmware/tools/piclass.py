@@ -225,25 +225,7 @@ def station_main(ns: argparse.Namespace) -> int:
     show = display.show
 
     def timed_show(image: Any) -> None:
-        buses.i2c_owed, buses.i2c_bytes = 0.0, 0
-        buses.update()
-        chips, queued = spent["i2c"], spent["i2c_queue"]
-        buses.batch = []
-        t0 = time.perf_counter()
-        try:
-            show(image)
-        finally:
-            buses.flush()
-        t1 = time.perf_counter()
-        if buses.i2c_owed:
-            time.sleep(buses.i2c_owed)  # the bus is busy: the station thread waits in i2c_rdwr
-        glass = time.perf_counter()
-        late = buses.behind()  # the emulated panel had not taken the frame yet (host speed)
-        buses.drain()
-        buses.update()
-        emit(ev="frame", t0=t0, t1=t1, glass=glass if not late else time.perf_counter(),
-             i2c_bytes=buses.i2c_bytes, emulated=spent["i2c"] - chips,
-             queued=spent["i2c_queue"] - queued, late=late)  # fmt: skip
+        emit(ev="frame", **buses.frame(show, image))
 
     display.show = timed_show
     reader = emu.reader
@@ -477,6 +459,36 @@ class Buses:
     def behind(self) -> bool:
         """Whether the SSD1306's thread still has work (non-blocking)."""
         return self.panel_thread.queued()
+
+    def frame(self, show: Any, image: Any, sleep: Any = time.sleep) -> dict[str, Any]:
+        """Draw ``image`` through the driver's ``show`` as the station would on a Zero:
+        the frame's stamps and costs. ``t0``/``t1``: the driver's Python; ``glass``: when
+        its last byte is on the panel, ``t1`` plus the bytes' I2C time. The thread waits
+        that long (as in ``i2c_rdwr``), but the glass does not wait for it to wake: in the
+        quota it may wake a period late, and the bytes landed anyway. A frame the emulated
+        panel had not taken by then (host speed) is stamped when it has."""
+        self.i2c_owed, self.i2c_bytes = 0.0, 0
+        self.update()
+        chips, queued = self.spent["i2c"], self.spent["i2c_queue"]
+        self.batch = []
+        t0 = time.perf_counter()
+        try:
+            show(image)
+        finally:
+            self.flush()
+        t1 = time.perf_counter()
+        glass = t1 + self.i2c_owed
+        if self.i2c_owed:
+            sleep(self.i2c_owed)  # the bus is busy: the station thread waits in i2c_rdwr
+        late = self.behind()
+        self.drain()
+        if late:
+            glass = max(glass, time.perf_counter())
+        self.update()
+        return {
+            "t0": t0, "t1": t1, "glass": glass, "i2c_bytes": self.i2c_bytes, "late": late,
+            "emulated": self.spent["i2c"] - chips, "queued": self.spent["i2c_queue"] - queued,
+        }  # fmt: skip
 
 
 def _write_all(batch: list[tuple[Any, bytes]]) -> None:

@@ -5,6 +5,8 @@ splits the taps by whether they met an SD stall."""
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,43 @@ def test_the_glass_shows_the_same_frames_with_the_panel_on_its_thread(wired: obj
     assert got == expected and len(got) > 1
     assert charged == taken
     assert buses.spent["i2c"] > 0
+
+
+def test_the_glass_is_when_the_bytes_are_sent_not_when_the_thread_wakes(wired: object) -> None:
+    """A frame is on the glass when the driver is done plus its bytes' I2C time; a
+    station thread that wakes late from that wait (a quota's throttled part) does not move
+    it. A frame the emulated panel takes later than that is stamped when it takes it."""
+    with open_emulated_station() as station:
+        buses = piclass.wire(station, 0.08, None, 400_000)
+        slept: list[float] = []
+
+        def wake_late(seconds: float) -> None:
+            slept.append(seconds)
+            time.sleep(seconds + 0.05)
+
+        image = frames()[1]
+        stamps = buses.frame(station.display.show, image, sleep=wake_late)
+        woke = time.perf_counter()
+        assert station.display.frames[-1].tobytes() == image.tobytes()
+        assert not stamps["late"]
+        assert slept == [pytest.approx(stamps["glass"] - stamps["t1"])]
+        assert slept[0] >= stamps["i2c_bytes"] * 9 / 400_000 > 0
+        assert woke - stamps["glass"] >= 0.05
+
+        # The panel's thread busy past the wire time: the glass waits for the panel.
+        busy = threading.Event()
+        buses.panel_thread.put(busy.wait, 5.0)
+        released: list[float] = []
+
+        def release_later(seconds: float) -> None:
+            time.sleep(seconds)
+            released.append(time.perf_counter() + 0.05)
+            threading.Timer(0.05, busy.set).start()
+
+        stamps = buses.frame(station.display.show, frames()[2], sleep=release_later)
+        assert stamps["late"]
+        assert stamps["glass"] >= released[0]
+        assert station.display.frames[-1].tobytes() == frames()[2].tobytes()
 
 
 def test_a_nack_is_raised_where_the_driver_wrote(wired: object) -> None:
