@@ -19,8 +19,10 @@ and broker) gives Python, by a cgroup CPU quota (v2 ``cpu.max`` or v1
 - the SSD1306's I2C time is charged for the bytes the driver actually sent (address
   byte, control bytes and data, 9 clocks a byte at ``--i2c-hz``, 400 kHz by default: the
   datasheet's): the station thread sleeps that long after each frame, as it would block
-  in the ``i2c_rdwr`` ioctl; the MFRC522's SPI wire time is charged as the BCM2835
-  driver spends it (CPU when it polls, a sleep when it waits for an interrupt).
+  in the ``i2c_rdwr`` ioctl, and the frame is on the glass when that time is up, however
+  late the quota lets the thread wake (:meth:`Buses.frame`); the MFRC522's SPI wire
+  time is charged as the BCM2835 driver spends it (CPU when it polls, a sleep when it
+  waits for an interrupt).
 
 Each step is stamped with ``time.perf_counter()`` (CLOCK_MONOTONIC, one clock for every
 process of the machine) so a tap's time splits into poll, station, network, hub,
