@@ -260,6 +260,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="tap to glass with each station and the hub held to a Zero 2 W's and a Pi 4's CPU",
     )
     bench.add_argument(
+        "--runs",
+        type=_count(1, 100),
+        default=1,
+        help="--pi-class: whole runs, each calibrated afresh, and the median of their p50s "
+        "and p99s (one run's p50 moves by 10-30 ms on a shared machine)",
+    )
+    bench.add_argument(
         "--i2c-hz",
         type=_count(10_000, 3_400_000),
         default=400_000,

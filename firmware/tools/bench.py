@@ -1039,6 +1039,16 @@ def main(args: Any) -> int:
         from firmware.tools import piclass
 
         return piclass.report(args)
+    pi_class_only = [
+        option
+        for option, dest, default in (("--runs", "runs", 1), ("--i2c-hz", "i2c_hz", 400_000))
+        if getattr(args, dest, default) != default
+    ]
+    if pi_class_only:
+        verb = "work" if len(pi_class_only) > 1 else "works"
+        options = " and ".join(pi_class_only)
+        print(f"coffre: bench: {options} {verb} only with --pi-class", file=sys.stderr)
+        return 2
     if args.tables:
         return _load_report(args)
     _tap_report(args.stations, args.taps)

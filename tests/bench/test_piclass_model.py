@@ -156,6 +156,42 @@ def test_the_report_splits_the_taps_by_stall() -> None:
     )
 
 
+def test_several_runs_are_summed_up_by_the_median_of_their_figures() -> None:
+    """With several runs the last line gives the median of the runs' p50s and p99s (each
+    run listed), and of the p99s over the taps that met no stall."""
+
+    def result(base: float, stalled: int) -> piclass.PiClassResult:
+        taps = [tap(base + i, False) for i in range(10 - stalled)]
+        taps += [tap(200 + i, True) for i in range(stalled)]
+        return piclass.PiClassResult(
+            piclass.Shares(0.25, 0.08, 1.5), "x", 20, (5, 100, 2), 400_000, True, taps
+        )
+
+    line = piclass.summary([result(40, 0), result(70, 2), result(50, 1)])
+    # p50s: 44.5, 74.5, 54.5; p99s (nearest rank): 49.0, 201.0, 200.0; no stall: 49, 77, 58
+    assert line == (
+        "3 runs: tap to glass p50 median 54.5 ms (44.5, 74.5, 54.5); "
+        "p99 median 200.0 ms (49.0, 201.0, 200.0); "
+        "taps that met no stall, p99 median 58.0 ms (49.0, 77.0, 58.0)"
+    )
+
+
+def test_a_pi_class_option_without_pi_class_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--runs`` or ``--i2c-hz`` without ``--pi-class`` would be ignored: the bench says so
+    in one line and runs nothing."""
+    from firmware.cli import build_parser
+    from firmware.tools import bench
+
+    args = build_parser().parse_args(["bench", "--runs", "3", "--i2c-hz", "1000000"])
+    assert bench.main(args) == 2
+    err = capsys.readouterr().err
+    assert err == "coffre: bench: --runs and --i2c-hz work only with --pi-class\n"
+    assert bench.main(build_parser().parse_args(["bench", "--runs", "2"])) == 2
+    assert capsys.readouterr().err == "coffre: bench: --runs works only with --pi-class\n"
+
+
 def test_an_answer_stamped_before_the_sent_input_is_kept(tmp_path: Path) -> None:
     """A station may stamp the hub's screen (network thread) before it stamps its input as
     sent (station thread): waiting for "sent" keeps that screen instead of dropping it."""
