@@ -1035,13 +1035,13 @@ def _load_report(args: Any) -> int:
 
 
 def main(args: Any) -> int:
-    if getattr(args, "pi_class", False):
-        from firmware.tools import piclass
+    from firmware.tools import piclass
 
+    if getattr(args, "pi_class", False):
         return piclass.report(args)
     pi_class_only = [
         option
-        for option, dest, default in (("--runs", "runs", 1), ("--i2c-hz", "i2c_hz", 400_000))
+        for option, dest, default in (("--runs", "runs", 1), ("--i2c-hz", "i2c_hz", piclass.I2C_HZ))
         if getattr(args, dest, default) != default
     ]
     if pi_class_only:

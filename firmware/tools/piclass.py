@@ -45,6 +45,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -462,7 +463,12 @@ class Buses:
         """Whether the SSD1306's thread still has work (non-blocking)."""
         return self.panel_thread.queued()
 
-    def frame(self, show: Any, image: Any, sleep: Any = time.sleep) -> dict[str, Any]:
+    def frame(
+        self,
+        show: Callable[[Any], None],
+        image: Any,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> dict[str, Any]:
         """Draw ``image`` through the driver's ``show`` as the station would on a Zero:
         the frame's stamps and costs. ``t0``/``t1``: the driver's Python; ``glass``: when
         its last byte is on the panel, ``t1`` plus the bytes' I2C time. The thread waits
@@ -791,6 +797,12 @@ class PiClassResult:
     def totals(self) -> list[float]:
         return [t.total for t in self.taps]
 
+    def by_stall(self) -> tuple[list[float], list[float]]:
+        """The totals of the taps that met no SD stall, and of those that met one."""
+        clear = [t.total for t in self.taps if not t.stalled]
+        stalled = [t.total for t in self.taps if t.stalled]
+        return clear, stalled
+
     def lines(self) -> list[str]:
         from firmware.tools.bench import percentile
 
@@ -808,8 +820,7 @@ class PiClassResult:
             if self.chips_outside
             else "the chips' emulation inside the Zero's quota"
         )
-        stalled = [t.total for t in self.taps if t.stalled]
-        clear = [t.total for t in self.taps if not t.stalled]
+        clear, stalled = self.by_stall()
         out = [
             f"Pi-class: stations as a Zero 2 W ({zero * 100:.1f} % of a core here), "
             f"hub and mosquitto as a Pi 4 ({self.shares.pi4 * 100:.1f} % each) by {self.confined}; "
@@ -1030,18 +1041,13 @@ def report(args: Any) -> int:
         args.stall or SD_STALL_MS,
         args.stall_every or SD_STALL_EVERY_S,
     )
-    runs = getattr(args, "runs", 1)
+    runs, i2c_hz = getattr(args, "runs", 1), getattr(args, "i2c_hz", I2C_HZ)
     results = []
     for k in range(runs):
         if runs > 1:
             print(f"--- run {k + 1} of {runs}", flush=True)
         try:
-            result = run_pi_class(
-                args.taps,
-                stations=args.stations,
-                disk=disk,
-                i2c_hz=getattr(args, "i2c_hz", I2C_HZ),
-            )
+            result = run_pi_class(args.taps, stations=args.stations, disk=disk, i2c_hz=i2c_hz)
         except RuntimeError as exc:
             print(f"coffre: bench --pi-class: {exc}", file=sys.stderr)
             return 2
@@ -1065,8 +1071,7 @@ def summary(results: list[PiClassResult]) -> str:
 
     p50s = [statistics.median(r.totals()) for r in results]
     p99s = [percentile(r.totals(), 0.99) for r in results]
-    clear = [[t.total for t in r.taps if not t.stalled] for r in results]
-    clear_p99s = [percentile(c, 0.99) for c in clear if c]
+    clear_p99s = [percentile(c, 0.99) for r in results if (c := r.by_stall()[0])]
     line = f"{len(results)} runs: tap to glass p50 {median_of(p50s)}; p99 {median_of(p99s)}"
     if clear_p99s:
         line += f"; taps that met no stall, p99 {median_of(clear_p99s)}"
