@@ -14,42 +14,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
+from rules.errors import MESSAGE_MAX as MESSAGE_MAX
+from rules.errors import SCREEN_LINE as SCREEN_LINE
+from rules.errors import BadOptions as BadOptions
+from rules.errors import IllegalAction as IllegalAction
+from rules.errors import RulesError as RulesError
+from rules.errors import check_options as check_options
+
 if TYPE_CHECKING:
     from rules.declare import GameInfo
 
 JSON = dict[str, Any]
 T = TypeVar("T")
-
-#: What fits on one line of a 128x64 OLED in the station's small font.
-SCREEN_LINE = 21
-#: A player-facing message is at most this long (three screen lines).
-MESSAGE_MAX = 3 * SCREEN_LINE
-
-
-class RulesError(Exception):
-    """Root of every error the rules package raises."""
-
-
-class IllegalAction(RulesError, ValueError):
-    """An action the rules refuse; ``message`` is readable on a 128x64 screen.
-
-    ``msgid`` is the refusal's stable id, an English text with ``{name}`` fields that
-    ``params`` fill (``IllegalAction("Place 1 to {hi} pictos", hi=3)``): the table
-    shows it in its own language from those two; ``message`` is the English text.
-    """
-
-    def __init__(self, msgid: str, /, **params: Any) -> None:
-        message = msgid.format(**params) if params else msgid
-        if len(message) > MESSAGE_MAX:
-            raise ValueError(f"message too long for the screen: {message!r}")
-        super().__init__(message)
-        self.message = message
-        self.msgid = msgid
-        self.params = params
-
-
-class BadOptions(RulesError, ValueError):
-    """Options or a player count that the game cannot be set up with."""
 
 
 class Rng(msgspec.Struct, frozen=True):
@@ -239,13 +215,6 @@ class BaseGame(Generic[S]):
             "to_play": _whole(public.get("to_play")),
             "colours": None,
         }
-
-
-def check_options(options: Mapping[str, Any], known: Iterable[str]) -> None:
-    """Refuse an option the game does not have (a typo must not be silently ignored)."""
-    unknown = set(options) - set(known)
-    if unknown:
-        raise BadOptions(f"Unknown option: {sorted(unknown)[0]}")
 
 
 def encode(obj: Any) -> bytes:

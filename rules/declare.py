@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.core import BadOptions, check_options
+from rules.errors import BadOptions, check_options
 
 
 def N_(msgid: str, /) -> str:
