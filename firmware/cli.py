@@ -457,9 +457,9 @@ def _dispatch(args: Any) -> int:
     if args.command == "display":
         return _run_display(args)
     if args.command == "bench":
-        from firmware.tools import bench
+        from firmware.bench import command
 
-        return bench.main(args)
+        return command.main(args)
     if args.command == "broker-config":
         return _broker_config(args)
     if args.command == "keys":

@@ -1,7 +1,7 @@
-"""Developer tools: the simulated table, its bots, benchmarks, replaying a game.
+"""Developer tools: the simulated table, its bots, replaying a game, the host's commands.
 
-Run by: developers and hosts on any Linux box (``coffre sim``, ``coffre bench``,
-``coffre play``) and by the tests.
-May import: anything of ours; nothing imports ``firmware.tools`` but ``firmware.cli``
-and the tests.
+Run by: developers and hosts on any Linux box (``coffre sim``, ``coffre play``,
+``coffre host``) and by the tests. The benchmarks are ``firmware.bench``.
+May import: anything of ours but ``firmware.bench``; nothing imports ``firmware.tools``
+but ``firmware.cli``, ``firmware.bench`` and the tests.
 """

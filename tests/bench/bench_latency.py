@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from firmware.tools.bench import run
+from firmware.bench.tap import run
 
 if __name__ == "__main__":
     taps = int(sys.argv[1]) if len(sys.argv) > 1 else 200

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from firmware.tools.bench import run_load
+from firmware.bench.load import run_load
 
 if __name__ == "__main__":
     flags = {a for a in sys.argv[1:] if a.startswith("--")}

@@ -2,7 +2,7 @@
 station reader loop's idle CPU (CPU-seconds per second, no card), at the station's poll
 interval (firmware.station.service.POLL_INTERVAL, 20 ms) and at 50 ms; each loop's CPU
 is also given as a share of a Zero 2 W's core, by the Pi-class run's calibration
-(``firmware.tools.piclass.Shares``: the Zero's share of one core here).
+(``firmware.bench.cpu_quota.Shares``: the Zero's share of one core here).
 
 Run: .venv/bin/python tests/bench/bench_reader.py [--seconds 5] [--interval 0.02 0.05]
 [--zero-share 0.08]  (without it, calibrated: ~1.5 s)
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--polls", type=int, default=5000)
     parser.add_argument("--zero-share", type=float, help="a Zero 2 W's share of a core here")
     args = parser.parse_args()
-    from firmware.tools.piclass import Shares
+    from firmware.bench.cpu_quota import Shares
 
     zero = args.zero_share or Shares.calibrate().zero
     print(f"(a Zero 2 W: {zero * 100:.1f} % of a core here)")

@@ -1,7 +1,7 @@
 """The station's own CPU on a tap, in process (prints numbers): reading a card through the
 emulated MFRC522, rendering real screens, and showing them on the emulated SSD1306.
 
-The chips are wired as the Pi-class run wires them (``firmware.tools.piclass.wire``: the
+The chips are wired as the Pi-class run wires them (``firmware.bench.pi_zero_model.wire``: the
 MFRC522's RF exchanges and the SSD1306 on threads of their own), so the CPU printed is
 the calling thread's, as that run charges it to a Zero's quota: our device code, luma,
 the mfrc522 package, the fake buses' register work and the hand-offs. The screens are
@@ -23,9 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 from device.emulated import open_emulated_station
+from firmware.bench.pi_zero_model import mock_pin_controls, wire
 from firmware.link import render as rendering
 from firmware.link.protocol import Screen, Secret
-from firmware.tools.piclass import mock_pin_controls, wire
 from tests.support.screens import play
 
 GAMES = (

@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import sys
 
-from firmware.tools.bench import game_messages, machine, run_load
+from firmware.bench.game_messages import game_messages
+from firmware.bench.load import run_load
+from firmware.bench.shared import machine
 
 if __name__ == "__main__":
     numbers = [a for a in sys.argv[1:] if ":" not in a and not a.startswith("--")]

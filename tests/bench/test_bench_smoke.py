@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from firmware.bench.cpu_quota import Cgroups
 from firmware.cli import build_parser
 from firmware.tools.brokers import find_mosquitto
-from firmware.tools.piclass import Cgroups
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = Path(__file__).resolve().parent
@@ -153,11 +153,11 @@ def test_a_password_that_starts_with_a_dash_reaches_the_bench_processes() -> Non
     """A generated password may start with "-": the Pi-class station's and the echo
     server's command lines keep it whole (argparse took it for an option: the smoke run
     failed once in CI-like load with "--password: expected one argument")."""
+    from firmware.bench import echo, pi_class
     from firmware.link.mqtt import BrokerConfig
-    from firmware.tools import bench, piclass
 
     config = BrokerConfig("127.0.0.1", 1883, "sim.p1", "-Abc_123", tls_ca="/tmp/ca.crt")
-    station = piclass.parser().parse_args(piclass.station_args(config, "p1", 0.02))
+    station = pi_class.parser().parse_args(pi_class.station_args(config, "p1", 0.02))
     assert (station.username, station.password, station.ca) == ("sim.p1", "-Abc_123", "/tmp/ca.crt")
-    helper = bench.helper_parser().parse_args(bench._helper_args(config)[3:])
+    helper = echo.parser().parse_args(echo.command_line(config)[3:])
     assert (helper.username, helper.password, helper.ca) == ("sim.p1", "-Abc_123", "/tmp/ca.crt")

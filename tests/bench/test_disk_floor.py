@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware.tools.bench import disk_floor
+from firmware.bench.sd_card import disk_floor
 
 
 def test_a_lone_input_waits_one_commit() -> None:

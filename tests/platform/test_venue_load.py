@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.tools.bench import LoadResult, Venue
+from firmware.bench.load import LoadResult, Venue
 
 HUBS = 3
 TABLES = 6  # two each
