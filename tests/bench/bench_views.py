@@ -3,7 +3,7 @@
 For an 8-player Secret Identity state and a 16-seat Identités cryptées one, each the median
 of many runs:
 - ``per seat``: ``view(state, None)`` and then ``view(state, seat)`` for each seat, each
-  seat's view building the public part again (what the hub did before issue 27);
+  seat's view building the public part again (the cost the shared public view avoids);
 - ``shared``: ``view(state, None)`` once, each seat's view made from it (``seat_view``);
 - ``repaint``: what the hub does when a move lands: every station's screen (the game's
   binding) and the ``public`` payload, on a fresh state (no view cached).
