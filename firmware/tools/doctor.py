@@ -73,6 +73,8 @@ PAIRING_WRITES = (("passwd", 0o660), ("acl", 0o664), ("credentials", 0o770))
 #: The Organization every certificate broker-config makes carries (firmware.hub.certs).
 COFFRE_ORG = "coffre"
 PAIRING_DOC = "docs/pairing.md"
+#: OpenSSL's verify codes for a certificate not valid yet (9) or any more (10).
+CERT_DATES = (9, 10)
 
 
 @dataclass(frozen=True)
@@ -535,9 +537,14 @@ class Doctor:
             return
         if not config.tls_ca:
             sock.close()
-            yield Check(PASS, "broker", f"{where} answers")
+            # Only an MQTT answer tells coffre's broker from whatever else took the port.
+            login = self.login(config)
+            if login.name == "broker":
+                yield login
+                return
+            yield Check(PASS, "broker", f"{where} answers MQTT")
             yield Check(SKIP, "certificate", "no ca_file: plain MQTT, nothing to check")
-            yield self.login(config)
+            yield login
             return
         from firmware.link.mqtt import classify_failure
         from firmware.link.tls import client_context
@@ -548,9 +555,14 @@ class Doctor:
             ) as tls:
                 tls.getpeercert()
         except ssl.SSLCertVerificationError as exc:
-            yield Check(PASS, "broker", f"{where} answers TLS")
             state = classify_failure(exc, config.host, config.port)
-            yield self.certificate(config, state.state, str(exc.verify_message))
+            issuer, names = peer_certificate(config.host, config.port, self.timeout)
+            if issuer is not None and issuer.get("organizationName") != COFFRE_ORG:
+                who = issuer.get("commonName") or issuer.get("organizationName") or "nobody"
+                yield self.not_coffre(config, f"a TLS server whose certificate is {who}'s")
+                return
+            yield Check(PASS, "broker", f"{where} answers TLS")
+            yield self.certificate(config, state.state, exc, names)
             return
         except (ssl.SSLError, OSError) as exc:
             sock.close()
@@ -629,10 +641,12 @@ class Doctor:
             f"port (broker-config --port) and set it in {self.toml}",
         )
 
-    def certificate(self, config: Any, state: str, reason: str) -> Check:
-        """The broker's certificate failed the check: a name it lacks, or another CA's."""
+    def certificate(
+        self, config: Any, state: str, exc: ssl.SSLCertVerificationError, names: list[str]
+    ) -> Check:
+        """The broker's certificate (from a coffre CA) failed the check: a name it lacks,
+        dates this clock does not reach, or another table's CA."""
         host, port, ca = config.host, config.port, config.tls_ca
-        issuer, names = peer_certificate(host, port, self.timeout)
         if state == "wrong-name":
             said = f" (it names {', '.join(names)})" if names else ""
             return Check(
@@ -643,9 +657,16 @@ class Doctor:
                 f"coffre broker-config ... --hostname {host} --apply, then sudo systemctl "
                 "restart coffre-broker (ca.crt stays the same)",
             )
-        if issuer is not None and issuer.get("organizationName") != COFFRE_ORG:
-            who = issuer.get("commonName") or issuer.get("organizationName") or "unknown"
-            return self.not_coffre(config, f"a TLS server whose certificate is {who}'s")
+        if exc.verify_code in CERT_DATES:
+            now = datetime.datetime.now(datetime.UTC)
+            return Check(
+                FAIL,
+                "certificate",
+                f"the broker's certificate {exc.verify_message} "
+                f"(this Pi's clock says {now:%Y-%m-%d %H:%M} UTC)",
+                "set the clock (sudo timedatectl set-ntp true); if it is right, renew the "
+                "certificate on the hub: re-run provisioning (coffre broker-config ... --apply)",
+            )
         detail = f"the broker at {host}:{port} has a certificate from another table's CA than {ca}"
         if self.role == "station":
             return Check(
@@ -693,7 +714,7 @@ class Doctor:
             )
         # No CONNACK at all: what took the TCP connection does not speak MQTT.
         reason = state.detail if state.state != "connecting" else ""
-        return self.not_coffre(config, reason or f"no MQTT answer in {self.timeout * 2:.0f} s")
+        return self.not_coffre(config, reason or f"no MQTT answer in {self.timeout * 2:g} s")
 
     def password_fix(self, config: Any) -> str:
         password_file = self.broker_key("password_file")
@@ -819,7 +840,7 @@ def tls_failure(exc: BaseException, timeout: float) -> str:
     if isinstance(exc, ssl.SSLEOFError | BrokenPipeError | EOFError):
         return "it closed the connection"
     if isinstance(exc, TimeoutError):
-        return f"no TLS answer in {timeout:.0f} s"
+        return f"no TLS answer in {timeout:g} s"
     if isinstance(exc, ssl.SSLError):
         return f"it does not speak TLS: {exc.reason or exc}"
     return str(getattr(exc, "strerror", None) or exc or type(exc).__name__)

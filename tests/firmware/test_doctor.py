@@ -7,6 +7,7 @@ import io
 import logging
 import os
 import socket
+import ssl
 import struct
 import threading
 from collections.abc import Iterator
@@ -214,8 +215,9 @@ def test_a_passwd_in_latin_1_is_read_not_a_traceback(tmp_path: Path, broker: Tls
 @contextlib.contextmanager
 def not_a_broker(behaviour: str) -> Iterator[int]:
     """A TCP server on a loopback port that is not an MQTT broker: it resets every
-    connection ("reset"), answers HTTP garbage and closes ("garbage"), or accepts and
-    says nothing ("silent"). Yields its port."""
+    connection once the client spoke ("reset") or at once ("reset-at-once"), answers
+    HTTP garbage and closes ("garbage"), or accepts and says nothing ("silent"). Yields
+    its port."""
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(0.2)
     held: list[socket.socket] = []
@@ -227,7 +229,11 @@ def not_a_broker(behaviour: str) -> Iterator[int]:
                 conn, _ = server.accept()
             except TimeoutError:
                 continue
-            if behaviour == "reset":  # RST instead of FIN: ConnectionResetError
+            if behaviour.startswith("reset"):  # RST instead of FIN: ConnectionResetError
+                if behaviour == "reset":  # once the client spoke (a TLS hello, a CONNECT)
+                    conn.settimeout(2)
+                    with contextlib.suppress(OSError):
+                        conn.recv(1)
                 conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 conn.close()
             elif behaviour == "garbage":
@@ -249,7 +255,7 @@ def not_a_broker(behaviour: str) -> Iterator[int]:
 
 
 @pytest.mark.parametrize("tls", [True, False], ids=["tls", "plain"])
-@pytest.mark.parametrize("behaviour", ["reset", "garbage", "silent"])
+@pytest.mark.parametrize("behaviour", ["reset", "reset-at-once", "garbage", "silent"])
 def test_something_else_on_the_brokers_port_is_one_line_naming_it(
     tmp_path: Path, broker: TlsBroker, behaviour: str, tls: bool
 ) -> None:
@@ -270,6 +276,7 @@ def test_something_else_on_the_brokers_port_is_one_line_naming_it(
     lines = out.getvalue().splitlines()
     failed = [line for line in lines if line.startswith("FAIL")]
     assert len(failed) == 1, lines
+    assert not any(line.startswith(("PASS broker", "PASS login")) for line in lines), lines
     assert "something that is not coffre's broker answers on 127.0.0.1" in failed[0]
     assert f"sudo ss -ltnp 'sport = :{port}'" in failed[0]
     assert "[broker] host and port in" in failed[0]
@@ -484,3 +491,103 @@ def test_a_ca_crt_gone_under_a_running_station_says_restart_it(
     assert config.status == FAIL and str(gone) in config.detail
     verb = "restart" if running else "start"
     assert config.fix == f"sudo systemctl {verb} coffre-station: it pairs (docs/pairing.md)"
+
+
+def _foreign_tls_server(folder: Path) -> ssl.SSLContext:
+    """The server side of a TLS service that is not coffre's (another application's
+    broker): a self-signed certificate of its own organisation, naming localhost."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Home Assistant"),
+            x509.NameAttribute(NameOID.COMMON_NAME, "mqtt.home"),
+        ]
+    )
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    folder.mkdir()
+    (folder / "cert.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    return context
+
+
+def test_another_applications_tls_broker_on_the_port_is_not_taken_for_another_table(
+    tmp_path: Path, broker: TlsBroker
+) -> None:
+    """A TLS server whose certificate is not from any coffre CA (another application's
+    broker on coffre's port): said to be something else holding the port, not "pair
+    again" (which would not help)."""
+    context = _foreign_tls_server(tmp_path / "foreign")
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            conn.settimeout(2)
+            with contextlib.suppress(OSError), context.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(1)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        (tmp_path / "etc/coffre").mkdir(parents=True)
+        station_toml(tmp_path, broker, "localhost", _password(tmp_path, broker))
+        toml = tmp_path / "etc/coffre/station.toml"
+        port = server.getsockname()[1]
+        toml.write_text(toml.read_text().replace(f"port = {broker.port}", f"port = {port}"))
+        checks = _checks(Doctor(root=tmp_path, timeout=1.0))
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+    found = checks["broker"]
+    assert found.status == FAIL
+    assert "something that is not coffre's broker answers" in found.detail
+    assert "mqtt.home" in found.detail
+    assert f"sudo ss -ltnp 'sport = :{port}'" in found.fix
+    assert "pair again" not in found.fix
+    assert "certificate" not in checks and "login" not in checks
+
+
+def test_a_hub_dialling_another_port_than_its_broker_is_told_which(
+    tmp_path: Path, broker: TlsBroker
+) -> None:
+    """hub.toml's port is not the one coffre-broker listens on (its mosquitto.conf): the
+    fix is the port to set, not "start coffre-broker" (it runs)."""
+    hub_tree(tmp_path, broker)
+    toml = tmp_path / "etc/coffre/hub.toml"
+    toml.write_text(toml.read_text().replace(f"port = {broker.port}", f"port = {free_port()}"))
+    active = {"coffre-broker"}
+    check = _checks(Doctor(root=tmp_path, unit_active=active.__contains__))["broker"]
+    assert check.status == FAIL and f"coffre-broker listens on {broker.port}" in check.detail
+    assert check.fix == f"set [broker] port = {broker.port} in {toml}"
