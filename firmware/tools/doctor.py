@@ -106,6 +106,8 @@ class Doctor:
     #: The role's config file as TOML (empty when it does not read): the paths it names,
     #: for the fixes.
     raw: dict[str, Any] = field(default_factory=dict, init=False)
+    #: The role's settings (HubSettings or StationSettings) once the config reads.
+    settings: Any = field(default=None, init=False)
 
     def path(self, absolute: str | Path) -> Path:
         return self.root / str(absolute).lstrip("/")
@@ -151,9 +153,8 @@ class Doctor:
         )
         yield from self.guard("i2c speed", lambda: self.i2c_speed(on_pi))
         yield from self.guard("groups", lambda: self.groups(role))
-        loaded: list[Any] = []  # the settings, once the config reads
-        yield from self.guard("config", lambda: self.config(role, loaded))
-        settings = loaded[0] if loaded else None
+        yield from self.guard("config", lambda: self.config(role))
+        settings = self.settings
         if settings is not None:
             yield from self.guard("password file", self.password_file)
         if role == "hub":
@@ -310,7 +311,7 @@ class Doctor:
 
     # --- the config and its files ---------------------------------------------------------
 
-    def config(self, role: str, settings: list[Any]) -> Check:
+    def config(self, role: str) -> Check:
         from firmware.link.config import ConfigError, MissingFile
 
         path = self.toml
@@ -331,7 +332,7 @@ class Doctor:
             return Check(FAIL, "config", str(exc), self.missing_fix(exc.path, exc.reason))
         except ConfigError as exc:
             return Check(FAIL, "config", str(exc), f"edit {path}")
-        settings.append(loaded)
+        self.settings = loaded
         return Check(PASS, "config", f"{path} reads")
 
     def broker_key(self, key: str) -> str | None:

@@ -591,3 +591,50 @@ def test_a_hub_dialling_another_port_than_its_broker_is_told_which(
     check = _checks(Doctor(root=tmp_path, unit_active=active.__contains__))["broker"]
     assert check.status == FAIL and f"coffre-broker listens on {broker.port}" in check.detail
     assert check.fix == f"set [broker] port = {broker.port} in {toml}"
+
+
+@pytest.mark.parametrize(
+    ("raised", "said", "fix"),
+    [
+        (
+            PermissionError(13, "Permission denied", "/boot/firmware/config.txt"),
+            "cannot read /boot/firmware/config.txt: permission denied",
+            "run it as root: sudo coffre doctor",
+        ),
+        (
+            RuntimeError("a driver's own error"),
+            "could not be checked (RuntimeError: a driver's own error)",
+            "a bug in coffre doctor: report this line",
+        ),
+    ],
+)
+def test_a_check_that_meets_the_unforeseen_is_one_line_and_the_rest_runs(
+    tmp_path: Path,
+    broker: TlsBroker,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: Exception,
+    said: str,
+    fix: str,
+) -> None:
+    """Whatever a check raises is its own FAIL line with what to do; the checks after
+    it still run (here the I2C clock's read fails, and groups to clock follow)."""
+    fake_pi(tmp_path)
+    station_toml(tmp_path, broker, "localhost", _password(tmp_path, broker))
+
+    def fails(_self: Doctor, _on_pi: bool) -> Check:
+        raise raised
+
+    monkeypatch.setattr(Doctor, "i2c_speed", fails)
+    doctor = Doctor(root=tmp_path, open_devices=_mock_parts, unit_active=lambda _u: False)
+    out = io.StringIO()
+    assert report(doctor, out) == 1
+    lines = out.getvalue().splitlines()
+    assert f"FAIL i2c speed: {said} -> fix: {fix}" in lines
+    after = [
+        line.split(":")[0]
+        for line in lines[lines.index(f"FAIL i2c speed: {said} -> fix: {fix}") + 1 :]
+    ]
+    assert after[:-1] == [
+        "PASS groups", "PASS config", "PASS password file", "PASS chips", "PASS broker",
+        "PASS certificate", "PASS login", "PASS clock",
+    ]  # fmt: skip
