@@ -335,16 +335,16 @@ class Doctor:
         self.settings = loaded
         return Check(PASS, "config", f"{path} reads")
 
-    def broker_key(self, key: str) -> str | None:
-        value = self.raw.get("broker", {}).get(key)
+    def broker_key(self, key: str, section: str = "broker") -> str | None:
+        """A path the config names (``[broker] password_file``...), as written."""
+        table = self.raw.get(section)
+        value = table.get(key) if isinstance(table, dict) else None
         return value if isinstance(value, str) else None
 
     def broker_dir(self, settings: Any = None) -> Path:
         """The hub's broker folder: hub.toml's [pairing] broker_dir, else provisioning's."""
-        named = getattr(settings, "pairing_dir", None) or self.raw.get("pairing", {}).get(
-            "broker_dir"
-        )
-        return Path(named) if isinstance(named, str | Path) else self.path(BROKER_DIR)
+        named = getattr(settings, "pairing_dir", None) or self.broker_key("broker_dir", "pairing")
+        return Path(named) if named else self.path(BROKER_DIR)
 
     def pair_again(self, *files: str | None) -> str:
         """Pairing again, as docs/pairing.md has it: the station's files go, it restarts."""
@@ -415,7 +415,7 @@ class Doctor:
             if own and path == Path(own):
                 continue
             try:
-                info = path.lstat()
+                info = path.stat()
             except FileNotFoundError:
                 continue
             count += 1
@@ -467,9 +467,10 @@ class Doctor:
                 info = path.stat()
             except FileNotFoundError:
                 blocked.append(f"{name} (missing)")
-                make = "install -d" if name == "credentials" else "install"
-                source = "" if name == "credentials" else " /dev/null"
-                fixes.append(f"sudo {make} -m {mode:04o} -g coffre{source} {path}")
+                if name == "credentials":
+                    fixes.append(f"sudo install -d -m {mode:04o} -g coffre {path}")
+                else:  # the broker's users and rules: only broker-config knows them all
+                    fixes.append("re-run provisioning (coffre broker-config ... --apply)")
                 continue
             need = 0o3 if name == "credentials" else 0o2
             if not may(info, uid, gids, need):
@@ -577,9 +578,8 @@ class Doctor:
         """Nothing answered at ``host:port``: which of host, port and broker to fix."""
         host, port = config.host, config.port
         where = f"{host}:{port}"
-        set_host = (
-            f"set [broker] host in {self.toml} to the hub's name or address (it tried {host})"
-        )
+        hub = "the hub's name or address" if self.role == "station" else "127.0.0.1"
+        set_host = f"set [broker] host in {self.toml} to {hub} (it tried {host})"
         start = "sudo systemctl start coffre-broker"
         if isinstance(exc, socket.gaierror):
             return Check(FAIL, "broker", f"cannot resolve {host}: {exc.strerror}", set_host)
@@ -587,8 +587,8 @@ class Doctor:
             reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
             detail = f"cannot reach {where}: {reason}"
             if self.role == "station":
-                return Check(FAIL, "broker", detail, f"{set_host}; is the hub on this network?")
-            return Check(FAIL, "broker", detail, set_host.replace("the hub's", "this hub's"))
+                return Check(FAIL, "broker", detail, f"{set_host}, with the hub on this network")
+            return Check(FAIL, "broker", detail, set_host)
         detail = f"nothing listens on {where}"
         here = _loopback(host)
         if self.role == "station" and here and not self.path("/etc/coffre/hub.toml").is_file():
