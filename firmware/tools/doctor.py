@@ -354,6 +354,8 @@ class Doctor:
 
     def missing_fix(self, missing: Path, reason: str) -> str:
         """The fix for a file the config names that cannot be read."""
+        if missing == self.toml:
+            return f"sudo bash deploy/provision-pi.sh {self.role} ... (it writes {missing})"
         if reason.startswith("is not readable"):
             if os.geteuid() != 0:
                 return "run it as root (sudo coffre doctor): it reads the service's files"
@@ -422,6 +424,8 @@ class Doctor:
             mode = info.st_mode & 0o777
             if stat.S_ISREG(info.st_mode) and mode & ~most:
                 opened.append((path, mode, most))
+        if not count:
+            return Check(SKIP, "secrets", f"no keys or passwords here (none in {folder})")
         if not opened:
             return Check(PASS, "secrets", f"{count} keys and passwords, none open to others")
         said = ", ".join(f"{p} is {m:04o} ({too_open(m, most)})" for p, m, most in opened)
