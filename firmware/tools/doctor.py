@@ -8,30 +8,47 @@ Checks, for the role this machine was provisioned as (``/etc/coffre/station.toml
 - SPI on (station) and I2C on (both): ``dtparam`` in ``config.txt`` *and* the ``/dev`` node
   (a reboot since raspi-config), I2C at 400 kHz;
 - the ``coffre`` user exists and is in the groups its unit needs (gpio, spi, i2c);
-- the config reads, its password file is the coffre user's and 0600, its ``ca.crt`` is there;
+- the config reads, its password file is the coffre user's and 0600 (0640 at most), its
+  ``ca.crt`` is there;
+- on a hub: every other secret (the display's password, the broker folder's ``passwd``,
+  ``ca.key``, ``broker.key`` and ``credentials/``) is closed to others, and the hub's
+  group may write what pairing writes (``passwd``, ``acl``, ``credentials/``);
 - the chips answer (the MFRC522 and the SSD1306, opened with the real backend) unless
   the station service holds them;
-- the broker answers on its port, its certificate comes from the table's CA and names the
-  host dialled (IP addresses too), and our user and password are accepted;
+- the broker answers on its port (and it is coffre's broker, not something else holding
+  the port), its certificate comes from the table's CA and names the host dialled (IP
+  addresses too), and our user and password are accepted;
 - the clock is set (synchronised, and not before the table's CA was made);
 - on a hub: coffre's own broker config is there, no older coffre snippet sits in the
   distribution's mosquitto, and ``coffre`` is on the PATH.
 
-Every path is looked up under ``root`` (``/`` by default) so tests run it on a fake tree.
+Each check is one line whatever it meets (an unreadable or non-UTF-8 file, a port that
+resets or speaks garbage): what a check did not foresee becomes its own FAIL line, and
+the next check still runs.
+
+System paths are looked up under ``root`` (``/`` by default) so tests run it on a fake
+tree; paths written in the config files are used as written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import ipaddress
+import logging
 import os
 import shutil
 import socket
 import ssl
+import stat
 import subprocess
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -44,6 +61,20 @@ FULL_FRAME_MS_AT_100K = 93.0
 GROUPS = {"station": ("gpio", "spi", "i2c"), "hub": ("gpio", "i2c")}
 #: broker-config backdates the CA this long (firmware.hub.certs.BACKDATE).
 CA_BACKDATE = datetime.timedelta(days=365)
+#: Where provisioning puts coffre's broker (hub.toml's [pairing] broker_dir says so too).
+BROKER_DIR = "/etc/mosquitto/coffre"
+#: The most a secret file may allow: read by its owner's group at most (provisioning
+#: gives 0600). ``passwd`` is written by the hub's group when a station pairs
+#: (firmware.hub.brokerconf.share_with_hub gives it 0660).
+SECRET_MODE = 0o640
+PASSWD_MODE = 0o660
+#: What pairing writes in the broker folder, and the mode share_with_hub gives each.
+PAIRING_WRITES = (("passwd", 0o660), ("acl", 0o664), ("credentials", 0o770))
+#: The Organization every certificate broker-config makes carries (firmware.hub.certs).
+COFFRE_ORG = "coffre"
+PAIRING_DOC = "docs/pairing.md"
+#: OpenSSL's verify codes for a certificate not valid yet (9) or any more (10).
+CERT_DATES = (9, 10)
 
 
 @dataclass(frozen=True)
@@ -57,7 +88,8 @@ class Check:
 
     def line(self) -> str:
         fix = f" -> fix: {self.fix}" if self.fix and self.status == FAIL else ""
-        return f"{self.status} {self.name}: {self.detail}{fix}"
+        # One line, whatever a library's message holds (TLS errors span lines).
+        return " ".join(f"{self.status} {self.name}: {self.detail}{fix}".split())
 
 
 @dataclass
@@ -71,6 +103,11 @@ class Doctor:
     #: Whether a systemd unit is active (tests pass a fake).
     unit_active: Callable[[str], bool] | None = None
     timeout: float = 3.0
+    #: The role's config file as TOML (empty when it does not read): the paths it names,
+    #: for the fixes.
+    raw: dict[str, Any] = field(default_factory=dict, init=False)
+    #: The role's settings (HubSettings or StationSettings) once the config reads.
+    settings: Any = field(default=None, init=False)
 
     def path(self, absolute: str | Path) -> Path:
         return self.root / str(absolute).lstrip("/")
@@ -81,8 +118,18 @@ class Doctor:
                 return role
         return None
 
+    @property
+    def toml(self) -> Path:
+        return self.path(f"/etc/coffre/{self.role}.toml")
+
     def run(self) -> Iterator[Check]:
-        role = self.role or self.detect_role()
+        role = self.role
+        if role is None:
+            try:
+                role = self.detect_role()
+            except OSError as exc:
+                yield unforeseen("role", exc)
+                return
         if role is None:
             yield Check(
                 FAIL,
@@ -90,27 +137,52 @@ class Doctor:
                 "no /etc/coffre/hub.toml or station.toml",
                 "sudo bash deploy/provision-pi.sh hub|station ...",
             )
-            yield self.is_pi()
+            yield from self.guard("board", self.is_pi)
             yield Check(SKIP, "the rest", "no role: buses, files, broker and clock not checked")
             return
         self.role = role
-        pi = self.is_pi()
-        yield pi
-        on_pi = pi.status == PASS
+        board = list(self.guard("board", self.is_pi))
+        yield from board
+        on_pi = board[0].status == PASS
         if role == "station":
-            yield self.bus("SPI", "dtparam=spi=on", "/dev/spidev0.0", "do_spi", on_pi)
-        yield self.bus("I2C", "dtparam=i2c_arm=on", "/dev/i2c-1", "do_i2c", on_pi)
-        yield self.i2c_speed(on_pi)
-        yield self.groups(role)
-        settings, checks = self.config(role)
-        yield from checks
-        if role == "station":
-            yield self.chips(on_pi)
+            yield from self.guard(
+                "spi", lambda: self.bus("SPI", "dtparam=spi=on", "/dev/spidev0.0", "do_spi", on_pi)
+            )
+        yield from self.guard(
+            "i2c", lambda: self.bus("I2C", "dtparam=i2c_arm=on", "/dev/i2c-1", "do_i2c", on_pi)
+        )
+        yield from self.guard("i2c speed", lambda: self.i2c_speed(on_pi))
+        yield from self.guard("groups", lambda: self.groups(role))
+        yield from self.guard("config", lambda: self.config(role))
+        settings = self.settings
         if settings is not None:
-            yield from self.broker(settings.broker)
-        yield self.clock(settings.broker.tls_ca if settings is not None else None)
+            yield from self.guard("password file", self.password_file)
         if role == "hub":
-            yield from self.hub_setup()
+            yield from self.guard("secrets", lambda: self.secrets(settings))
+            if settings is not None:
+                yield from self.guard("pairing", lambda: self.pairing(settings.pairing_dir))
+        if role == "station":
+            yield from self.guard("chips", lambda: self.chips(on_pi))
+        if settings is not None:
+            yield from self.guard("broker", lambda: self.broker(settings.broker))
+        ca = settings.broker.tls_ca if settings is not None else None
+        yield from self.guard("clock", lambda: self.clock(ca))
+        if role == "hub":
+            yield from self.guard("hub set-up", self.hub_setup)
+
+    def guard(
+        self, name: str, check: Callable[[], Check | Iterable[Check] | None]
+    ) -> Iterator[Check]:
+        """The check's line(s); what it did not foresee (an unreadable file, a library's
+        error) is one FAIL line of its own, never a traceback that hides the other checks."""
+        try:
+            result = check()
+            if isinstance(result, Check):
+                yield result
+            elif result is not None:
+                yield from result
+        except Exception as exc:  # every check ends in a line, whatever it meets
+            yield unforeseen(name, exc)
 
     # --- the machine ----------------------------------------------------------------
 
@@ -128,7 +200,8 @@ class Doctor:
         for name in ("/boot/firmware/config.txt", "/boot/config.txt"):
             path = self.path(name)
             if path.is_file():
-                lines = [line.split("#", 1)[0].strip() for line in path.read_text().splitlines()]
+                text = path.read_text(errors="replace")
+                lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
                 return path, [line for line in lines if line]
         return None, []
 
@@ -164,23 +237,28 @@ class Doctor:
             )
         return Check(PASS, "i2c speed", "400 kHz")
 
+    def system_lines(self, name: str) -> list[list[str]]:
+        """``/etc/passwd`` or ``/etc/group`` as fields; a name or comment field in another
+        encoding than UTF-8 (Latin-1 is common) is read, not refused: the names coffre
+        looks for are ASCII."""
+        text = self.path(f"/etc/{name}").read_text(errors="replace")
+        return [line.split(":") for line in text.splitlines() if line.strip()]
+
     def groups(self, role: str) -> Check:
         needed = GROUPS[role]
         try:
-            group_lines = self.path("/etc/group").read_text().splitlines()
-            passwd = self.path("/etc/passwd").read_text().splitlines()
+            group_lines = self.system_lines("group")
+            passwd = self.system_lines("passwd")
         except OSError:
             return Check(SKIP, "groups", "no /etc/group to read")
-        if not any(line.startswith("coffre:") for line in passwd):
+        if not any(parts[0] == "coffre" for parts in passwd):
             return Check(
                 FAIL, "groups", "no coffre user", "re-run deploy/provision-pi.sh (it makes it)"
             )
         member = {
-            parts[0]
-            for parts in (line.split(":") for line in group_lines)
-            if len(parts) >= 4 and "coffre" in parts[3].split(",")
+            parts[0] for parts in group_lines if len(parts) >= 4 and "coffre" in parts[3].split(",")
         }
-        existing = {line.split(":")[0] for line in group_lines}
+        existing = {parts[0] for parts in group_lines}
         missing = [g for g in needed if g in existing and g not in member]
         if missing:
             return Check(
@@ -196,59 +274,226 @@ class Doctor:
         more = f" ({', '.join(absent)}: no such group here)" if absent else ""
         return Check(PASS, "groups", f"coffre in {', '.join(joined)}{more}")
 
+    def coffre_ids(self) -> tuple[int, set[int]] | None:
+        """The coffre user's uid and every group it is in (primary and listed), or None."""
+        try:
+            passwd = self.system_lines("passwd")
+            group_lines = self.system_lines("group")
+        except OSError:
+            return None
+        for parts in passwd:
+            if parts[0] == "coffre" and len(parts) > 3:
+                try:
+                    uid, gids = int(parts[2]), {int(parts[3])}
+                except ValueError:
+                    return None
+                for g in group_lines:
+                    if len(g) >= 4 and "coffre" in g[3].split(",") and g[2].isdigit():
+                        gids.add(int(g[2]))
+                return uid, gids
+        return None
+
+    def coffre_uid(self) -> int | None:
+        ids = self.coffre_ids()
+        return ids[0] if ids else None
+
+    def owner(self, info: os.stat_result) -> str:
+        """``user:group`` of a file, by the names of this tree's /etc/passwd and group."""
+
+        def name(table: str, number: int) -> str:
+            with contextlib.suppress(OSError):
+                for parts in self.system_lines(table):
+                    if len(parts) > 2 and parts[2] == str(number):
+                        return parts[0]
+            return str(number)
+
+        return f"{name('passwd', info.st_uid)}:{name('group', info.st_gid)}"
+
     # --- the config and its files ---------------------------------------------------------
 
-    def config(self, role: str) -> tuple[Any, list[Check]]:
+    def config(self, role: str) -> Check:
         from firmware.link.config import ConfigError, MissingFile
 
-        path = self.path(f"/etc/coffre/{role}.toml")
+        path = self.toml
+        try:
+            self.raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.raw = {}  # load_* below says what is wrong with it
         try:
             if role == "station":
                 from firmware.station.config import load_station
 
-                settings: Any = load_station(path)
+                loaded: Any = load_station(path)
             else:
                 from firmware.hub.config import load_hub
 
-                settings = load_hub(path)
+                loaded = load_hub(path)
+        except MissingFile as exc:
+            return Check(FAIL, "config", str(exc), self.missing_fix(exc.path, exc.reason))
         except ConfigError as exc:
-            pairs = role == "station" and isinstance(exc, MissingFile)
-            fix = "start coffre-station: it pairs (docs/pairing.md)" if pairs else f"edit {path}"
-            return None, [Check(FAIL, "config", str(exc), fix)]
-        checks = [Check(PASS, "config", f"{path} reads")]
-        checks += self.secret_files(path)
-        return settings, checks
+            return Check(FAIL, "config", str(exc), f"edit {path}")
+        self.settings = loaded
+        return Check(PASS, "config", f"{path} reads")
 
-    def secret_files(self, config: Path) -> list[Check]:
-        import tomllib
+    def broker_key(self, key: str, section: str = "broker") -> str | None:
+        """A path the config names (``[broker] password_file``...), as written."""
+        table = self.raw.get(section)
+        value = table.get(key) if isinstance(table, dict) else None
+        return value if isinstance(value, str) else None
 
-        broker = tomllib.loads(config.read_text()).get("broker", {})
-        checks = []
-        password = broker.get("password_file")
-        if isinstance(password, str):
-            checks.append(self.private(Path(password)))
-        return checks
+    def broker_dir(self, settings: Any = None) -> Path:
+        """The hub's broker folder: hub.toml's [pairing] broker_dir, else provisioning's."""
+        named = getattr(settings, "pairing_dir", None) or self.broker_key("broker_dir", "pairing")
+        return Path(named) if named else self.path(BROKER_DIR)
+
+    def pair_again(self, *files: str | None) -> str:
+        """Pairing again, as docs/pairing.md has it: the station's files go, it restarts."""
+        gone = " ".join(f for f in files if f)
+        rm = f"sudo rm {gone} && " if gone else ""
+        return f"pair again: {rm}sudo systemctl restart coffre-station ({PAIRING_DOC})"
+
+    def missing_fix(self, missing: Path, reason: str) -> str:
+        """The fix for a file the config names that cannot be read."""
+        if missing == self.toml:
+            return f"sudo bash deploy/provision-pi.sh {self.role} ... (it writes {missing})"
+        if reason.startswith("is not readable"):
+            if os.geteuid() != 0:
+                return "run it as root (sudo coffre doctor): it reads the service's files"
+            return f"sudo chown coffre: {missing} && sudo chmod 0600 {missing}"
+        if self.role == "station" and str(missing) in {
+            self.broker_key("password_file"),
+            self.broker_key("ca_file"),
+        }:
+            # The station pairs when it starts; one that already runs holds the old files.
+            if self._active("coffre-station"):
+                return f"sudo systemctl restart coffre-station: it pairs ({PAIRING_DOC})"
+            return f"sudo systemctl start coffre-station: it pairs ({PAIRING_DOC})"
+        if self.role == "hub" and missing.name.endswith(".password"):
+            kept = self.broker_dir() / "credentials" / missing.name
+            return f"sudo install -m 0600 -o coffre -g coffre {kept} {missing}"
+        return f"put {missing} back, or edit {self.toml}"
+
+    def password_file(self) -> Check | None:
+        name = self.broker_key("password_file")
+        return self.private(Path(name)) if name else None
 
     def private(self, path: Path) -> Check:
+        """The service's own password: the coffre user's, closed to others."""
         uid = self.coffre_uid()
         info = path.stat()
         mode = info.st_mode & 0o777
         fix = f"sudo chown coffre:coffre {path} && sudo chmod 0600 {path}"
-        if mode & 0o077:
-            return Check(FAIL, "password file", f"{path} is {mode:04o}: others can read it", fix)
+        if mode & ~SECRET_MODE:
+            return Check(FAIL, "password file", f"{path} is {mode:04o}: {too_open(mode)}", fix)
         if uid is not None and info.st_uid != uid:
             return Check(FAIL, "password file", f"{path} is not the coffre user's", fix)
-        return Check(PASS, "password file", f"{path}: 0600, the coffre user's")
+        return Check(PASS, "password file", f"{path}: {mode:04o}, the coffre user's")
 
-    def coffre_uid(self) -> int | None:
+    def secrets(self, settings: Any) -> Check:
+        """Every secret on a hub but its own password (checked above), closed to others:
+        the other services' passwords, the broker's password hashes, the CA's and the
+        broker's keys, the users' passwords broker-config and pairing keep."""
+        own = self.broker_key("password_file")
+        found: dict[Path, int] = {}
+        for config in ("hub.toml", "display.toml"):
+            with contextlib.suppress(OSError, ValueError):
+                text = self.path(f"/etc/coffre/{config}").read_text(encoding="utf-8")
+                named = tomllib.loads(text).get("broker", {}).get("password_file")
+                if isinstance(named, str):
+                    found[Path(named)] = SECRET_MODE
+        etc = self.path("/etc/coffre")
+        for path in sorted(etc.glob("*.password")) if etc.is_dir() else []:
+            found[path] = SECRET_MODE
+        folder = self.broker_dir(settings)
+        found[folder / "passwd"] = PASSWD_MODE
+        for name in ("ca.key", "broker.key"):
+            found[folder / name] = SECRET_MODE
+        credentials = folder / "credentials"
+        for path in sorted(credentials.iterdir()) if credentials.is_dir() else []:
+            found[path] = SECRET_MODE
+        opened: list[tuple[Path, int, int]] = []
+        count = 0
+        for path, most in found.items():
+            if own and path == Path(own):
+                continue
+            try:
+                info = path.stat()
+            except FileNotFoundError:
+                continue
+            count += 1
+            mode = info.st_mode & 0o777
+            if stat.S_ISREG(info.st_mode) and mode & ~most:
+                opened.append((path, mode, most))
+        if not count:
+            return Check(SKIP, "secrets", f"no keys or passwords here (none in {folder})")
+        if not opened:
+            return Check(PASS, "secrets", f"{count} keys and passwords, none open to others")
+        said = ", ".join(f"{p} is {m:04o} ({too_open(m, most)})" for p, m, most in opened)
+        modes: dict[int, list[str]] = {}
+        for path, _mode, most in opened:
+            modes.setdefault(0o600 if most == SECRET_MODE else most, []).append(str(path))
+        fix = " && ".join(f"sudo chmod {m:04o} {' '.join(ps)}" for m, ps in sorted(modes.items()))
+        return Check(FAIL, "secrets", said, fix)
+
+    def pairing(self, folder: Path | None) -> Check:
+        """What pairing writes as the hub's user: ``passwd``, ``acl`` and ``credentials/``
+        (docs/pairing.md). A restore or a hand copy that leaves them another owner's makes
+        every pairing fail while everything else works."""
+        if folder is None:
+            return Check(
+                SKIP,
+                "pairing",
+                f"no [pairing] broker_dir in {self.toml}: stations cannot pair ({PAIRING_DOC})",
+            )
+        ids = self.coffre_ids()
+        if ids is None:
+            return Check(SKIP, "pairing", "no coffre user: nobody to write the broker's users")
+        uid, gids = ids
+        blocked: list[str] = []
+        fixes: list[str] = []
+        regroup: list[str] = []  # given the coffre group back, as share_with_hub gives it
         try:
-            for line in self.path("/etc/passwd").read_text().splitlines():
-                parts = line.split(":")
-                if parts[0] == "coffre" and len(parts) > 2:
-                    return int(parts[2])
-        except (OSError, ValueError):
-            pass
-        return None
+            top = folder.stat()
+        except FileNotFoundError:
+            return Check(
+                FAIL,
+                "pairing",
+                f"no {folder} ([pairing] broker_dir in {self.toml})",
+                "sudo coffre broker-config ... --out /etc/mosquitto/coffre --apply "
+                "(re-run provisioning)",
+            )
+        if not may(top, uid, gids, 0o1):
+            blocked.append(f"{folder} ({self.owner(top)} {top.st_mode & 0o777:04o})")
+            fixes.append(f"sudo chmod o+x {folder}")
+        for name, mode in PAIRING_WRITES:
+            path = folder / name
+            try:
+                info = path.stat()
+            except FileNotFoundError:
+                blocked.append(f"{name} (missing)")
+                if name == "credentials":
+                    fixes.append(f"sudo install -d -m {mode:04o} -g coffre {path}")
+                else:  # the broker's users and rules: only broker-config knows them all
+                    fixes.append("re-run provisioning (coffre broker-config ... --apply)")
+                continue
+            need = 0o3 if name == "credentials" else 0o2
+            if not may(info, uid, gids, need):
+                blocked.append(f"{name} ({self.owner(info)} {info.st_mode & 0o777:04o})")
+                regroup.append(str(path))
+                fixes.append(f"sudo chmod {mode:04o} {path}")
+        if regroup:
+            fixes.insert(0, f"sudo chgrp coffre {' '.join(regroup)}")
+        if blocked:
+            return Check(
+                FAIL,
+                "pairing",
+                f"the hub's user cannot write {', '.join(blocked)} in {folder}: "
+                "no station can pair",
+                " && ".join(fixes),
+            )
+        return Check(
+            PASS, "pairing", f"the hub's user may write passwd, acl, credentials/ in {folder}"
+        )
 
     # --- the parts ------------------------------------------------------------------
 
@@ -262,15 +507,13 @@ class Doctor:
                 "coffre-station holds them: its screen shows any fault "
                 "(sudo systemctl stop coffre-station to test them here)",
             )
-        from device.base import DeviceError
-
         try:
             devices = self.open_devices() if self.open_devices else _open_real()
-        except (DeviceError, OSError, ImportError) as exc:
+        except Exception as exc:  # the drivers' own errors (lgpio, spidev) are not ours
             return Check(
                 FAIL,
                 "chips",
-                str(exc),
+                str(exc) or type(exc).__name__,
                 "check the wiring (hardware/wiring), then: coffre selftest",
             )
         devices.close()
@@ -291,43 +534,201 @@ class Doctor:
         where = f"{config.host}:{config.port}"
         try:
             sock = socket.create_connection((config.host, config.port), timeout=self.timeout)
-        except OSError as exc:
-            from firmware.link.mqtt import classify_failure
-
-            state = classify_failure(exc, config.host, config.port)
-            yield Check(FAIL, "broker", state.detail, "start it on the hub: coffre-broker")
+        except (ConnectionResetError, ConnectionAbortedError) as exc:
+            # It took the connection, then threw it away: something holds the port.
+            yield self.not_coffre(config, tls_failure(exc, self.timeout))
             return
-        yield Check(PASS, "broker", f"{where} answers")
-        if config.tls_ca:
-            from firmware.link.mqtt import classify_failure
-            from firmware.link.tls import client_context
-
-            try:
-                with client_context(config.tls_ca).wrap_socket(
-                    sock, server_hostname=config.host
-                ) as tls:
-                    tls.getpeercert()
-            except ssl.SSLError as exc:
-                state = classify_failure(exc, config.host, config.port)
-                yield Check(FAIL, "certificate", state.detail)
-                return
-            yield Check(PASS, "certificate", f"from the table's CA, names {config.host}")
-        else:
+        except OSError as exc:
+            yield self.unreached(config, exc)
+            return
+        if not config.tls_ca:
             sock.close()
+            # Only an MQTT answer tells coffre's broker from whatever else took the port.
+            login = self.login(config)
+            if login.name == "broker":
+                yield login
+                return
+            yield Check(PASS, "broker", f"{where} answers MQTT")
             yield Check(SKIP, "certificate", "no ca_file: plain MQTT, nothing to check")
+            yield login
+            return
+        from firmware.link.mqtt import classify_failure
+        from firmware.link.tls import client_context
+
+        try:
+            with client_context(config.tls_ca).wrap_socket(
+                sock, server_hostname=config.host
+            ) as tls:
+                tls.getpeercert()
+        except ssl.SSLCertVerificationError as exc:
+            state = classify_failure(exc, config.host, config.port)
+            issuer, names = peer_certificate(config.host, config.port, self.timeout)
+            if issuer is not None and issuer.get("organizationName") != COFFRE_ORG:
+                who = issuer.get("commonName") or issuer.get("organizationName") or "nobody"
+                yield self.not_coffre(config, f"a TLS server whose certificate is {who}'s")
+                return
+            yield Check(PASS, "broker", f"{where} answers TLS")
+            yield self.certificate(config, state.state, exc, names)
+            return
+        except (ssl.SSLError, OSError) as exc:
+            sock.close()
+            yield self.not_coffre(config, tls_failure(exc, self.timeout))
+            return
+        yield Check(PASS, "broker", f"{where} answers TLS")
+        yield Check(PASS, "certificate", f"from the table's CA, names {config.host}")
         yield self.login(config)
 
-    def login(self, config: Any) -> Check:
-        from firmware.link.mqtt import Client
+    def unreached(self, config: Any, exc: OSError) -> Check:
+        """Nothing answered at ``host:port``: which of host, port and broker to fix."""
+        host, port = config.host, config.port
+        where = f"{host}:{port}"
+        hub = "the hub's name or address" if self.role == "station" else "127.0.0.1"
+        set_host = f"set [broker] host in {self.toml} to {hub} (it tried {host})"
+        start = "sudo systemctl start coffre-broker"
+        if isinstance(exc, socket.gaierror):
+            return Check(FAIL, "broker", f"cannot resolve {host}: {exc.strerror}", set_host)
+        if not isinstance(exc, ConnectionRefusedError):
+            reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+            detail = f"cannot reach {where}: {reason}"
+            if self.role == "station":
+                return Check(FAIL, "broker", detail, f"{set_host}, with the hub on this network")
+            return Check(FAIL, "broker", detail, set_host)
+        detail = f"nothing listens on {where}"
+        here = _loopback(host)
+        if self.role == "station" and here and not self.path("/etc/coffre/hub.toml").is_file():
+            # The broker runs on the hub, never on a station.
+            return Check(FAIL, "broker", f"{detail}: {host} is this station", set_host)
+        if self._active("mosquitto"):
+            detail += " (the distribution's mosquitto runs, but coffre's broker is coffre-broker)"
+        if not here:
+            return Check(
+                FAIL,
+                "broker",
+                detail,
+                f"on the hub: {start} (if {host} is not the hub: {set_host})",
+            )
+        ports = listener_ports(self.broker_dir() / "mosquitto.conf")
+        if ports and port not in ports:
+            said = ", ".join(str(p) for p in ports)
+            return Check(
+                FAIL,
+                "broker",
+                f"{detail}: coffre-broker listens on {said}",
+                f"set [broker] port = {ports[0]} in {self.toml}",
+            )
+        if self._active("coffre-broker"):
+            return Check(
+                FAIL,
+                "broker",
+                f"{detail}, though coffre-broker runs",
+                "see why: sudo journalctl -u coffre-broker -n 20",
+            )
+        return Check(FAIL, "broker", detail, start)
 
-        client = Client(config, f"coffre-doctor-{os.getpid()}", [])
-        client.start()
-        try:
-            if client.wait_connected(self.timeout * 2):
-                return Check(PASS, "login", f"user {config.username} accepted")
-            return Check(FAIL, "login", client.state.detail or client.state.text)
-        finally:
-            client.stop()
+    def not_coffre(self, config: Any, reason: str) -> Check:
+        """Something answers on the broker's port but is not coffre's broker."""
+        host, port = config.host, config.port
+        detail = f"something that is not coffre's broker answers on {host}:{port} ({reason})"
+        holder = f"sudo ss -ltnp 'sport = :{port}'"
+        if self.role == "station":
+            return Check(
+                FAIL,
+                "broker",
+                detail,
+                f"check [broker] host and port in {self.toml}; if {host} is the hub, see "
+                f"what holds the port there: {holder}",
+            )
+        return Check(
+            FAIL,
+            "broker",
+            detail,
+            f"see what holds the port: {holder}; stop it, or give coffre-broker another "
+            f"port (broker-config --port) and set it in {self.toml}",
+        )
+
+    def certificate(
+        self, config: Any, state: str, exc: ssl.SSLCertVerificationError, names: list[str]
+    ) -> Check:
+        """The broker's certificate (from a coffre CA) failed the check: a name it lacks,
+        dates this clock does not reach, or another table's CA."""
+        host, port, ca = config.host, config.port, config.tls_ca
+        if state == "wrong-name":
+            said = f" (it names {', '.join(names)})" if names else ""
+            return Check(
+                FAIL,
+                "certificate",
+                f"the broker's certificate, from the table's CA, does not name {host}{said}",
+                f"set [broker] host in {self.toml} to a name it has, or on the hub add it: "
+                f"coffre broker-config ... --hostname {host} --apply, then sudo systemctl "
+                "restart coffre-broker (ca.crt stays the same)",
+            )
+        if exc.verify_code in CERT_DATES:
+            now = datetime.datetime.now(datetime.UTC)
+            return Check(
+                FAIL,
+                "certificate",
+                f"the broker's certificate {exc.verify_message} "
+                f"(this Pi's clock says {now:%Y-%m-%d %H:%M} UTC)",
+                "set the clock (sudo timedatectl set-ntp true); if it is right, renew the "
+                "certificate on the hub: re-run provisioning (coffre broker-config ... --apply)",
+            )
+        detail = f"the broker at {host}:{port} has a certificate from another table's CA than {ca}"
+        if self.role == "station":
+            return Check(
+                FAIL, "certificate", detail, self.pair_again(self.broker_key("password_file"), ca)
+            )
+        own = self.broker_dir() / "ca.crt"
+        return Check(
+            FAIL,
+            "certificate",
+            detail,
+            f"set [broker] ca_file in {self.toml} to the broker's own {own}"
+            if Path(ca) != own
+            else "re-run provisioning: it signs the broker's certificate with this CA again",
+        )
+
+    def login(self, config: Any) -> Check:
+        from firmware.link.mqtt import Client, LinkState
+
+        settled = threading.Event()
+
+        def on_state(state: LinkState) -> None:
+            if state.state != "connecting":
+                settled.set()
+
+        # The client's own log lines are for a service's journal: here the line below says it.
+        client = Client(config, f"coffre-doctor-{os.getpid()}", [], on_state=on_state, quiet=True)
+        with _hushed(logging.getLogger("firmware.link.mqtt")):
+            client.start()
+            try:
+                settled.wait(self.timeout * 2)
+                state = client.state
+                if state.ok and client.wait_connected(self.timeout):
+                    return Check(PASS, "login", f"user {config.username} accepted")
+            finally:
+                client.stop()
+        if state.state == "wrong-password":
+            return Check(FAIL, "login", state.detail, self.password_fix(config))
+        if state.text == "Broker refused us":  # a CONNACK refusal other than the password
+            return Check(
+                FAIL,
+                "login",
+                state.detail,
+                "see why in the broker's journal: sudo journalctl -u coffre-broker -n 20 "
+                "(on the hub)",
+            )
+        # No CONNACK at all: what took the TCP connection does not speak MQTT.
+        reason = state.detail if state.state != "connecting" else ""
+        return self.not_coffre(config, reason or f"no MQTT answer in {self.timeout * 2:g} s")
+
+    def password_fix(self, config: Any) -> str:
+        password_file = self.broker_key("password_file")
+        if password_file is None:
+            return f"set [broker] password in {self.toml} to user {config.username}'s"
+        if self.role == "station":
+            return self.pair_again(password_file)
+        kept = self.broker_dir() / "credentials" / f"{config.username}.password"
+        return f"sudo install -m 0600 -o coffre -g coffre {kept} {password_file}"
 
     # --- the clock ------------------------------------------------------------------
 
@@ -358,7 +759,7 @@ class Doctor:
     def hub_setup(self) -> Iterator[Check]:
         from firmware.hub.brokerconf import BROKER_CONF, CONF_D_FILE, GENERATED
 
-        conf = self.path(f"/etc/mosquitto/coffre/{BROKER_CONF}")
+        conf = self.broker_dir() / BROKER_CONF
         if conf.is_file():
             yield Check(PASS, "broker config", f"{conf} (coffre-broker's)")
         else:
@@ -370,7 +771,7 @@ class Doctor:
             )
         old = self.path(f"/etc/mosquitto/conf.d/{CONF_D_FILE}")
         try:
-            stale = old.read_text().startswith(GENERATED)
+            stale = old.read_text(errors="replace").startswith(GENERATED)
         except OSError:
             stale = False
         if stale:
@@ -391,6 +792,124 @@ class Doctor:
                     "coffre is not on the PATH",
                     "sudo ln -s /opt/coffre/venv/bin/coffre /usr/local/bin/coffre",
                 )
+
+
+def unforeseen(name: str, exc: Exception) -> Check:
+    """A check that met what it did not foresee, as one FAIL line with what to do."""
+    if isinstance(exc, PermissionError):
+        where = f" {exc.filename}" if exc.filename else ""
+        return Check(
+            FAIL,
+            name,
+            f"cannot read{where}: permission denied",
+            "run it as root: sudo coffre doctor",
+        )
+    if isinstance(exc, UnicodeDecodeError):
+        return Check(FAIL, name, "a file it reads is not UTF-8 text", "save it as UTF-8")
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return Check(FAIL, name, f"{where}{reason}", f"check {exc.filename or 'the system'}")
+    return Check(
+        FAIL,
+        name,
+        f"could not be checked ({type(exc).__name__}: {exc})",
+        "a bug in coffre doctor: report this line",
+    )
+
+
+def too_open(mode: int, most: int = SECRET_MODE) -> str:
+    """Who may do what they should not, in words: 'others can read it'."""
+    extra = mode & ~most & 0o777
+    who = "others" if extra & 0o007 else "its group"
+    bits = extra & 0o007 if extra & 0o007 else extra >> 3
+    what = "read" if bits & 0o4 else "write" if bits & 0o2 else "run"
+    return f"{who} can {what} it"
+
+
+def may(info: os.stat_result, uid: int, gids: set[int], bits: int) -> bool:
+    """Whether ``uid`` (in ``gids``) has ``bits`` (0o1 search/run, 0o2 write, 0o4 read)
+    on a file, as the kernel decides: the owner's bits, else the group's, else others'."""
+    mode = info.st_mode
+    if info.st_uid == uid:
+        return (mode >> 6) & bits == bits
+    if info.st_gid in gids:
+        return (mode >> 3) & bits == bits
+    return mode & bits == bits
+
+
+def tls_failure(exc: BaseException, timeout: float) -> str:
+    """Why a TLS handshake failed, short (a reset, a close, garbage, silence)."""
+    if isinstance(exc, ConnectionResetError):
+        return "it reset the connection"
+    if isinstance(exc, ssl.SSLEOFError | BrokenPipeError | EOFError):
+        return "it closed the connection"
+    if isinstance(exc, TimeoutError):
+        return f"no TLS answer in {timeout:g} s"
+    if isinstance(exc, ssl.SSLError):
+        return f"it does not speak TLS: {exc.reason or exc}"
+    return str(getattr(exc, "strerror", None) or exc or type(exc).__name__)
+
+
+def peer_certificate(
+    host: str, port: int, timeout: float
+) -> tuple[dict[str, str] | None, list[str]]:
+    """The issuer's fields and the names of the certificate at ``host:port``, read without
+    checking it (what is wrong with it is known: this says whose it is); (None, [])
+    when it cannot be read."""
+    from firmware.link.tls import unverified_context
+
+    try:
+        with (
+            socket.create_connection((host, port), timeout=timeout) as raw,
+            unverified_context().wrap_socket(raw) as tls,
+        ):
+            der = tls.getpeercert(binary_form=True)
+        if not der:
+            return None, []
+        with tempfile.NamedTemporaryFile("w", suffix=".pem") as pem:
+            pem.write(ssl.DER_cert_to_PEM_cert(der))
+            pem.flush()
+            decoded = ssl._ssl._test_decode_cert(pem.name)  # type: ignore[attr-defined]
+    except (OSError, ValueError, ssl.SSLError):
+        return None, []
+    issuer = {key: value for rdn in decoded.get("issuer", ()) for key, value in rdn}
+    names = [value for _kind, value in decoded.get("subjectAltName", ())]
+    return issuer, names
+
+
+def listener_ports(conf: Path) -> list[int]:
+    """The ports a mosquitto.conf listens on (``listener PORT [address]``)."""
+    try:
+        lines = conf.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    ports = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "listener" and parts[1].isdigit():
+            ports.append(int(parts[1]))
+    return ports
+
+
+@contextlib.contextmanager
+def _hushed(logger: logging.Logger) -> Iterator[None]:
+    """The logger's warnings held back while the doctor says the same in its own line."""
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _open_real() -> Any:
