@@ -388,7 +388,7 @@ def _scan(
             if first is None or first[0] != MANIFEST:
                 raise BackupError(f"{MANIFEST} is not its first member")
             if first[1] > MAX_MANIFEST:
-                raise BackupError(f"its manifest is {first[1]} bytes (at most {MAX_MANIFEST})")
+                raise BackupError(f"its manifest is too big ({first[1]} bytes)")
             manifest, entries = _parse_manifest(b"".join(tar.chunks()))
             check(entries)
             listed = {e.name: e for e in entries}
