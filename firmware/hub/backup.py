@@ -14,7 +14,10 @@ One ``.tar.gz`` (written 0600: it holds the CA's private key and every password)
   password files, a key set).
 
 Restoring the same CA and the same passwords on a fresh hub keeps every station paired:
-nothing changes on the stations. See docs/backup.md.
+nothing changes on the stations. Restore runs as root on a file from elsewhere: it puts
+each part in this hub's places (never where the manifest says), reads every member against
+the manifest before writing anything, follows no link, and gives each file the owner and
+mode provisioning gives it. See docs/backup.md (and its threat model).
 """
 
 from __future__ import annotations
@@ -697,9 +700,8 @@ class _Stage:
         except OSError as exc:
             raise BackupError(f"restore stopped half-way: {exc}") from None
         if self._missing:
-            self.notes.append(
-                f"no {', '.join(sorted(self._missing))} here: those files stay root's"
-            )
+            names = ", ".join(sorted(self._missing, reverse=True))
+            self.notes.append(f"this machine has no {names}: their files stay root's")
 
     def abandon(self) -> None:
         """Remove every staged file and every folder made: as if nothing had happened."""
