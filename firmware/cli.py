@@ -329,7 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     restore = sub.add_parser("restore", help="put a backup back (on a fresh hub, say)")
     restore.add_argument("archive", help="the file coffre backup wrote")
     restore.add_argument(
-        "--config", default=None, help="this hub's hub.toml, for its [store] (default /etc/coffre)"
+        "--config",
+        default=None,
+        help="this hub's hub.toml: its [store] (default /etc/coffre/hub.toml)",
     )
     restore.add_argument("--store", default=None, help="where the store goes (overrides hub.toml)")
     restore.add_argument(

@@ -260,7 +260,7 @@ def _entry(item: object, number: int) -> Entry:
 def _parse_manifest(raw: bytes) -> tuple[Manifest, list[Entry]]:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: brackets nested too deep
         raise BackupError("its manifest is not JSON") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BackupError(f"its manifest is not in coffre's format {FORMAT}")
@@ -276,8 +276,9 @@ def _parse_manifest(raw: bytes) -> tuple[Manifest, list[Entry]]:
             raise BackupError(f"its manifest lists {_show(entry.name)} twice")
         names.add(entry.name)
     folders = {"/".join(e.name.split("/")[:i]) for e in entries for i in range(2, len(e.rel) + 1)}
-    for clash in sorted(names & folders)[:1]:
-        raise BackupError(f"{_show(clash)} is both a file and a folder in its manifest")
+    clashes = sorted(names & folders)
+    if clashes:
+        raise BackupError(f"{_show(clashes[0])} is both a file and a folder in its manifest")
     stores = sum(1 for e in entries if e.part == "store")
     if stores != 1:
         raise BackupError(f"its manifest lists {stores} stores (a backup holds one)")
@@ -286,7 +287,7 @@ def _parse_manifest(raw: bytes) -> tuple[Manifest, list[Entry]]:
         created=str(data.get("created", "")),
         host=str(data.get("host", "")),
         version=str(data.get("coffre", "")),
-        parts=dict(parts) if isinstance(parts, dict) else {},
+        parts={str(k): str(v) for k, v in parts.items()} if isinstance(parts, dict) else {},
         files=[
             {"name": e.name, "size": e.size, "mode": f"{e.mode:04o}", "sha256": e.sha256}
             for e in entries

@@ -469,6 +469,7 @@ def _bad_archives() -> Iterator[tuple[str, Callable[[Path, Path], Path], str]]:
     yield "no manifest", no_manifest, "manifest.json is not its first member"
     yield "manifest not JSON", manifest(lambda m: b"{not json"), "not JSON"
     yield "manifest a list", manifest(lambda m: [m]), "format"
+    yield "manifest nested deep", manifest(lambda m: b"[" * 100_000 + b"]" * 100_000), "not JSON"
     yield "another format", manifest(lambda m: {**m, "format": 2}), "format"
     yield "oversized manifest", manifest(lambda m: {**m, "pad": " " * (2 * MIB)}), "too"
     yield "mode not octal", files(mode("0o7x7")), "not octal"
@@ -489,7 +490,7 @@ def _bad_archives() -> Iterator[tuple[str, Callable[[Path, Path], Path], str]]:
     yield "symlink member", add("etc/link", b"", tarfile.SYMTYPE), "symbolic link"
     yield "hard link member", add("etc/hard", b"", tarfile.LNKTYPE), "hard link"
     yield "device member", add("etc/dev", b"", tarfile.CHRTYPE), "character device"
-    yield "fifo member", add("etc/fifo", b"", tarfile.FIFOTYPE), "fifo"
+    yield "fifo member", add("etc/pipe", b"", tarfile.FIFOTYPE), "fifo"
 
 
 BAD = list(_bad_archives())
