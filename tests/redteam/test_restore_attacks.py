@@ -14,10 +14,12 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -553,6 +555,44 @@ def test_each_file_gets_provisioning_s_owner_group_and_mode(
     has(etc / "hub.toml", "root", "root", 0o644)
     has(hub.store, "coffre", "coffre", 0o600)
     has(hub.store.parent, "coffre", "coffre", 0o700)
+
+
+def test_after_a_restore_the_hub_s_user_can_pair_and_mosquitto_read(
+    backup: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What pairing does on a restored hub, as the hub's own user (a shell as its uid and
+    group): add a line to passwd and acl, write a station's password in credentials/; and
+    mosquitto reads passwd and broker.key; the hub's user cannot read ca.key. As root the
+    users are ids no account has (real setuid); not as root, this user plays all three."""
+    root = os.geteuid() == 0
+    users = {"root": 0, "coffre": 40002, "mosquitto": 40001} if root else {}
+    groups = {"root": 0, "coffre": 40012, "mosquitto": 40011} if root else {}
+    for name in ("root", "coffre", "mosquitto"):
+        users.setdefault(name, os.getuid())
+        groups.setdefault(name, os.getgid())
+    monkeypatch.setattr(
+        bk.Owners, "of_this_machine", classmethod(lambda cls: bk.Owners(users, groups))
+    )
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    top = Path(tempfile.mkdtemp(prefix="coffre-restore-"))  # pytest's own folder is 0700
+    try:
+        top.chmod(0o755)
+        hub = _provisioned(top / "hub")
+        assert main(["restore", str(backup), *hub.flags()]) == 0, capsys.readouterr().err
+
+        def as_(user: str, command: str) -> int:
+            ids = {"user": users[user], "group": groups[user], "extra_groups": []} if root else {}
+            done = subprocess.run(["sh", "-c", command], cwd=hub.broker, check=False, **ids)  # type: ignore[call-overload]
+            return done.returncode
+
+        pair = "echo main.p9:x >> passwd && echo 'user main.p9' >> acl"
+        pair += " && echo pw > credentials/main.p9.password"
+        assert as_("coffre", pair) == 0, "the hub's user cannot pair a station"
+        assert as_("mosquitto", "cat passwd broker.key > /dev/null") == 0
+        if root:
+            assert as_("coffre", "cat ca.key > /dev/null 2>&1") != 0
+    finally:
+        shutil.rmtree(top)
 
 
 def test_the_archive_s_modes_never_widen_a_file(
