@@ -450,6 +450,13 @@ def _bad_archives() -> Iterator[tuple[str, Callable[[Path, Path], Path], str]]:
     def swap(name: str, data: bytes) -> Callable[[Path, Path], Path]:
         return lambda backup, out: _rebuild(backup, out, drop=name, extra=[(_info(name), data)])
 
+    def trailing(backup: Path, out: Path) -> Path:
+        import gzip
+
+        with gzip.open(backup) as tar:
+            body = tar.read()
+        return raw(gzip.compress(body + b"* * * * * root sh /tmp/x\n"))(backup, out)
+
     def no_manifest(backup: Path, out: Path) -> Path:
         _, bodies = _members(backup)
         return _write(out, [(_info(n), b) for n, b in bodies.items()])
@@ -468,6 +475,7 @@ def _bad_archives() -> Iterator[tuple[str, Callable[[Path, Path], Path], str]]:
     yield "not gzip", raw(b"PK\x03\x04 a zip, say" * 10), "not a gzip'd tar"
     yield "gzip, not a tar", gz_of(b"hello " * 200), "damaged"
     yield "truncated", truncated, "cut short"
+    yield "data after the end", trailing, "data follows the end"
     yield "no manifest", no_manifest, "manifest.json is not its first member"
     yield "manifest not JSON", manifest(lambda m: b"{not json"), "not JSON"
     yield "manifest a list", manifest(lambda m: [m]), "format"
@@ -513,6 +521,29 @@ def test_a_bad_archive_is_one_line_and_writes_nothing(
     archive = build(backup, tmp_path / "bad.tar.gz")
     shown = _refused(capsys, hub.top, ["restore", str(archive), *hub.flags()], match=line)
     assert "Traceback" not in shown
+
+
+def test_a_backup_bigger_than_the_room_left_is_refused_before_writing(
+    old_hub: Hub,
+    hub: Hub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The manifest's sizes are held against the free space of each destination's disk
+    before anything is written: a 256 kB file, a disk with 64 kB left."""
+    old_hub.etc.joinpath("big.bin").write_bytes(os.urandom(256 * 1024))
+    archive = tmp_path / "big.tar.gz"
+    bk.make_backup(archive, store=old_hub.store, broker_dir=old_hub.broker, etc_dir=old_hub.etc)
+    real = os.statvfs
+
+    def nearly_full(path: str) -> os.statvfs_result:
+        fields = list(real(path))
+        fields[1], fields[4] = 4096, 16  # f_frsize, f_bavail: 64 kB left
+        return os.statvfs_result(fields)
+
+    monkeypatch.setattr(os, "statvfs", nearly_full)
+    _refused(capsys, hub.top, ["restore", str(archive), *hub.flags()], match="MiB free")
 
 
 # --- 36.1: owners, groups and modes as provisioning gives them ---------------------------------
