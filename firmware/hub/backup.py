@@ -467,7 +467,7 @@ class Owners:
         return self.users.get(user, -1), self.groups.get(group, -1)
 
 
-#: (user, group, mode) of a folder provisioning makes.
+#: (user, group, mode): what provisioning gives a file or a folder.
 Ownership = tuple[str, str, int]
 PUBLIC_DIR: Ownership = ("root", "root", 0o755)
 
