@@ -329,15 +329,18 @@ def build_parser() -> argparse.ArgumentParser:
     restore = sub.add_parser("restore", help="put a backup back (on a fresh hub, say)")
     restore.add_argument("archive", help="the file coffre backup wrote")
     restore.add_argument(
-        "--store", default=None, help="where the store goes (default: where it was)"
+        "--config",
+        default=None,
+        help="this hub's hub.toml: its [store] (default /etc/coffre/hub.toml)",
     )
+    restore.add_argument("--store", default=None, help="where the store goes (overrides hub.toml)")
     restore.add_argument(
-        "--broker-dir", default=None, help="where the broker files go (default: where they were)"
+        "--broker-dir", default=None, help="where the broker files go (/etc/mosquitto/coffre)"
     )
+    restore.add_argument("--etc", default=None, help="where the configs go (/etc/coffre)")
     restore.add_argument(
-        "--etc", default=None, help="where the configs go (default: where they were)"
+        "--force", action="store_true", help="replace an existing store (kept beside, renamed)"
     )
-    restore.add_argument("--force", action="store_true", help="overwrite an existing store")
 
     doctor = sub.add_parser(
         "doctor", help="check this Pi: buses, groups, files, chips, broker, certificate, clock"
@@ -792,10 +795,16 @@ def _backup(args: Any) -> int:
                 store=Path(args.store) if args.store else None,
                 broker_dir=Path(args.broker_dir) if args.broker_dir else None,
                 etc_dir=Path(args.etc) if args.etc else None,
+                config=Path(args.config) if args.config else None,
                 force=args.force,
+                owners=bk.Owners.of_this_machine() if os.geteuid() == 0 else None,
             )
             where = ", ".join(f"{part} {path}" for part, path in done.folders.items())
             print(f"restored {done.files} files: store {done.store}, {where}")
+            if done.replaced is not None:
+                print(f"the store that was there: {done.replaced}")
+            for note in done.notes:
+                print(f"note: {note}")
             print("next: sudo systemctl restart coffre-broker coffre-hub coffre-display")
             return 0
         store = Path(args.store) if args.store else bk.store_of(Path(args.config))

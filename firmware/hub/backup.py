@@ -14,24 +14,35 @@ One ``.tar.gz`` (written 0600: it holds the CA's private key and every password)
   password files, a key set).
 
 Restoring the same CA and the same passwords on a fresh hub keeps every station paired:
-nothing changes on the stations. See docs/backup.md.
+nothing changes on the stations. Restore runs as root on a file from elsewhere: it puts
+each part in this hub's places (never where the manifest says), reads every member against
+the manifest before writing anything, follows no link, and gives each file the owner and
+mode provisioning gives it. See docs/backup.md (and its threat model).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import errno
+import gzip
 import hashlib
 import io
 import json
 import os
+import re
+import secrets
 import socket
 import sqlite3
+import stat
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from typing import BinaryIO, Protocol
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -78,9 +89,22 @@ def store_of(config: Path) -> Path:
         raise BackupError(f"cannot read {config}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise BackupError(f"{config}: not valid TOML: {exc}") from None
-    store = data.get("store", {}).get("path", "coffre-hub.sqlite3")
-    path = Path(store)
+    return _store_path(data)
+
+
+def _store_path(data: dict[str, object]) -> Path:
+    section = data.get("store")
+    store = section.get("path") if isinstance(section, dict) else None
+    path = Path(store if isinstance(store, str) else "coffre-hub.sqlite3")
     return path if path.is_absolute() else HUB_HOME / path
+
+
+def _store_named(text: bytes) -> Path | None:
+    """The store a hub.toml's text names, or None when it is not readable TOML."""
+    try:
+        return _store_path(tomllib.loads(text.decode("utf-8")))
+    except (UnicodeError, tomllib.TOMLDecodeError):
+        return None
 
 
 def _files(folder: Path) -> Iterator[Path]:
@@ -129,6 +153,10 @@ def make_backup(
             except PermissionError:
                 raise BackupError(f"cannot read {path}: run it with sudo") from None
             name = f"{part}/{path.relative_to(folder).as_posix()}"
+            try:
+                check_name(name)  # what restore would refuse is not backed up
+            except BackupError as exc:
+                raise BackupError(f"cannot back up {path}: {exc}") from None
             entries.append((name, data, path.stat().st_mode & 0o777))
     manifest = Manifest(
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -141,51 +169,650 @@ def make_backup(
         ],
     )
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
+    # ustar: plain headers only (restore refuses extended ones, see _Tar)
+    with (
+        os.fdopen(fd, "wb") as raw,
+        tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.USTAR_FORMAT) as tar,
+    ):
         for name, data, mode in [(MANIFEST, manifest.to_json(), 0o600), *entries]:
             info = tarfile.TarInfo(name)
             info.size, info.mode = len(data), mode
             info.mtime = int(datetime.datetime.now().timestamp())
-            tar.addfile(info, io.BytesIO(data))
+            try:
+                tar.addfile(info, io.BytesIO(data))
+            except ValueError as exc:
+                raise BackupError(f"cannot back up {name}: {exc}") from None
     out.chmod(0o600)
     return manifest
 
 
-def read_backup(archive: Path) -> tuple[Manifest, dict[str, bytes]]:
-    """The manifest and the files of a backup, every checksum checked."""
+# --- restore ------------------------------------------------------------------------------
+# Run as root on a file that came from elsewhere: the archive decides what the files hold,
+# never where they go, who owns them, nor their modes (docs/backup.md: what restore trusts).
+
+#: The largest manifest read (one for a hundred files is about 15 kB).
+MAX_MANIFEST = 1 << 20
+#: The most files one backup may list.
+MAX_FILES = 10_000
+#: The longest entry name (what a ustar header holds).
+MAX_NAME = 255
+#: Members are read, checked and written this much at a time.
+CHUNK = 1 << 16
+#: What may follow the end-of-archive block: tar's zeros up to its 10 kB record.
+MAX_TAIL = 1 << 16
+PARTS = ("store", "broker", "etc")
+_OCTAL = re.compile(r"[0-7]{3,4}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _show(value: object) -> str:
+    """Something read from an archive, as a short printable piece of one line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_name(name: str) -> tuple[str, tuple[str, ...]]:
+    """The part (store, broker, etc) and the path inside it of an entry, or BackupError:
+    only plain relative names, each step a real name (no "..", no "/x", no control
+    characters)."""
+    steps = tuple(name.split("/"))
+    if (
+        len(name) > MAX_NAME
+        or any(step in ("", ".", "..") for step in steps)
+        or any(ord(c) < 32 or ord(c) == 127 for c in name)
+    ):
+        raise BackupError(f"unsafe name {_show(name)}")
+    part, rel = steps[0], steps[1:]
+    if part not in PARTS or not rel or (part == "store" and len(rel) != 1):
+        raise BackupError(f"{_show(name)} is in no part (store/, broker/, etc/)")
+    return part, rel
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file a manifest lists, checked: a safe name, a size, an octal mode, a SHA-256."""
+
+    name: str
+    part: str
+    rel: tuple[str, ...]
+    size: int
+    mode: int
+    sha256: str
+
+
+def _entry(item: object, number: int) -> Entry:
+    if not isinstance(item, dict):
+        raise BackupError(f"manifest entry {number} is not an object")
+    name = item.get("name")
+    if not isinstance(name, str):
+        raise BackupError(f"manifest entry {number} has no name")
+    size, mode, digest = item.get("size"), item.get("mode"), item.get("sha256")
+    if type(size) is not int or size < 0:
+        raise BackupError(f"{_show(name)}: size {_show(size)} is not a byte count")
+    if not isinstance(mode, str) or not _OCTAL.fullmatch(mode):
+        raise BackupError(f"{_show(name)}: mode {_show(mode)} is not octal")
+    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+        raise BackupError(f"{_show(name)}: {_show(digest)} is not a SHA-256")
+    part, rel = check_name(name)
+    return Entry(name, part, rel, size, int(mode, 8), digest)
+
+
+def _parse_manifest(raw: bytes) -> tuple[Manifest, list[Entry]]:
     try:
-        with tarfile.open(archive, mode="r:gz") as tar:
-            contents: dict[str, bytes] = {}
-            for member in tar.getmembers():
-                handle = tar.extractfile(member) if member.isfile() else None
-                if handle is not None:
-                    contents[member.name] = handle.read()
+        data = json.loads(raw)
+    except (ValueError, RecursionError):  # RecursionError: brackets nested too deep
+        raise BackupError("its manifest is not JSON") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BackupError(f"its manifest is not in coffre's format {FORMAT}")
+    files = data.get("files")
+    if not isinstance(files, list):
+        raise BackupError("its manifest lists no files")
+    if len(files) > MAX_FILES:
+        raise BackupError(f"its manifest lists {len(files)} files (at most {MAX_FILES})")
+    entries = [_entry(item, number) for number, item in enumerate(files, 1)]
+    names: set[str] = set()
+    for entry in entries:
+        if entry.name in names:
+            raise BackupError(f"its manifest lists {_show(entry.name)} twice")
+        names.add(entry.name)
+    folders = {"/".join(e.name.split("/")[:i]) for e in entries for i in range(2, len(e.rel) + 1)}
+    clashes = sorted(names & folders)
+    if clashes:
+        raise BackupError(f"{_show(clashes[0])} is both a file and a folder in its manifest")
+    stores = sum(1 for e in entries if e.part == "store")
+    if stores != 1:
+        raise BackupError(f"its manifest lists {stores} stores (a backup holds one)")
+    parts = data.get("parts")
+    manifest = Manifest(
+        created=str(data.get("created", "")),
+        host=str(data.get("host", "")),
+        version=str(data.get("coffre", "")),
+        parts={str(k): str(v) for k, v in parts.items()} if isinstance(parts, dict) else {},
+        files=[
+            {"name": e.name, "size": e.size, "mode": f"{e.mode:04o}", "sha256": e.sha256}
+            for e in entries
+        ],
+    )
+    return manifest, entries
+
+
+class _Tar:
+    """The members of a gzip'd tar, one header at a time, never more read than asked for.
+
+    tarfile reads an extended header or a long name whole, whatever size it declares, and
+    hands over links and devices: a backup holds plain files with ustar names only, so
+    this reads those (tarfile parses each header block) and refuses every other kind.
+    """
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._left = 0
+        self._pad = 0
+
+    def _exact(self, size: int) -> bytes:
+        data = self._gz.read(size)
+        if len(data) != size:
+            raise EOFError
+        return data
+
+    def next(self) -> tuple[str, int] | None:
+        """The next member's name and size; None at the end of the archive."""
+        if self._left:
+            raise BackupError("a member was not read to its end")
+        if self._pad:
+            self._exact(self._pad)
+            self._pad = 0
+        block = self._exact(tarfile.BLOCKSIZE)
+        if not block.strip(b"\0"):
+            tail = self._gz.read(MAX_TAIL + 1)  # to the end: gzip checks its CRC there
+            if len(tail) > MAX_TAIL or tail.strip(b"\0"):
+                raise BackupError("data follows the end of the archive")
+            return None
+        try:
+            info = tarfile.TarInfo.frombuf(block, "utf-8", "strict")
+        except (tarfile.HeaderError, UnicodeError, ValueError):
+            raise BackupError("a member's tar header is damaged") from None
+        if info.type not in (tarfile.REGTYPE, tarfile.AREGTYPE):
+            kind = _KINDS.get(info.type, f"type {_show(info.type)}")
+            raise BackupError(f"{_show(info.name)} is a {kind}, not a plain file")
+        if info.size < 0:
+            raise BackupError(f"{_show(info.name)}: a negative size")
+        self._left, self._pad = info.size, -info.size % tarfile.BLOCKSIZE
+        return info.name, info.size
+
+    def chunks(self) -> Iterator[bytes]:
+        """The current member's bytes, CHUNK at a time."""
+        while self._left:
+            data = self._exact(min(CHUNK, self._left))
+            self._left -= len(data)
+            yield data
+
+
+_KINDS = {
+    tarfile.SYMTYPE: "symbolic link",
+    tarfile.LNKTYPE: "hard link",
+    tarfile.CHRTYPE: "character device",
+    tarfile.BLKTYPE: "block device",
+    tarfile.FIFOTYPE: "fifo",
+    tarfile.DIRTYPE: "folder",
+    tarfile.XHDTYPE: "pax extended header",
+    tarfile.XGLTYPE: "pax global header",
+    tarfile.GNUTYPE_LONGNAME: "GNU long name",
+    tarfile.GNUTYPE_LONGLINK: "GNU long link",
+    tarfile.GNUTYPE_SPARSE: "sparse file",
+    tarfile.CONTTYPE: "contiguous file",
+}
+
+
+class _Sink(Protocol):
+    def write(self, data: bytes) -> None: ...
+    def done(self) -> None: ...
+
+
+class _Discard:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def done(self) -> None:
+        pass
+
+
+def _scan(
+    archive: Path,
+    check: Callable[[list[Entry]], None],
+    sink: Callable[[Entry], _Sink],
+) -> Manifest:
+    """Read ``archive`` once: its manifest (first), ``check`` on it, then each member into
+    ``sink`` with its size and checksum checked against the manifest. Any fault: BackupError
+    naming the archive; a member the manifest does not list is refused unread."""
+    try:
+        with archive.open("rb") as raw:
+            tar = _Tar(raw)
+            first = tar.next()
+            if first is None or first[0] != MANIFEST:
+                raise BackupError(f"{MANIFEST} is not its first member")
+            if first[1] > MAX_MANIFEST:
+                raise BackupError(f"its manifest is too big ({first[1]} bytes)")
+            manifest, entries = _parse_manifest(b"".join(tar.chunks()))
+            check(entries)
+            listed = {e.name: e for e in entries}
+            seen: set[str] = set()
+            while (member := tar.next()) is not None:
+                name, size = member
+                entry = listed.get(name)
+                if name in seen:
+                    raise BackupError(f"{_show(name)} appears twice")
+                if entry is None:
+                    raise BackupError(f"{_show(name)} is not in its manifest")
+                if size != entry.size:
+                    raise BackupError(f"{name} is {size} bytes, its manifest says {entry.size}")
+                seen.add(name)
+                out, digest = sink(entry), hashlib.sha256()
+                for chunk in tar.chunks():
+                    digest.update(chunk)
+                    out.write(chunk)
+                if digest.hexdigest() != entry.sha256:
+                    raise BackupError(f"{name} is damaged (not its manifest's checksum)")
+                out.done()
+            missing = [n for n in listed if n not in seen]
+            if missing:
+                raise BackupError(f"{missing[0]} is missing ({len(missing)} of {len(listed)})")
+            return manifest
     except FileNotFoundError:
         raise BackupError(f"{archive} does not exist") from None
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BackupError(f"{archive} is not a coffre backup ({exc})") from None
+    except _DestinationError as exc:
+        raise BackupError(str(exc)) from None
+    except BackupError as exc:
+        raise BackupError(f"{archive}: {exc}") from None
+    except EOFError:
+        raise BackupError(f"{archive} is cut short") from None
+    except (gzip.BadGzipFile, zlib.error):
+        raise BackupError(f"{archive} is not a coffre backup (not a gzip'd tar)") from None
+    except OSError as exc:
+        raise BackupError(f"cannot read {archive}: {exc.strerror}") from None
+
+
+def read_backup(archive: Path) -> Manifest:
+    """The manifest of a backup, every member read and checked, nothing written."""
+    return _scan(archive, lambda entries: None, lambda entry: _Discard())
+
+
+class _DestinationError(BackupError):
+    """A fault of this hub's folders, not of the archive: its message names the path."""
+
+
+@dataclass(frozen=True)
+class Owners:
+    """The ids behind the names provisioning gives files to (``root``, ``coffre``,
+    ``mosquitto``); a name this machine lacks leaves the file to whoever restores."""
+
+    users: Mapping[str, int]
+    groups: Mapping[str, int]
+
+    @classmethod
+    def of_this_machine(cls) -> Owners:
+        import grp
+        import pwd
+
+        users: dict[str, int] = {}
+        groups: dict[str, int] = {}
+        for name in ("root", "coffre", "mosquitto"):
+            with contextlib.suppress(KeyError):
+                users[name] = pwd.getpwnam(name).pw_uid
+            with contextlib.suppress(KeyError):
+                groups[name] = grp.getgrnam(name).gr_gid
+        return cls(users, groups)
+
+    def ids(self, user: str, group: str) -> tuple[int, int]:
+        return self.users.get(user, -1), self.groups.get(group, -1)
+
+
+#: (user, group, mode): what provisioning gives a file or a folder.
+Ownership = tuple[str, str, int]
+PUBLIC_DIR: Ownership = ("root", "root", 0o755)
+
+
+def provisioned(part: str, rel: tuple[str, ...], archived_mode: int) -> Ownership:
+    """The owner, group and mode provisioning gives a file (deploy/provision-pi.sh,
+    brokerconf.configure_broker and share_with_hub, the hub unit's StateDirectory): the
+    store and the hub's password files the hub's user's; passwd mosquitto's and writable by
+    the hub's group (pairing adds users to it), acl too; broker.key mosquitto's; ca.key and
+    the credentials root's, 0600. Anything else root's, with the archive's mode at most
+    0644 (never executable, never writable by others)."""
+    from firmware.hub.brokerconf import CREDENTIALS
+    from firmware.hub.certs import CA_KEY_FILE
+    from firmware.link.tls import KEY_FILE
+
+    if part == "store":
+        return ("coffre", "coffre", 0o600)
+    if part == "broker":
+        if rel == ("passwd",):
+            return ("mosquitto", "coffre", 0o660)
+        if rel == ("acl",):
+            return ("root", "coffre", 0o664)
+        if rel == (KEY_FILE,):
+            return ("mosquitto", "mosquitto", 0o600)
+        if rel == (CA_KEY_FILE,) or rel[0] == CREDENTIALS:
+            return ("root", "root", 0o600)
+    if part == "etc" and len(rel) == 1 and rel[0].endswith(".password"):
+        return ("coffre", "coffre", 0o600)
+    return ("root", "root", archived_mode & 0o644)
+
+
+def provisioned_folder(part: str, rel: tuple[str, ...]) -> Ownership:
+    """The owner, group and mode provisioning gives a folder: the store's is the hub's
+    (0700, as its unit's StateDirectory makes it), credentials/ root's and writable by the
+    hub's group (pairing writes a station's password there), the rest root's, 0755."""
+    from firmware.hub.brokerconf import CREDENTIALS
+
+    if part == "store":
+        return ("coffre", "coffre", 0o700)
+    if part == "broker" and rel == (CREDENTIALS,):
+        return ("root", "coffre", 0o770)
+    return PUBLIC_DIR
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where a restore puts each part: this hub's, never the archive's."""
+
+    store: Path
+    broker: Path
+    etc: Path
+
+    def root(self, part: str) -> Path:
+        return {"store": self.store.parent, "broker": self.broker, "etc": self.etc}[part]
+
+    def rel(self, entry: Entry) -> tuple[str, ...]:
+        return (self.store.name,) if entry.part == "store" else entry.rel
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class _Stage:
+    """A restore's files, written beside their destinations under new names (created, never
+    opened if there) and renamed over them only once every member has been read and checked:
+    nothing is followed through a symbolic link, and a refusal leaves nothing behind.
+
+    The folders above each part's folder (/etc, /var/lib) are root's; each part's folder and
+    everything in it is reached one step at a time without following a link, since the
+    hub's user may write in some of them (the store's folder, credentials/)."""
+
+    def __init__(self, places: Places, owners: Owners | None, force: bool) -> None:
+        self.places, self.owners, self.force = places, owners, force
+        self.notes: list[str] = []
+        self.replaced: Path | None = None
+        self.hub_toml: bytes | None = None
+        self._fds: dict[Path, int] = {}
+        self._made: list[tuple[Path, int | None, Ownership | None]] = []
+        self._staged: list[tuple[int, str, str, Path]] = []
+        self._open: list[_StagedFile] = []
+        self._missing: set[str] = set()
+
+    # -- before anything is written ----------------------------------------------------------
+    def check(self, entries: list[Entry]) -> None:
+        """Refuse a destination that is a link or not what it should be, an existing store
+        without --force, and a backup bigger than the room left, before writing anything."""
+        for part in sorted({e.part for e in entries}):
+            _expect(self.places.root(part), folder=True)
+        for entry in entries:
+            path = self.places.root(entry.part)
+            rel = self.places.rel(entry)
+            for step in rel[:-1]:
+                path = path / step
+                _expect(path, folder=True)
+            _expect(path / rel[-1], folder=False)
+        store = self.places.store
+        if os.path.lexists(store) and not self.force:
+            raise _DestinationError(
+                f"{store} exists (it may hold newer games): --force keeps it beside, renamed"
+            )
+        for suffix in ("-wal", "-shm"):
+            _expect(Path(f"{store}{suffix}"), folder=False)
+        need: dict[int, tuple[Path, int]] = {}
+        for entry in entries:
+            where = _existing(self.places.root(entry.part))
+            device = os.stat(where).st_dev
+            had = need.get(device, (where, 0))[1]
+            need[device] = (where, had + entry.size + 4096)
+        for where, size in need.values():
+            vfs = os.statvfs(where)
+            free = vfs.f_bavail * vfs.f_frsize
+            if size > free:
+                raise _DestinationError(
+                    f"{where}: {free >> 20} MiB free, the backup needs {(size >> 20) + 1} MiB"
+                )
+
+    # -- while reading ---------------------------------------------------------------------
+    def sink(self, entry: Entry) -> _StagedFile:
+        rel = self.places.rel(entry)
+        folder = self._folder(entry.part, rel[:-1])
+        temp = f".{rel[-1]}.restoring-{secrets.token_hex(4)}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        path = self.places.root(entry.part).joinpath(*rel)
+        try:
+            fd = os.open(temp, flags, 0o600, dir_fd=folder)
+        except OSError as exc:
+            raise _cannot(path, exc) from None
+        self._staged.append((folder, temp, rel[-1], path))
+        user, group, mode = provisioned(entry.part, entry.rel, entry.mode)
+        ids = self._ids(user, group)
+        keep = entry.part == "etc" and entry.rel == ("hub.toml",) and entry.size <= MAX_MANIFEST
+        staged = _StagedFile(fd, path, ids, mode, self if keep else None)
+        self._open.append(staged)
+        return staged
+
+    def _ids(self, user: str, group: str) -> tuple[int, int] | None:
+        if self.owners is None:
+            return None
+        uid, gid = self.owners.ids(user, group)
+        self._missing |= {n for n, i in ((f"user {user}", uid), (f"group {group}", gid)) if i < 0}
+        return uid, gid
+
+    def _folder(self, part: str, rel: tuple[str, ...]) -> int:
+        def own(rel: tuple[str, ...]) -> Ownership:
+            return provisioned_folder(part, rel)
+
+        root = self.places.root(part)
+        fd = self._fds.get(root)
+        if fd is None:
+            fd = self._step(self._above(root.parent), root, own(()))
+        path = root
+        for number, step in enumerate(rel, 1):
+            path = path / step
+            known = self._fds.get(path)
+            fd = known if known is not None else self._step(fd, path, own(rel[:number]))
+        return fd
+
+    def _above(self, folder: Path) -> int:
+        """A folder above a part's (root's: followed as it is), made if missing."""
+        if folder in self._fds:
+            return self._fds[folder]
+        missing = []
+        probe = folder
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        for path in reversed(missing):
+            try:
+                os.mkdir(path, 0o755)
+            except OSError as exc:
+                raise _cannot(path, exc) from None
+            self._made.append((path, None, None))
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._fds[folder] = fd
+        return fd
+
+    def _step(self, parent: int, path: Path, ownership: Ownership) -> int:
+        """Open (or make, private until the end) one folder inside a part, not following a
+        link."""
+        try:
+            try:
+                fd = os.open(path.name, _DIR_FLAGS, dir_fd=parent)
+            except FileNotFoundError:
+                os.mkdir(path.name, 0o700, dir_fd=parent)
+                self._made.append((path, parent, ownership))
+                fd = os.open(path.name, _DIR_FLAGS, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise _DestinationError(
+                    f"{path} is a symbolic link or not a folder: refused"
+                ) from None
+            raise _cannot(path, exc) from None
+        self._fds[path] = fd
+        return fd
+
+    # -- once everything was read and checked --------------------------------------------------
+    def commit(self) -> None:
+        """Put every staged file in place (the store there before kept beside, renamed), then
+        give the folders made, and credentials/, what provisioning gives them."""
+        from firmware.hub.brokerconf import CREDENTIALS
+
+        store = self.places.store
+        folder = self._fds[store.parent]
+        try:
+            if _lexists_at(store.name, folder):
+                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+                aside = f"{store.name}.replaced-{stamp}"
+                while _lexists_at(aside, folder):
+                    aside += "+"
+                for suffix in ("", "-wal", "-shm"):
+                    if _lexists_at(store.name + suffix, folder):
+                        os.rename(store.name + suffix, aside + suffix, src_dir_fd=folder,
+                                  dst_dir_fd=folder)  # fmt: skip
+                self.replaced = store.parent / aside
+            for suffix in ("-wal", "-shm"):  # a stale journal would be replayed into it
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(store.name + suffix, dir_fd=folder)
+            for fd, temp, final, _path in self._staged:
+                os.rename(temp, final, src_dir_fd=fd, dst_dir_fd=fd)
+            self._staged.clear()
+            credentials = self.places.broker / CREDENTIALS
+            settled = [(p, o) for p, parent, o in self._made if parent is not None and o]
+            if credentials in self._fds and credentials not in {p for p, _ in settled}:
+                settled.append((credentials, provisioned_folder("broker", (CREDENTIALS,))))
+            for path, (user, group, mode) in settled:
+                ids = self._ids(user, group)
+                if ids is not None:
+                    os.fchown(self._fds[path], *ids)
+                os.fchmod(self._fds[path], mode)
+            self._made.clear()
+        except OSError as exc:
+            raise BackupError(f"restore stopped half-way: {exc}") from None
+        if self._missing:
+            names = ", ".join(sorted(self._missing, reverse=True))
+            self.notes.append(f"this machine has no {names}: their files stay root's")
+
+    def abandon(self) -> None:
+        """Remove every staged file and every folder made: as if nothing had happened."""
+        for staged in self._open:
+            staged.close()
+        for fd, temp, _final, _path in self._staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=fd)
+        self._staged.clear()
+        for path, parent, _ownership in reversed(self._made):
+            with contextlib.suppress(OSError):
+                if parent is None:
+                    os.rmdir(path)
+                else:
+                    os.rmdir(path.name, dir_fd=parent)
+        self._made.clear()
+
+    def close(self) -> None:
+        for staged in self._open:
+            staged.close()
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+class _StagedFile:
+    """One member being written under its temporary name."""
+
+    def __init__(
+        self, fd: int, path: Path, ids: tuple[int, int] | None, mode: int, keep: _Stage | None
+    ) -> None:
+        self.fd: int | None = fd
+        self.path, self.ids, self.mode, self.keep = path, ids, mode, keep
+        self.kept = bytearray()
+
+    def write(self, data: bytes) -> None:
+        assert self.fd is not None
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except OSError as exc:
+            raise _cannot(self.path, exc) from None
+        if self.keep is not None:
+            self.kept += data
+
+    def done(self) -> None:
+        """Owner and mode first, then on disk: the file is right before it has its name."""
+        assert self.fd is not None
+        try:
+            if self.ids is not None:
+                os.fchown(self.fd, *self.ids)
+            os.fchmod(self.fd, self.mode)
+            os.fsync(self.fd)
+        except OSError as exc:
+            raise _cannot(self.path, exc) from None
+        if self.keep is not None:
+            self.keep.hub_toml = bytes(self.kept)
+        self.close()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _expect(path: Path, *, folder: bool) -> None:
+    """Refuse a symbolic link, or a file where a folder should be (and the other way)."""
     try:
-        data = json.loads(contents.pop(MANIFEST))
-        assert data["format"] == FORMAT
-        manifest = Manifest(data["created"], data["host"], data["coffre"], data["parts"])
-        manifest.files = list(data["files"])
-    except (KeyError, ValueError, AssertionError, TypeError):
-        raise BackupError(f"{archive} is not a coffre backup (no readable manifest)") from None
-    for entry in manifest.files:
-        name = str(entry["name"])
-        body = contents.get(name)
-        if body is None or hashlib.sha256(body).hexdigest() != entry["sha256"]:
-            raise BackupError(f"{archive}: {name} is missing or damaged")
-    return manifest, contents
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _cannot(path, exc) from None
+    if stat.S_ISLNK(mode):
+        raise _DestinationError(f"{path} is a symbolic link: refused (who put it there?)")
+    if folder and not stat.S_ISDIR(mode):
+        raise _DestinationError(f"{path} is not a folder")
+    if not folder and not stat.S_ISREG(mode):
+        raise _DestinationError(f"{path} is not a plain file")
+
+
+def _existing(path: Path) -> Path:
+    while not path.exists():
+        path = path.parent
+    return path
+
+
+def _lexists_at(name: str, folder: int) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _cannot(path: Path, exc: OSError) -> _DestinationError:
+    hint = ": run it with sudo" if isinstance(exc, PermissionError) else ""
+    return _DestinationError(f"cannot write {path}: {exc.strerror}{hint}")
 
 
 @dataclass
 class Restored:
-    """Where a restore put each part."""
+    """Where a restore put each part, and what the host should know."""
 
     store: Path
     folders: dict[str, Path]
     files: int
+    replaced: Path | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def restore_backup(
@@ -194,72 +821,39 @@ def restore_backup(
     store: Path | None = None,
     broker_dir: Path | None = None,
     etc_dir: Path | None = None,
+    config: Path | None = None,
     force: bool = False,
+    owners: Owners | None = None,
 ) -> Restored:
-    """Put a backup's files back: each part where it came from, unless told elsewhere.
+    """Put a backup's files in this hub's places: the store where this hub's ``config``
+    (hub.toml) says, the broker's and the hub's configs in BROKER_DIR and ETC_DIR, unless
+    the arguments say elsewhere. A manifest's paths are never used.
 
-    An existing store is not overwritten without ``force`` (it may hold newer games).
+    Every member is read and checked before any file takes its name; a refusal writes
+    nothing. An existing store is only replaced with ``force``, and kept beside, renamed.
+    ``owners``: give each file the owner provisioning gives it (as root); None leaves them
+    to whoever runs this, with provisioning's modes.
     """
-    manifest, contents = read_backup(archive)
-    modes = {str(e["name"]): int(str(e["mode"]), 8) for e in manifest.files}
-    target_store = store or Path(manifest.parts["store"])
-    if target_store.exists() and not force:
-        raise BackupError(
-            f"{target_store} exists (it may hold newer games): move it away, or --force"
-        )
-    folders = {
-        part: Path(chosen or manifest.parts[part])
-        for part, chosen in (("broker", broker_dir), ("etc", etc_dir))
-        if part in manifest.parts
-    }
-    written = 0
-    for name, body in contents.items():
-        part, _, rest = name.partition("/")
-        rel = PurePosixPath(rest)
-        if not rest or rel.is_absolute() or ".." in rel.parts:
-            raise BackupError(f"{archive}: unsafe name {name}")
-        if part == "store":
-            path = target_store
-            for stale in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-                stale.unlink(missing_ok=True)
-        elif part in folders:
-            path = folders[part] / rel
-        else:
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700 if part == "store" else 0o755)
-        _write(path, body, modes.get(name, 0o600))
-        written += 1
-    _hand_over(folders.get("broker"), folders.get("etc"), target_store)
-    return Restored(target_store, folders, written)
-
-
-def _write(path: Path, data: bytes, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode & 0o777)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    path.chmod(mode & 0o777)
-
-
-def _hand_over(broker: Path | None, etc: Path | None, store: Path) -> None:
-    """As root: mosquitto reads its passwd and key, the coffre user its passwords and
-    store (what broker-config and provisioning set up)."""
-    from firmware.hub.brokerconf import give_key_to_mosquitto
-    from firmware.link.tls import KEY_FILE
-
-    if broker is not None:
-        for name in ("passwd", KEY_FILE):
-            if (broker / name).is_file():
-                give_key_to_mosquitto(broker / name)
-    if os.geteuid() != 0:
-        return
-    import pwd
-
+    if store is None:
+        try:
+            store = store_of(config or HUB_CONFIG)
+        except BackupError as exc:
+            raise BackupError(f"{exc} (--store says where the store goes)") from None
+    places = Places(store, broker_dir or BROKER_DIR, etc_dir or ETC_DIR)
+    stage = _Stage(places, owners, force)
     try:
-        coffre = pwd.getpwnam("coffre")
-    except KeyError:
-        return
-    owned = [store, store.parent] if store.parent == HUB_HOME else [store]
-    if etc is not None:
-        owned += list(etc.glob("*.password"))
-    for path in owned:
-        os.chown(path, coffre.pw_uid, coffre.pw_gid)
+        manifest = _scan(archive, stage.check, stage.sink)
+        stage.commit()
+    except BaseException:
+        stage.abandon()
+        raise
+    finally:
+        stage.close()
+    notes = list(stage.notes)
+    if stage.hub_toml is not None:
+        named = _store_named(stage.hub_toml)
+        if named is not None and named != store:
+            notes.append(f"the restored hub.toml's store is {named}; the store went to {store}")
+    parts = {str(e["name"]).split("/")[0] for e in manifest.files}
+    folders: dict[str, Path] = {p: places.root(p) for p in ("broker", "etc") if p in parts}
+    return Restored(store, folders, len(manifest.files), stage.replaced, notes)
