@@ -200,6 +200,11 @@ class Client:
     #: holds a secret token (it keeps other users from taking the id over), which the
     #: journal, readable by more people than the store, must not show.
     label: str = ""
+    #: Called (from paho's thread) with each message's topic and payload before it is
+    #: queued: False drops it there (acked to the broker at once under ``manual_ack``). A
+    #: flood of messages the owner would only discard then never reaches its mailbox, so
+    #: it cannot queue the owner's own work behind it.
+    admit: Callable[[str, bytes], bool] | None = None
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
@@ -398,6 +403,10 @@ class Client:
             self.on_subscribed(mid, refused)
 
     def _on_message(self, _c: paho.Client, _u: Any, msg: paho.MQTTMessage) -> None:
+        if self.admit is not None and not self.admit(msg.topic, bytes(msg.payload)):
+            if self.manual_ack and msg.qos > 0:
+                self._paho.ack(msg.mid, msg.qos)
+            return
         ack = None
         if self.manual_ack and msg.qos > 0:
             ack = functools.partial(self._paho.ack, msg.mid, msg.qos)
