@@ -49,7 +49,8 @@ BURST_WAKE = 32
 
 def _wake(pair: socket.socket) -> None:
     """Wake paho's network thread (what paho does at each publish)."""
-    with contextlib.suppress(BlockingIOError):  # full: a wake-up is pending already
+    # Full: a wake-up is pending already; closed: the client stopped (nothing to wake).
+    with contextlib.suppress(OSError):
         pair.send(b"\0")
 
 
@@ -343,9 +344,23 @@ class Client:
             sock = self._paho.socket()
             if sock is not None:
                 sock.close()
+        own = threading.current_thread() is getattr(self._paho, "_thread", None)
         self._paho.loop_stop()
+        if not own:  # its network thread has ended: nothing uses its sockets any more
+            self._release_sockets()
         if last:
             self.inbox.put(None)
+
+    def _release_sockets(self) -> None:
+        """Close paho's sockets now: its connection and the pair it wakes its network
+        thread with (two loopback TCP sockets, made at every ``loop_start``). paho closes
+        the pair only when the client is garbage-collected, and a client is a reference
+        cycle (its callbacks are our bound methods): a hub that replaces its will
+        connections at every broker restart kept two sockets per table per restart until
+        a full collection happened to run."""
+        reset = getattr(self._paho, "_reset_sockets", None)
+        if reset is not None:
+            reset()
 
     def leave(self) -> None:
         """Unsubscribe (so a persistent session queues nothing more) and stop cleanly, with
