@@ -4,8 +4,8 @@ Only the hub's broker user may write a station's ``ack`` topic (firmware/hub/bro
 but whoever holds a station's credentials (copied off its card) makes the hub write there
 as fast as it likes: every input it sends under that name is refused, and each refusal goes
 to the real station, under an id that station never sent. Here the refusals are published
-with the hub's own credentials, as the hub would send them, so the figure is the station's
-alone (not the hub's handling of the inputs that would cause them).
+with the hub's own credentials, at the QoS the hub answers with, so the figure is the
+station's alone (not the hub's handling of the inputs that would cause them).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_answers_never_asked_for_do_not_reach_the_glass_nor_hold_up_a_tap(
                 for n in range(sent, sent + CHUNK):
                     forged = old_id if n % 1000 == 0 else f"f00d{n % 97:02x}:{n}"
                     payload = proto.encode(proto.Ack(forged, False, f"{FLOOD_TEXT} {n % 7}"))
-                    info = hub.publish(ack_topic, payload)
+                    info = hub.publish(ack_topic, payload, qos=proto.ANSWER_QOS)
             info.wait_for_publish(30)
             sent += CHUNK
             deadline = time.monotonic() + 30
