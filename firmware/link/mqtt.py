@@ -49,7 +49,8 @@ BURST_WAKE = 32
 
 def _wake(pair: socket.socket) -> None:
     """Wake paho's network thread (what paho does at each publish)."""
-    with contextlib.suppress(BlockingIOError):  # full: a wake-up is pending already
+    # Full: a wake-up is pending already; closed: the client stopped (nothing to wake).
+    with contextlib.suppress(OSError):
         pair.send(b"\0")
 
 
@@ -200,6 +201,11 @@ class Client:
     #: holds a secret token (it keeps other users from taking the id over), which the
     #: journal, readable by more people than the store, must not show.
     label: str = ""
+    #: Called (from paho's thread) with each message's topic and payload before it is
+    #: queued: False drops it there (acked to the broker at once under ``manual_ack``). A
+    #: flood of messages the owner would only discard then never reaches its mailbox, so
+    #: it cannot queue the owner's own work behind it.
+    admit: Callable[[str, bytes], bool] | None = None
 
     def __post_init__(self) -> None:
         self.subscriptions = list(self.subscriptions)
@@ -338,9 +344,23 @@ class Client:
             sock = self._paho.socket()
             if sock is not None:
                 sock.close()
+        own = threading.current_thread() is getattr(self._paho, "_thread", None)
         self._paho.loop_stop()
+        if not own:  # its network thread has ended: nothing uses its sockets any more
+            self._release_sockets()
         if last:
             self.inbox.put(None)
+
+    def _release_sockets(self) -> None:
+        """Close paho's sockets now: its connection and the pair it wakes its network
+        thread with (two loopback TCP sockets, made at every ``loop_start``). paho closes
+        the pair only when the client is garbage-collected, and a client is a reference
+        cycle (its callbacks are our bound methods): a hub that replaces its will
+        connections at every broker restart kept two sockets per table per restart until
+        a full collection happened to run."""
+        reset = getattr(self._paho, "_reset_sockets", None)
+        if reset is not None:
+            reset()
 
     def leave(self) -> None:
         """Unsubscribe (so a persistent session queues nothing more) and stop cleanly, with
@@ -398,6 +418,10 @@ class Client:
             self.on_subscribed(mid, refused)
 
     def _on_message(self, _c: paho.Client, _u: Any, msg: paho.MQTTMessage) -> None:
+        if self.admit is not None and not self.admit(msg.topic, bytes(msg.payload)):
+            if self.manual_ack and msg.qos > 0:
+                self._paho.ack(msg.mid, msg.qos)
+            return
         ack = None
         if self.manual_ack and msg.qos > 0:
             ack = functools.partial(self._paho.ack, msg.mid, msg.qos)

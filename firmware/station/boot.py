@@ -126,6 +126,8 @@ class Boot:
         #: The settings, once they read (a later problem is then told to the hub too).
         self.settings: StationSettings | None = None
         self._status_link: Any = None
+        #: The status the hub was last told (topic, payload), said again at each connection.
+        self._status: tuple[str, bytes] | None = None
         self.attempts = 0
 
     def attempt(self) -> Started | Problem:
@@ -189,7 +191,8 @@ class Boot:
             if retry:
                 log.error("%s; retrying every %g s", problem.message, self.retry_seconds)
             self.problems.append(problem)
-            self._tell_hub(problem)
+        # Every time, not only when the problem changes: new settings need a new link.
+        self._tell_hub(problem)
         self._show(problem, retry)
 
     def _show(self, problem: Problem, retry: bool) -> None:
@@ -198,21 +201,40 @@ class Boot:
 
     def _tell_hub(self, problem: Problem) -> None:
         """A part that does not answer, once the settings read: the station's retained
-        status says ``error`` and the reason, so the hub lists the seat (firmware.hub.health)."""
+        status says ``error`` and the reason, so the hub lists the seat (firmware.hub.health).
+
+        The status link says it again at every (re)connection: a broker restored from a
+        backup, or restarted without its retained messages, would otherwise list the seat
+        as never seen. New settings (a re-pairing's password) get a new link."""
         settings = self.settings
         if settings is None or not problem.retry:
             return
         from firmware.link import protocol as proto
         from firmware.link.mqtt import Client
 
-        if self._status_link is None:
-            client_id = f"coffre-{settings.table}-{settings.id}-{os.urandom(4).hex()}"
-            self._status_link = Client(settings.broker, client_id, [])
-            self._status_link.start()
         topic = proto.Topics(settings.table).station(settings.id, "status")
         reason = (problem.short or problem.message).removeprefix("hardware: ")[:64]
-        status = proto.StationStatus(state="error", reason=reason)
-        self._status_link.publish(topic, proto.encode(status), retain=True)
+        status = (topic, proto.encode(proto.StationStatus(state="error", reason=reason)))
+        link = self._status_link
+        if link is not None and link.config != settings.broker:
+            link.stop()
+            link = self._status_link = None
+        if link is not None and status == self._status:
+            return  # said, and said again at every connection
+        self._status = status
+        if link is None:
+            client_id = f"coffre-{settings.table}-{settings.id}-{os.urandom(4).hex()}"
+            # Its first connection says it (see _restate): nothing is queued before.
+            self._status_link = Client(settings.broker, client_id, [], on_connected=self._restate)
+            self._status_link.start()
+        elif link.connected.is_set():
+            link.publish(topic, status[1], retain=True)
+
+    def _restate(self) -> None:
+        """On the status link's every (re)connection (paho's thread): the status again."""
+        link, status = self._status_link, self._status
+        if link is not None and status is not None:
+            link.publish(status[0], status[1], retain=True)
 
     def show_lines(self, title: str, lines: list[str]) -> None:
         """Draw a few lines on the glass (opened alone if need be), if there is one."""

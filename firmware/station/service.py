@@ -39,6 +39,8 @@ READ_BLINK = (0.0, 0.0, 1.0)
 ERROR_LED = (1.0, 0.0, 0.0)
 #: The station thread wakes at least this often; the watchdog wants a beat this fresh.
 ALIVE_WITHIN = 30.0
+#: Answers to no pending input are logged at most once in this many seconds.
+UNASKED_LOG_EVERY = 10.0
 
 #: What to do about each connection problem, on the screen's second line.
 _LINK_HINTS = {
@@ -104,6 +106,12 @@ class Station:
         self.beat = time.monotonic()
         self.read_at = 0.0  # perf_counter of the last tag read (for the latency bench)
         self.settled = threading.Condition()
+        #: Answers dropped because no pending input of this station asked for them.
+        self.unasked = 0
+        self._unasked_lock = threading.Lock()
+        self._unasked_logged = -UNASKED_LOG_EVERY
+        self._unasked_held = 0
+        self._ack_topic = self.topics.station(station_id, "ack")
         self.client = Client(
             broker,
             # The boot id makes the client id unguessable: no other user can take it over.
@@ -116,6 +124,7 @@ class Station:
             will=Will(self.topics.station(station_id, "status"), self._status("lost")),
             on_connected=lambda: self.client.inbox.put(Message("!connected", b"")),
             on_state=lambda state: self.queue.put(_Local("link", state)),
+            admit=self._admit,
         )
         self.queue: queue.Queue[Any] = self.client.inbox
         controls = devices.controls
@@ -273,12 +282,50 @@ class Station:
                 return
             self._ack(ack)
 
+    def _admit(self, topic: str, payload: bytes) -> bool:
+        """On paho's thread: an answer to no pending input stops here, before the mailbox.
+
+        Anyone who can make the hub refuse inputs under this station's name (its
+        credentials, copied) makes it answer here, as fast as they send: such answers
+        must cost the station next to nothing and never queue its own taps behind them.
+        ``pending`` is only read here (one dict lookup, safe against the station thread);
+        an input enters it before it is published, so its answer always finds it.
+        """
+        if topic != self._ack_topic:
+            return True
+        try:
+            ack = msgspec.json.decode(payload, type=proto.Ack)
+        except msgspec.MsgspecError:
+            self._unasked_answer(None)
+            return False
+        if ack.id is not None and ack.id in self.pending:
+            return True
+        self._unasked_answer(ack)
+        return False
+
+    def _unasked_answer(self, ack: proto.Ack | None) -> None:
+        """Count an answer no pending input asked for; log it at most every few seconds."""
+        with self._unasked_lock:
+            self.unasked += 1
+            now = time.monotonic()
+            if now - self._unasked_logged < UNASKED_LOG_EVERY:
+                self._unasked_held += 1
+                return
+            held, self._unasked_held = self._unasked_held, 0
+            self._unasked_logged = now
+        # The id is whatever the sender chose: quoted and cut, one line whatever it holds.
+        what = "a malformed answer" if ack is None else f"an answer to {str(ack.id)[:40]!r}"
+        more = f" (+{held} more since the last line)" if held else ""
+        log.warning("%s: dropped %s: no input of this station waits for it%s", self.id, what, more)
+
     def _ack(self, ack: proto.Ack) -> None:
-        known = ack.id is not None and self.pending.pop(ack.id, None) is not None
+        # A second answer to one input (a resend answered twice) finds it gone here.
+        if ack.id is None or self.pending.pop(ack.id, None) is None:
+            self._unasked_answer(ack)
+            return
         self.last_ack = ack
         if ack.ok:
-            if known:
-                self.devices.controls.beep("ok")
+            self.devices.controls.beep("ok")
             if ack.message:
                 self._show_toast(ack.message)
         else:

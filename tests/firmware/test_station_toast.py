@@ -34,7 +34,10 @@ def screen(st: Station, phase: str, line: str) -> None:
 
 
 def refuse(st: Station, message: str) -> None:
-    st._handle(Message(T.station("p1", "ack"), proto.encode(proto.Ack("x:1", False, message))))
+    """A press at the station, refused by the hub (a station shows only answers it awaits)."""
+    st._send({"kind": "press"})
+    answer = proto.Ack(f"{st.boot}:{st.seq}", False, message)
+    st._handle(Message(T.station("p1", "ack"), proto.encode(answer)))
 
 
 def shows(display: MockDisplay, expected: proto.Screen, toast: str | None) -> bool:
