@@ -20,9 +20,10 @@ from device.base import ReaderError
 from device.factory import open_station
 from device.mock import MockDisplay
 from device.panel import MockPanel
+from firmware.hub import pairing as hub_pairing
 from firmware.hub.brokerconf import Venue, read_credentials
 from firmware.hub.config import TableConfig
-from firmware.hub.pairing import BrokerDoor
+from firmware.hub.pairing import SETTLE_SECONDS, BrokerDoor
 from firmware.hub.service import Hub
 from firmware.link import pairing as pair
 from firmware.link import protocol as proto
@@ -174,7 +175,7 @@ def test_pairing_confirmed_gives_the_station_its_password_and_ca_and_it_plays(ri
     latest(screens, T.host_screen, f"Pair p1? {code}")
     status = latest(statuses, T.hub_status, '"pairing"')
     assert status["stations"]["p1"] == {"state": "pairing"}  # type: ignore[index]
-    ack = rig.host("pair", "p1")
+    ack = rig.host("pair", "p1", code=code)
     assert ack.ok, ack
     thread.join(15)
     assert result == [True]
@@ -199,6 +200,7 @@ def test_the_panel_ok_confirms_the_code_it_shows(rig: Rig) -> None:
     screens = rig.watch(T.host_screen)
     glass, result, _stop, thread = pair_in_background(rig.station_toml("p2"))
     latest(screens, T.host_screen, f"Pair p2? {glass.code()}")
+    time.sleep(SETTLE_SECONDS)  # the host looks at both codes before pressing
     rig.panel.press("ok")
     thread.join(15)
     assert result == [True]
@@ -279,8 +281,7 @@ def test_a_stranger_cannot_pair_without_the_host_nor_read_a_granted_password(rig
     # Meanwhile the real p1 pairs, with the host's yes.
     config = rig.station_toml("p1")
     glass, result, _stop, thread = pair_in_background(config)
-    glass.code()
-    assert rig.host("pair", "p1").ok
+    assert rig.host("pair", "p1", code=glass.code()).ok
     thread.join(15)
     assert result == [True]
     password = (config.parent / "station.password").read_text().strip()
@@ -423,6 +424,7 @@ def test_a_station_service_pairs_at_boot_then_starts(rig: Rig) -> None:
     thread = threading.Thread(target=lambda: outcome.append(boot.run(stop)), daemon=True)
     thread.start()
     latest(screens, T.host_screen, "Pair p3? ")
+    time.sleep(SETTLE_SECONDS)  # the host looks at both codes before pressing
     rig.panel.press("ok")
     thread.join(20)
     stop.set()
@@ -482,16 +484,32 @@ def test_coffre_host_status_shows_the_code_and_every_seat(
     thread.join(15)
 
 
-def test_a_stale_hello_without_its_reveal_does_not_block_the_station(rig: Rig) -> None:
-    """A hello that never revealed (one the broker kept while the hub was down) gives way
-    to the station's newer one: the station pairs with the host's ok."""
+def test_a_stale_hello_without_its_reveal_costs_the_station_one_round(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hello that never revealed (one the broker kept while the hub was down) is not
+    replaced by the station's newer one (a replacement is a fresh guess at the code):
+    both are refused on the station's glass and the hub display, the seat cools down, and
+    the station's next ask pairs with the host's ok."""
+    monkeypatch.setattr(hub_pairing, "SEAT_COOLDOWN", 1.0)
+    screens = rig.watch(T.host_screen)
     spy = stranger(rig)
     _, public = pair.keypair()
     old = pair.Request("hello", "old", pub=pair.b64(public), commit="00", suite=pair.SUITE)
     spy.publish(pair.enrol_topic(TABLE, "p2", "request"), pair.encode(old))
     assert pair.decode_reply(_next(spy, "p2/reply")).session == "old"
-    glass, result, _stop, thread = pair_in_background(rig.station_toml("p2"))
-    glass.code()
-    assert rig.host("pair", "p2").ok
+    glass, result, stop = Glass(), [], threading.Event()
+    config = rig.station_toml("p2")
+
+    def run() -> None:
+        result.append(station_pairing.pair_until_done(config, glass, stop, again=1.5))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    latest(screens, T.host_screen, "p2: two requests, refused")
+    code = glass.code(timeout=20)
+    assert "Two requests" in glass.lines
+    assert rig.host("pair", "p2", code=code).ok
     thread.join(15)
+    stop.set()
     assert result == [True]
