@@ -282,5 +282,6 @@ def status(broker: BrokerConfig, table: str, timeout: float) -> int:
     for line in screen.get("lines", []):
         print(f"  {line}")
     for station, seat in (hub.stations or {}).items():
-        print(f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else ""))
+        line = f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else "")
+        print(line + (", a pairing request waits" if seat.asking else ""))
     return 0

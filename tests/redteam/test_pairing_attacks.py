@@ -20,6 +20,7 @@ from firmware.hub.brokerconf import read_credentials
 from firmware.link import pairing as pair
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.station.service import Station
+from firmware.tools.host import status as host_status
 from tests.support.pairing import (
     SEATS,
     TABLE,
@@ -211,9 +212,12 @@ def test_pair_with_the_code_compared_refuses_another_request(
     assert "pair needs the station and the code" in capsys.readouterr().err
 
 
-def test_one_hello_for_an_online_seat_changes_neither_its_health_nor_a_start(rig: Rig) -> None:
+def test_one_hello_for_an_online_seat_changes_neither_its_health_nor_a_start(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Every station online; one anonymous hello for p2, never revealed. hub/status keeps
-    p2 online (the request shown beside it) and a start goes ahead at once."""
+    p2 online (the request shown beside it, as `coffre host status` prints it) and a start
+    goes ahead at once."""
     statuses = rig.watch(T.hub_status)
     passwords = read_credentials(rig.broker.conf_dir)  # type: ignore[arg-type]
     for seat in SEATS:
@@ -233,6 +237,8 @@ def test_one_hello_for_an_online_seat_changes_neither_its_health_nor_a_start(rig
     assert reply is not None and reply.step == "challenge"
     status = latest(statuses, T.hub_status, '"asking":true')
     assert status["stations"]["p2"] == {"state": "online", "asking": True}  # type: ignore[index]
+    assert host_status(rig.broker.config("host"), TABLE, 10) == 0
+    assert "  p2: online, a pairing request waits\n" in capsys.readouterr().out
     ack = rig.host("start", game="secret-identity", players=3)
     assert ack.ok, ack
 
