@@ -347,3 +347,9 @@ def test_a_stale_hello_without_its_reveal_costs_the_station_one_round(
     thread.join(15)
     stop.set()
     assert result == [True]
+
+
+def test_a_refused_station_asks_again_once_its_seat_has_cooled_down() -> None:
+    """After a refusal the hub gives the seat no challenge for SEAT_COOLDOWN seconds; the
+    station's own next ask comes no sooner, so an honest station is not told "Too soon"."""
+    assert hub_pairing.SEAT_COOLDOWN <= station_pairing.AGAIN_SECONDS
