@@ -2,9 +2,9 @@
 
 A station's retained status (``station/<id>/status``, its will says ``lost``) tells the
 hub most of it: one that never connected has none (``never-seen``), one asking to pair
-is ``pairing`` (see :mod:`firmware.hub.pairing`; a seat online stays online, the request
-is shown beside it), and one whose service runs but lacks a
-part says ``error`` with its own one-line reason ("no reader"). The hub display's title
+is ``pairing`` (see :mod:`firmware.hub.pairing`; a seat online stays online, with the
+request shown beside it), and one whose service runs but lacks a part says ``error``
+with its own one-line reason ("no reader"). The hub display's title
 lists the seats not ready; ``hub/status`` carries every seat's health, so the table
 display (which reads only ``public`` and ``hub/status``) marks a seat offline; and
 ``start`` with a seat of the game not online asks the host to confirm it by starting

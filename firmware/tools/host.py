@@ -123,10 +123,7 @@ def build_command(args: Any) -> proto.HostCommand:
     if args.action == "pair" and (station is None or code is None):
         # The code binds the yes to the request the host compared, not to whatever asks
         # for the seat by the time the command lands.
-        raise ConfigError(
-            "pair needs the station and the code on its glass: pair p6 4721 "
-            "(status shows the hub's code)"
-        )
+        raise ConfigError("pair needs the station and the code on its glass: pair p6 4721")
     if code is not None and args.action != "pair":
         raise ConfigError(f"a code goes with pair, not {args.action}")
     if code is not None and not (len(code) == 4 and code.isascii() and code.isdigit()):
