@@ -266,7 +266,7 @@ echo "done. Next steps on this $role ($hostname_new):"
 if [ "$role" = hub ]; then
   cat <<EOF
   1. nothing to copy: each station pairs. Its glass shows a code, this hub's display shows
-     "Pair p1? 4721": same code, press ok (or: coffre host --table $table pair p1).
+     "Pair p1? 4721": same code, press ok (or: coffre host --table $table pair p1 4721).
      A station added later: re-run this with the new --stations (the broker reloads)
   2. reboot (SPI, I2C speed and host name), then: sudo systemctl start coffre-hub coffre-display
      and check it: coffre doctor; the table display: http://$hostname_new.local:8080/

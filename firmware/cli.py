@@ -204,7 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
         "station",
         nargs="?",
         type=_table_name,
-        help="pair, refuse: the station (default: the one shown)",
+        help="pair, refuse: the station (refuse's default: the one shown)",
+    )
+    host.add_argument(
+        "code", nargs="?", help="pair: the four digits on the station's glass (pair p6 4721)"
     )
     host.add_argument("--game", choices=GAME_IDS, metavar="GAME", help="start: " + GAME_HELP)
     host.add_argument("--players", type=_count(1, 16), help="start: seats (default: the menu's)")

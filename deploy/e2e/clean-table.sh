@@ -194,7 +194,7 @@ for m in p1 p2 p3; do
   [[ -n "$code" && $title == *"$code" ]] || { echo "  $m: no matching code on both screens (hub: $title):"; tail "$E2E/$m/var/log/e2e/coffre-station.service.log"; exit 1; }
   echo "  $m's glass: Pair code $code; the hub's display: $title"
   confirmations=$((confirmations + 1))
-  typed hub "sudo coffre host --table main pair $m"
+  typed hub "sudo coffre host --table main pair $m $code"
 done
 for m in p1 p2 p3; do
   for _ in $(seq 60); do

@@ -21,7 +21,7 @@ from firmware.link.mqtt import Message
 
 if TYPE_CHECKING:
     from firmware.hub.links import TableLink
-    from firmware.hub.pairing import Pending
+    from firmware.hub.pairing import Guard, Pending
 
 #: A station whose status flaps redraws the screens at most this often (seconds; see
 #: hub.inputs.redraw_due), after a first burst of STATUS_BURST.
@@ -64,6 +64,8 @@ class TableActor:
     last_seq: dict[str, int] = field(default_factory=dict)
     #: Pairings in progress, by station (see firmware.hub.pairing).
     pairing: dict[str, Pending] = field(default_factory=dict)
+    #: How often its seats may be asked for (cooldowns, a token bucket; firmware.hub.pairing).
+    pair_guard: Guard | None = None
     #: A station's own one-line reason when its status says ``error`` (firmware.hub.health).
     reasons: dict[str, str] = field(default_factory=dict)
     #: When the host was asked to confirm a start with seats not online (health.may_start).

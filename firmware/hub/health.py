@@ -2,8 +2,9 @@
 
 A station's retained status (``station/<id>/status``, its will says ``lost``) tells the
 hub most of it: one that never connected has none (``never-seen``), one asking to pair
-is ``pairing`` (see :mod:`firmware.hub.pairing`), and one whose service runs but lacks a
-part says ``error`` with its own one-line reason ("no reader"). The hub display's title
+is ``pairing`` (see :mod:`firmware.hub.pairing`; a seat online stays online, with the
+request shown beside it), and one whose service runs but lacks a part says ``error``
+with its own one-line reason ("no reader"). The hub display's title
 lists the seats not ready; ``hub/status`` carries every seat's health, so the table
 display (which reads only ``public`` and ``hub/status``) marks a seat offline; and
 ``start`` with a seat of the game not online asks the host to confirm it by starting
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from firmware.hub import pairing
 from firmware.hub.actor import TableActor
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
@@ -25,13 +27,15 @@ CONFIRM_SECONDS = 30.0
 
 
 def state(actor: TableActor, station: str) -> State:
-    if station in actor.pairing:
-        return "pairing"
+    """A seat whose station is connected stays online (or error) whatever asks to pair
+    as it: anyone on the Wi-Fi may send a hello (see ``SeatHealth.asking``)."""
     said = actor.station_states.get(station)
-    if said is None:
-        return "never-seen"
     if said in ("online", "error"):
         return said  # type: ignore[return-value]
+    if station in actor.pairing:
+        return "pairing"
+    if said is None:
+        return "never-seen"
     return "offline"
 
 
@@ -41,7 +45,9 @@ def report(actor: TableActor) -> dict[str, SeatHealth]:
     out: dict[str, SeatHealth] = {}
     for station in actor.config.stations:
         now = state(actor, station)
-        out[station] = SeatHealth(now, actor.reasons.get(station, "") if now == "error" else "")
+        reason = actor.reasons.get(station, "") if now == "error" else ""
+        asking = now != "pairing" and pairing.asking(actor, station)
+        out[station] = SeatHealth(now, reason, asking)
     return out
 
 
@@ -55,8 +61,6 @@ def not_ready(actor: TableActor, stations: list[str] | None = None) -> list[str]
 def host_title(actor: TableActor, *, noted: bool) -> tuple[str, dict[str, str]] | None:
     """The hub display's title when a seat needs the host: a pairing code first, then
     (unless a note is up: "p6 paired") the seats not ready (in a game, its seats only)."""
-    from firmware.hub import pairing
-
     asking = pairing.title(actor)
     if asking is not None or noted:
         return asking

@@ -52,8 +52,13 @@ def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostComma
         """Every command is answered on host/ack (the command line waits)."""
         hub.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
 
-    if cmd.cmd in ("pair", "refuse"):  # nothing stored: a pairing lives only while it waits
-        answer(*(pairing.confirm if cmd.cmd == "pair" else pairing.refuse)(hub, actor, cmd.station))
+    # Nothing stored: a pairing lives only while it waits. ``pair`` grants only the
+    # request whose code the host compared (``pair p6 4721``), never "whatever waits".
+    if cmd.cmd == "pair":
+        answer(*pairing.confirm(hub, actor, cmd.station, code=cmd.code))
+        return
+    if cmd.cmd == "refuse":
+        answer(*pairing.refuse(hub, actor, cmd.station))
         return
     prior = hub.store.answer(source_id)
     if prior is not None:

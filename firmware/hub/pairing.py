@@ -3,33 +3,50 @@ station gets its own broker password and the table's CA (docs/pairing.md).
 
 The exchange (see :mod:`firmware.link.pairing`) runs on the hub's thread like any other
 message: a ``hello`` gets a ``challenge``, a ``reveal`` makes the code, which the hub
-display and ``coffre host`` show ("Pair p6? 4721"); the host's ok (the panel, or
-``coffre host pair p6``) grants, back (or ``coffre host refuse p6``) refuses. A pairing
-expires :data:`~firmware.link.pairing.PAIR_SECONDS` after its hello. Two stations asking
-to be the same seat at once are both refused (one of them is a stranger).
+display and ``coffre host`` show ("Pair p6? 4721"); the host's ok on the panel grants the
+request on the screen, ``coffre host pair p6 4721`` grants p6's request if its code is
+4721; back (or ``coffre host refuse p6``) refuses. A pairing expires
+:data:`~firmware.link.pairing.PAIR_SECONDS` after its hello.
 
-Granting writes the station's new password into the broker's password file (and its
-user into the ACL if the venue did not list it), keeps it in ``credentials/`` like
-``broker-config`` does, and reloads the broker (SIGHUP: nobody is disconnected). The CA
+Whoever asks to pair learns the hub's nonce with the challenge, so he can work out the
+hub's code before he reveals and, had he as many challenges as he likes, pick one that
+matches a code he has seen on a station's glass. Challenges are therefore scarce (see
+:class:`Guard`): a pending pairing is never replaced (a second request for its seat
+refuses both, on both screens), a seat whose pairing ended without a grant answers no
+hello for :data:`SEAT_COOLDOWN` seconds, and a table issues at most
+:data:`TABLE_BURST` challenges at once, then one every :data:`TABLE_REFILL` seconds.
+
+Granting seals the box first (a key no box can be sealed to changes nothing), then
+writes the station's new password into the broker's password file (and its user into
+the ACL if the venue did not list it), keeps it in ``credentials/`` like
+``broker-config`` does, and has the broker reload (SIGHUP: nobody is disconnected). The
+grant goes out once a login with the new password works (a thread tries it), so the
+station's first login is not refused by a broker still on the old file. The CA
 certificate is public and goes in the sealed box; ``ca.key`` is never read here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import queue
 import secrets
+import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from firmware.hub.actor import TableActor
 from firmware.hub.brokerconf import CREDENTIALS, Venue, hash_password, station_user
 from firmware.hub.certs import write_private
+from firmware.hub.events import TimersDue
 from firmware.link import pairing as pair
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
+from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.link.tls import CA_FILE
 
 if TYPE_CHECKING:
@@ -39,6 +56,20 @@ log = logging.getLogger(__name__)
 
 #: Most pairings waiting at once on a table (a flood of hellos gets no more answers).
 MAX_PENDING = 8
+#: After a seat's pairing ends without a grant (refused, expired, failed, two requests),
+#: its next challenge waits this long (seconds); a station asks again after
+#: :data:`firmware.station.pairing.AGAIN_SECONDS`, which is no shorter.
+SEAT_COOLDOWN = 30.0
+#: Challenges a table gives at once (a first night: every seat asks together)...
+TABLE_BURST = 8
+#: ...then one every this many seconds.
+TABLE_REFILL = 20.0
+#: The panel's ok or back on a pairing shown for less than this long (seconds) shows it
+#: (the host may have been looking at the one before), it does not answer it.
+SETTLE_SECONDS = 1.5
+#: How long a grant waits for the broker to take the new password (seconds): longer, it
+#: goes out anyway and the log says the broker's reload is late.
+VERIFY_SECONDS = 10.0
 
 
 def reload_by_path_unit() -> None:
@@ -59,31 +90,70 @@ class BrokerDoor:
         path = self.conf_dir / CA_FILE
         return path.read_text() if path.is_file() else ""
 
-    def grant(self, table: str, station: str) -> tuple[str, str]:
-        """A new password for the station's user (the old one stops working); returns
-        ``(user, password)`` once the broker has been asked to reload."""
+    def grant(self, table: str, station: str, password: str) -> str:
+        """Give the station's user ``password`` (the old one stops working once the broker
+        reloads); returns the user once the broker has been asked to reload.
+
+        The password file is written last: if anything before it fails, the broker's
+        users are as they were."""
         user = station_user(table, station)
-        password = secrets.token_urlsafe(16)
-        passwd = self.conf_dir / "passwd"
-        kept = [ln for ln in _lines(passwd) if ln and not ln.startswith(f"{user}:")]
-        # Written in place: the file keeps its owner and mode (mosquitto must read it).
-        passwd.write_text("".join(f"{ln}\n" for ln in [*kept, f"{user}:{hash_password(password)}"]))
+        folder = self.conf_dir / CREDENTIALS
+        folder.mkdir(mode=0o700, exist_ok=True)
+        (folder / f"{user}.password").unlink(missing_ok=True)
+        write_private(folder / f"{user}.password", (password + "\n").encode())
         acl = self.conf_dir / "acl"
         text = acl.read_text() if acl.is_file() else ""
         if f"user {user}\n" not in text:
             block = Venue({"hub": [table]}, {table: [station]}).acl()
             start = block.index(f"user {user}\n")
             acl.write_text(text + block[start:].split("\n\n")[0] + "\n\n")
-        folder = self.conf_dir / CREDENTIALS
-        folder.mkdir(mode=0o700, exist_ok=True)
-        (folder / f"{user}.password").unlink(missing_ok=True)
-        write_private(folder / f"{user}.password", (password + "\n").encode())
+        passwd = self.conf_dir / "passwd"
+        kept = [ln for ln in _lines(passwd) if ln and not ln.startswith(f"{user}:")]
+        # Written in place: the file keeps its owner and mode (mosquitto must read it).
+        passwd.write_text("".join(f"{ln}\n" for ln in [*kept, f"{user}:{hash_password(password)}"]))
         self.reload()
-        return user, password
+        return user
 
 
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.is_file() else []
+
+
+def login_works(config: BrokerConfig, timeout: float) -> bool:
+    """Whether the broker takes ``config``'s user and password within ``timeout`` seconds
+    (a fresh connection every try: a refused one says the reload has not happened yet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states: queue.Queue[LinkState] = queue.Queue()
+        client = Client(
+            config, f"coffre-pair-check-{os.urandom(6).hex()}", [], on_state=states.put, quiet=True
+        )
+        client.start()
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    state = states.get(timeout=min(left, 1.0))
+                except queue.Empty:
+                    break
+                if state.ok:
+                    return True
+                if state.state != "connecting":
+                    break  # refused: the broker still reads the old file
+        finally:
+            client.stop()
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+@dataclass
+class Granting:
+    """A grant sealed and written, waiting for the broker to take the new password."""
+
+    user: str
+    box: str
+    done: threading.Event = field(default_factory=threading.Event)
+    effective: bool = False
 
 
 @dataclass
@@ -98,6 +168,38 @@ class Pending:
     ca: str
     #: Set once the station revealed its nonce: the four digits the host compares.
     code: str | None = None
+    #: Since when the hub display shows this pairing (None: it does not).
+    shown_at: float | None = None
+    #: Set once the host said yes: the grant, sent when the broker takes its password.
+    granting: Granting | None = None
+
+
+@dataclass
+class Guard:
+    """How often a table's seats may be challenged: a cooldown per seat after a pairing
+    that ended without a grant, and a token bucket for the whole table."""
+
+    tokens: float = float(TABLE_BURST)
+    at: float = 0.0
+    cool_until: dict[str, float] = field(default_factory=dict)
+
+    def cooling(self, station: str, now: float) -> bool:
+        return now < self.cool_until.get(station, -1.0)
+
+    def take(self, now: float) -> bool:
+        """One challenge from the table's bucket, if any is left."""
+        self.tokens = min(float(TABLE_BURST), self.tokens + (now - self.at) / TABLE_REFILL)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+def guard(actor: TableActor, now: float) -> Guard:
+    if actor.pair_guard is None:
+        actor.pair_guard = Guard(at=now)
+    return actor.pair_guard
 
 
 def request(hub: Hub, actor: TableActor, station: str, payload: bytes) -> None:
@@ -121,7 +223,8 @@ def request(hub: Hub, actor: TableActor, station: str, payload: bytes) -> None:
             return
         pending.code = pair.pair_code(pending.public, pending.ca, nonce, pending.hub_nonce)
         log.info("%s: %s asks to pair, code %s", actor.config.name, station, pending.code)
-        hub.out.host(actor)
+        _restage(actor, now)
+        hub.out.all(actor)  # the code on the hub display, the request beside the seat
 
 
 def _hello(
@@ -136,14 +239,13 @@ def _hello(
     if station not in actor.config.stations:
         _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Not a seat here"))
         return
-    if pending is not None and pending.session != req.session and pending.code is None:
-        # Not revealed yet: most likely a hello the broker kept for the hub while it was
-        # down, from a station that gave up on it since. The newer one replaces it (a
-        # stranger doing this only makes the codes differ, and the host refuses).
-        del actor.pairing[station]
-        pending = None
     if pending is not None and pending.session != req.session:
-        # Two keys for one seat with a code up: one of them is not the station.
+        if pending.granting is not None:  # the host said yes to the request on the screen
+            _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Seat busy"))
+            return
+        # A second key for a seat already asked for: one of them is not the station. Never
+        # replace the first (each replacement would be a new challenge, a new guess at the
+        # code on the station's glass): both end, the seat cools down.
         log.warning("%s: two pairing requests for %s: both refused", name, station)
         _end(hub, actor, station, N_("{station}: two requests, refused"), pending)
         _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Two requests"))
@@ -171,13 +273,24 @@ def _hello(
         public = pair.unb64(req.pub, 32)
     except proto.ProtocolError:
         return
+    limits = guard(actor, now)
+    if limits.cooling(station, now):
+        hub.throttle.warning(
+            ("enrol-cool", name, station), f"hub: {name}: {station} asked to pair too soon"
+        )
+        _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Too soon: wait"))
+        return
+    if not limits.take(now):
+        hub.throttle.warning(("enrol-dry", name), f"hub: {name}: too many pairing requests")
+        _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Too many requests"))
+        return
     nonce = os.urandom(16)
     pending = Pending(
         req.session, public, req.commit, nonce, now + pair.PAIR_SECONDS, door.ca_pem()
     )
     actor.pairing[station] = pending
     _reply(hub, actor, station, _challenge(pending))
-    hub.out.all(actor)  # the seat is "pairing" in hub/status
+    hub.out.all(actor)  # a seat not online is "pairing" in hub/status
 
 
 def _challenge(pending: Pending) -> pair.Reply:
@@ -190,50 +303,102 @@ def _challenge(pending: Pending) -> pair.Reply:
     )
 
 
-def confirm(hub: Hub, actor: TableActor, station: str | None) -> tuple[bool, str]:
-    """The host's yes: grant the station (the first one waiting when ``station`` is None)."""
-    station = station or _first(actor)
+def confirm(
+    hub: Hub,
+    actor: TableActor,
+    station: str | None,
+    *,
+    code: str | None = None,
+    session: str | None = None,
+) -> tuple[bool, str]:
+    """The host's yes to one request: the station's whose code is ``code`` (the command
+    line), or the one whose session is ``session`` (the panel's ok on the screen)."""
     pending = actor.pairing.get(station or "")
-    if station is None or pending is None or pending.code is None:
-        return False, f"No pairing waits for {station}" if station else "No pairing waits"
-    assert hub.pairing is not None
-    try:
-        user, password = hub.pairing.grant(actor.config.name, station)
-    except OSError as exc:
-        log.error(
-            "%s: pairing %s: cannot write the broker's users: %s", actor.config.name, station, exc
-        )
-        _end(hub, actor, station, N_("{station}: pairing failed"), pending)
-        return False, f"Cannot write the broker's users: {exc}"[:63]
+    if station is None or pending is None or pending.code is None or pending.granting:
+        return False, f"No pairing waits for {station}" if station else "Name the station"
+    if session is not None and pending.session != session:
+        return False, f"{station}: not the request shown"
+    if session is None and code != pending.code:
+        if code is None:
+            return False, f"Give the code {station} shows: pair {station} NNNN"
+        log.warning("%s: pair %s %s: not the code asked", actor.config.name, station, code)
+        return False, f"{station} asks with another code: not paired"
+    user = station_user(actor.config.name, station)
+    password = secrets.token_urlsafe(16)
     grant = pair.encode(pair.Grant(user, password, pending.ca))
     try:
         box = pair.b64(pair.seal(pending.public, grant))
     except pair.BoxError:  # a key no box can be sealed to (a low-order point): not a station
         _end(hub, actor, station, N_("{station}: pairing failed"), pending)
         return False, f"{station}: pairing failed (bad key)"
-    _reply(hub, actor, station, pair.Reply("granted", pending.session, box=box))
-    del actor.pairing[station]
-    actor.station_states.pop(station, None)  # its old status (if any) is history
-    log.info("%s: %s paired (user %s)", actor.config.name, station, user)
-    hub.out.note(actor, N_("{station} paired"), {"station": station})
+    assert hub.pairing is not None
+    try:
+        hub.pairing.grant(actor.config.name, station, password)
+    except OSError as exc:
+        log.error(
+            "%s: pairing %s: cannot write the broker's users: %s", actor.config.name, station, exc
+        )
+        _end(hub, actor, station, N_("{station}: pairing failed"), pending)
+        return False, f"Cannot write the broker's users: {exc}"[:63]
+    now = hub.clock()
+    pending.granting = granting = Granting(user, box)
+    pending.expires = now + VERIFY_SECONDS + 2.0  # a net: the check below wakes the hub
+    check = dataclasses.replace(hub.broker, username=user, password=password)
+
+    def verify() -> None:
+        granting.effective = login_works(check, VERIFY_SECONDS)
+        granting.done.set()
+        hub.inbox.put(TimersDue())  # the hub's loop ticks: tick() sends the grant
+
+    threading.Thread(target=verify, name=f"pair-{station}", daemon=True).start()
+    _restage(actor, now)
     hub.out.all(actor)
     return True, f"{station} paired"
 
 
-def refuse(hub: Hub, actor: TableActor, station: str | None) -> tuple[bool, str]:
-    """The host's no."""
+def _granted(hub: Hub, actor: TableActor, station: str, pending: Pending) -> None:
+    """The broker takes the new password (or VERIFY_SECONDS passed): the grant goes out."""
+    granting = pending.granting
+    assert granting is not None
+    name = actor.config.name
+    if not granting.effective:
+        log.warning(
+            "%s: the broker did not take %s's new password within %g s (is "
+            "coffre-broker-reload.path running?): the grant goes out anyway",
+            name,
+            station,
+            VERIFY_SECONDS,
+        )
+    _reply(hub, actor, station, pair.Reply("granted", pending.session, box=granting.box))
+    del actor.pairing[station]
+    actor.station_states.pop(station, None)  # its old status (if any) is history
+    log.info("%s: %s paired (user %s)", name, station, granting.user)
+    hub.out.note(actor, N_("{station} paired"), {"station": station})
+    hub.out.all(actor)
+
+
+def refuse(
+    hub: Hub, actor: TableActor, station: str | None, *, session: str | None = None
+) -> tuple[bool, str]:
+    """The host's no (to the one shown when ``station`` is None)."""
     station = station or _first(actor)
     pending = actor.pairing.get(station or "")
-    if station is None or pending is None:
+    if station is None or pending is None or pending.granting is not None:
         return False, f"No pairing waits for {station}" if station else "No pairing waits"
+    if session is not None and pending.session != session:
+        return False, f"{station}: not the request shown"
     _end(hub, actor, station, N_("{station}: pairing refused"), pending)
     return True, f"{station}: pairing refused"
 
 
 def tick(hub: Hub, actor: TableActor, now: float) -> None:
-    """Pairings past their time end, on both screens."""
+    """Pairings past their time end, on both screens; grants whose password the broker
+    took go out."""
     for station, pending in list(actor.pairing.items()):
-        if now >= pending.expires:
+        if pending.granting is not None:
+            if pending.granting.done.is_set() or now >= pending.expires:
+                _granted(hub, actor, station, pending)
+        elif now >= pending.expires:
             _end(hub, actor, station, N_("{station}: pairing expired"), pending)
 
 
@@ -251,17 +416,59 @@ def title(actor: TableActor) -> tuple[str, dict[str, str]] | None:
 
 
 def panel(hub: Hub, actor: TableActor, button: str) -> bool:
-    """The panel's ok confirms and back refuses the pairing shown; True if it was one."""
-    if _first(actor) is None or button not in ("ok", "back"):
+    """The panel's ok confirms and back refuses the pairing shown; True if it was one.
+
+    Bound to the request on the screen (its session), not to a seat; one that came on
+    the screen less than SETTLE_SECONDS ago is shown again, not answered."""
+    station = _first(actor)
+    if station is None or button not in ("ok", "back"):
         return False
-    (confirm if button == "ok" else refuse)(hub, actor, None)
+    pending = actor.pairing[station]
+    now = hub.clock()
+    if pending.shown_at is None or now - pending.shown_at < SETTLE_SECONDS:
+        log.info("%s: %s on a pairing just shown: shown, not answered", actor.config.name, button)
+        if pending.shown_at is None:
+            pending.shown_at = now
+        hub.out.host(actor)
+        return True
+    if button == "ok":
+        confirm(hub, actor, station, session=pending.session)
+    else:
+        refuse(hub, actor, station, session=pending.session)
     return True
+
+
+def shown_again(actor: TableActor, now: float) -> None:
+    """The panel shows this table afresh (the host switched to it): its pairing too."""
+    station = _first(actor)
+    if station is not None:
+        actor.pairing[station].shown_at = now
+
+
+def asking(actor: TableActor, station: str) -> bool:
+    """Whether a request for ``station`` waits (shown beside the seat in hub/status)."""
+    pending = actor.pairing.get(station)
+    return pending is not None and pending.granting is None
 
 
 def _first(actor: TableActor) -> str | None:
     """The first seat (in seat order) whose code waits for the host."""
-    ready = [s for s in actor.config.stations if (p := actor.pairing.get(s)) and p.code]
+    ready = [
+        s
+        for s in actor.config.stations
+        if (p := actor.pairing.get(s)) and p.code and p.granting is None
+    ]
     return ready[0] if ready else None
+
+
+def _restage(actor: TableActor, now: float) -> None:
+    """Which pairing the hub display shows may have changed: it is shown from now."""
+    first = _first(actor)
+    for station, pending in actor.pairing.items():
+        if station != first:
+            pending.shown_at = None
+        elif pending.shown_at is None:
+            pending.shown_at = now
 
 
 _REASONS = {
@@ -273,8 +480,12 @@ _REASONS = {
 
 
 def _end(hub: Hub, actor: TableActor, station: str, msgid: str, pending: Pending) -> None:
-    """A pairing that will not be granted: one line on the station and on the hub display."""
+    """A pairing that will not be granted: one line on the station and on the hub
+    display, and the seat cools down."""
     actor.pairing.pop(station, None)
+    now = hub.clock()
+    guard(actor, now).cool_until[station] = now + SEAT_COOLDOWN
+    _restage(actor, now)
     reason = _REASONS.get(msgid, "Refused")
     _reply(hub, actor, station, pair.Reply("refused", pending.session, reason=reason))
     log.info("%s: %s: %s", actor.config.name, station, reason.lower())

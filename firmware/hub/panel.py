@@ -26,7 +26,7 @@ def pressed(hub: Hub, batch: Batch, button: str) -> None:
     if actor.state == "refused":  # nothing to drive there: any button moves on
         switch(hub, actor, -1 if button in ("back", "prev") else 1)
         return
-    if pairing.panel(hub, actor, button):  # "Pair p6? 4721": ok pairs, back refuses
+    if pairing.panel(hub, actor, button):  # "Pair p6? 4721": ok pairs it, back refuses it
         return
     result = actor.menu.press(button, playing=actor.playing, now=hub.clock())
     if isinstance(result, SwitchTable):
@@ -44,6 +44,7 @@ def switch(hub: Hub, actor: TableActor, step: int) -> None:
     if not shown.playing:
         shown.menu.row = shown.menu.table_row  # another ok moves on again
     hub.out.panel_actor = shown
+    pairing.shown_again(shown, hub.clock())  # its code was not on the glass until now
     hub.out.host(shown)
 
 

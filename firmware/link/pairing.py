@@ -13,7 +13,8 @@ travels in clear and nothing happens without the host:
 4. both sides show :func:`pair_code` of (public key, CA, both nonces): four digits the
    host compares (Bluetooth numeric comparison: the commitment keeps an attacker from
    choosing his key or nonce after seeing the other side's, so a forged pairing matches
-   by chance only, 1 in 10,000 per attempt, and every attempt shows on the hub);
+   by chance only, 1 in 10,000 per challenge; the hub keeps challenges scarce, see
+   :mod:`firmware.hub.pairing`);
 5. the host confirms: hub -> station ``granted`` with a box sealed to the station's key
    (its user, a new password, the CA); or ``refused`` with one line (refused, expired).
 

@@ -210,6 +210,9 @@ class SeatHealth(msgspec.Struct, frozen=True, omit_defaults=True):
 
     state: Literal["never-seen", "pairing", "online", "offline", "error"]
     reason: ShortText = ""
+    #: A pairing request waits for this seat while it is online or in error (it does not
+    #: change the seat's state: a stranger may send one).
+    asking: bool = False
 
 
 class HubStatus(msgspec.Struct, frozen=True):
@@ -249,9 +252,12 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
 
     cmd: Literal["start", "next", "undo", "abort", "pair", "refuse"]
     id: ShortText
-    #: ``pair`` and ``refuse``: the station whose pairing the host answers (None: the
-    #: one the hub display shows).
+    #: ``pair`` and ``refuse``: the station whose pairing the host answers (``refuse``
+    #: without one: the one the hub display shows).
     station: Name | None = None
+    #: ``pair``: the code the host compared on the station's glass; the hub grants only
+    #: the request whose code it is.
+    code: Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}$")] | None = None
     game: Name | None = None
     players: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None
     options: dict[str, Any] = msgspec.field(default_factory=dict)

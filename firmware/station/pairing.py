@@ -32,8 +32,13 @@ log = logging.getLogger("coffre.station")
 HELLO_WAIT = 20.0
 #: How often the hello is sent again meanwhile (the hub may be starting).
 HELLO_EVERY = 5.0
-#: Seconds before asking again after a refused or expired pairing.
+#: Seconds before asking again after a refused or expired pairing: no shorter than the
+#: hub's cooldown of a seat after such a pairing (firmware.hub.pairing.SEAT_COOLDOWN).
 AGAIN_SECONDS = 30.0
+#: How long past the challenge's time the station waits for the host's answer: the
+#: hub's grant may follow the host's yes by up to 10 s (it goes out once the broker takes
+#: the new password).
+ANSWER_MARGIN = 15.0
 
 Show = Callable[[str, list[str]], None]
 
@@ -114,7 +119,7 @@ def enrol(want: Wanted, show: Show, stop: threading.Event) -> pair.Grant | str:
         )
         log.info("%s: pairing code %s: confirm it on the hub", want.station, code)
         show(title, [f"Pair code {code}", "Confirm it on", "the hub", f"Seat {want.station}"])
-        answer = _await(client, session, stop, challenge.expires_in + 5.0)
+        answer = _await(client, session, stop, challenge.expires_in + ANSWER_MARGIN)
         if isinstance(answer, str):
             return "Pairing expired" if answer == "Hub not answering" else answer
         if answer.step != "granted":

@@ -118,13 +118,24 @@ def build_command(args: Any) -> proto.HostCommand:
         raise ConfigError(str(exc)) from None
     if args.action != "start" and (args.game or args.players or options or args.seed is not None):
         raise ConfigError(f"--game, --players, --seed and -o go with start, not {args.action}")
+    code = getattr(args, "code", None)
+    station = getattr(args, "station", None)
+    if args.action == "pair" and (station is None or code is None):
+        # The code binds the yes to the request the host compared, not to whatever asks
+        # for the seat by the time the command lands.
+        raise ConfigError("pair needs the station and the code on its glass: pair p6 4721")
+    if code is not None and args.action != "pair":
+        raise ConfigError(f"a code goes with pair, not {args.action}")
+    if code is not None and not (len(code) == 4 and code.isascii() and code.isdigit()):
+        raise ConfigError(f"{code!r} is not a pairing code: four digits, as on the glass")
     return proto.HostCommand(
         cmd=args.action,
         game=args.game,
         players=args.players,
         options=options,
         seed=args.seed,
-        station=getattr(args, "station", None),
+        station=station,
+        code=code,
         id=f"cli-{uuid.uuid4().hex[:16]}",
     )
 
@@ -268,5 +279,6 @@ def status(broker: BrokerConfig, table: str, timeout: float) -> int:
     for line in screen.get("lines", []):
         print(f"  {line}")
     for station, seat in (hub.stations or {}).items():
-        print(f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else ""))
+        line = f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else "")
+        print(line + (", a pairing request waits" if seat.asking else ""))
     return 0

@@ -3,27 +3,18 @@ files), the hub, stations that pair over the enrol user (docs/pairing.md)."""
 
 from __future__ import annotations
 
-import json
-import queue
-import signal
 import stat
 import threading
 import time
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
 from device.base import ReaderError
 from device.factory import open_station
 from device.mock import MockDisplay
-from device.panel import MockPanel
-from firmware.hub.brokerconf import Venue, read_credentials
-from firmware.hub.config import TableConfig
-from firmware.hub.pairing import BrokerDoor
-from firmware.hub.service import Hub
+from firmware.hub import pairing as hub_pairing
+from firmware.hub.brokerconf import read_credentials
+from firmware.hub.pairing import SETTLE_SECONDS
 from firmware.link import pairing as pair
 from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig, Client
@@ -31,136 +22,21 @@ from firmware.station import pairing as station_pairing
 from firmware.station.boot import Boot, Started
 from firmware.station.config import load_station
 from firmware.station.service import Station
-from firmware.tools.brokers import BrokerSetup, start_venue_broker
-from firmware.tools.host import send
 from firmware.tools.host import status as host_status
+from tests.support.pairing import (
+    TABLE,
+    Glass,
+    Rig,
+    T,
+    drain,
+    latest,
+    next_reply,
+    pair_in_background,
+    rig_fixture,
+    stranger,
+)
 
-TABLE = "main"
-SEATS = ["p1", "p2", "p3"]
-T = proto.Topics(TABLE)
-
-
-@dataclass
-class Rig:
-    """A broker, a hub that may pair, and helpers to play station, host and stranger."""
-
-    tmp: Path
-    broker: BrokerSetup
-    hub: Hub
-    panel: MockPanel
-    reloads: list[float] = field(default_factory=list)
-    started: list[Client | Station] = field(default_factory=list)
-
-    def station_toml(self, name: str) -> Path:
-        """A provisioned station: its config, no password file, no ca.crt."""
-        folder = self.tmp / name
-        folder.mkdir(exist_ok=True)
-        config = folder / "station.toml"
-        config.write_text(
-            f'[broker]\nhost = "127.0.0.1"\nport = {self.broker.port}\n'
-            f'username = "{TABLE}.{name}"\npassword_file = "{folder / "station.password"}"\n'
-            f'ca_file = "{folder / "ca.crt"}"\n\n'
-            f'[station]\ntable = "{TABLE}"\nid = "{name}"\nbackend = "mock"\n'
-        )
-        return config
-
-    def watch(self, *topics: str, user: str = "host") -> Client:
-        client = Client(self.broker.config(user), f"watch-{uuid.uuid4().hex[:8]}", list(topics))
-        self.started.append(client)
-        client.start()
-        assert client.wait_connected(10)
-        return client
-
-    def host(self, cmd: str, station: str | None = None, **kw: object) -> proto.Ack:
-        command = proto.HostCommand(cmd=cmd, station=station, id=uuid.uuid4().hex, **kw)  # type: ignore[arg-type]
-        return send(self.broker.config("host"), TABLE, command, timeout=10)
-
-
-def latest(client: Client, topic: str, want: str, timeout: float = 15.0) -> dict[str, object]:
-    """The first retained/live JSON payload on ``topic`` whose text contains ``want``."""
-    deadline = time.monotonic() + timeout
-    seen = b""
-    while time.monotonic() < deadline:
-        try:
-            msg = client.inbox.get(timeout=0.2)
-        except queue.Empty:
-            continue
-        if msg is not None and msg.topic == topic and msg.payload:
-            seen = msg.payload
-            if want in msg.payload.decode():
-                return dict(json.loads(msg.payload))
-    raise AssertionError(f"{topic}: never {want!r}; last {seen!r}")
-
-
-@pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
-    venue = Venue({"hub": [TABLE]}, {TABLE: SEATS}, venue_host=True)
-    broker = start_venue_broker(tmp_path, venue)
-    assert broker.conf_dir is not None
-    reloads: list[float] = []
-
-    def reload() -> None:
-        reloads.append(time.monotonic())
-        proc = broker.process.proc  # type: ignore[union-attr]
-        proc.send_signal(signal.SIGHUP)
-
-    panel = MockPanel()
-    hub = Hub(
-        broker.config("hub"),
-        [TableConfig(TABLE, list(SEATS), watch_seats=True)],
-        tmp_path / "hub.sqlite3",
-        panel=panel,
-        door=BrokerDoor(broker.conf_dir, reload=reload),
-    )
-    hub.start()
-    r = Rig(tmp_path, broker, hub, panel, reloads)
-    try:
-        latest(r.watch(T.hub_status), T.hub_status, '"ready"')  # the hub runs the table
-        yield r
-    finally:
-        for thing in reversed(r.started):
-            thing.stop()
-        hub.stop()
-        broker.stop()
-
-
-class Glass:
-    """What the station's pairing showed, line by line."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.changed = threading.Condition()
-
-    def __call__(self, title: str, lines: list[str]) -> None:
-        with self.changed:
-            self.lines.extend(lines)
-            self.changed.notify_all()
-
-    def code(self, timeout: float = 15.0) -> str:
-        deadline = time.monotonic() + timeout
-        with self.changed:
-            while True:
-                found = [
-                    ln.removeprefix("Pair code ")
-                    for ln in self.lines
-                    if ln.startswith("Pair code ")
-                ]
-                if found:
-                    return found[-1]
-                left = deadline - time.monotonic()
-                assert left > 0, f"no code shown: {self.lines}"
-                self.changed.wait(left)
-
-
-def pair_in_background(config: Path) -> tuple[Glass, list[bool], threading.Event, threading.Thread]:
-    glass, result, stop = Glass(), [], threading.Event()
-
-    def run() -> None:
-        result.append(station_pairing.pair_until_done(config, glass, stop, again=None))
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return glass, result, stop, thread
+__all__ = ["rig_fixture"]  # the fixture "rig"
 
 
 def test_pairing_confirmed_gives_the_station_its_password_and_ca_and_it_plays(rig: Rig) -> None:
@@ -174,7 +50,7 @@ def test_pairing_confirmed_gives_the_station_its_password_and_ca_and_it_plays(ri
     latest(screens, T.host_screen, f"Pair p1? {code}")
     status = latest(statuses, T.hub_status, '"pairing"')
     assert status["stations"]["p1"] == {"state": "pairing"}  # type: ignore[index]
-    ack = rig.host("pair", "p1")
+    ack = rig.host("pair", "p1", code=code)
     assert ack.ok, ack
     thread.join(15)
     assert result == [True]
@@ -199,6 +75,7 @@ def test_the_panel_ok_confirms_the_code_it_shows(rig: Rig) -> None:
     screens = rig.watch(T.host_screen)
     glass, result, _stop, thread = pair_in_background(rig.station_toml("p2"))
     latest(screens, T.host_screen, f"Pair p2? {glass.code()}")
+    time.sleep(SETTLE_SECONDS)  # the host looks at both codes before pressing
     rig.panel.press("ok")
     thread.join(15)
     assert result == [True]
@@ -243,23 +120,6 @@ def test_pairing_expires_and_says_so_on_both_screens(
     assert not (config.parent / "station.password").exists()
 
 
-def stranger(rig: Rig) -> Client:
-    """Anyone on the Wi-Fi: the enrol user's password is public; it reads every reply."""
-    config = BrokerConfig(
-        "127.0.0.1",
-        rig.broker.port,
-        pair.enrol_user(TABLE),
-        pair.ENROL_PASSWORD,
-        tls_unverified=True,
-    )
-    topics = [f"coffre/{TABLE}/enrol/+/reply", T.station("p1", "screen"), T.public]
-    client = Client(config, f"stranger-{uuid.uuid4().hex[:8]}", topics)
-    rig.started.append(client)
-    client.start()
-    assert client.wait_connected(10)
-    return client
-
-
 def test_a_stranger_cannot_pair_without_the_host_nor_read_a_granted_password(rig: Rig) -> None:
     """A stranger asking to be p2 gets a challenge and a code, nothing more, until the
     host confirms (it does not); reading p1's granted reply gives a box it cannot open
@@ -270,7 +130,7 @@ def test_a_stranger_cannot_pair_without_the_host_nor_read_a_granted_password(rig
     commit = pair.commitment(public, nonce)
     hello = pair.Request("hello", "s1", pub=pair.b64(public), commit=commit, suite=pair.SUITE)
     spy.publish(pair.enrol_topic(TABLE, "p2", "request"), pair.encode(hello))
-    challenge = pair.decode_reply(_next(spy, "p2/reply"))
+    challenge = pair.decode_reply(next_reply(spy, "p2/reply"))
     assert challenge.step == "challenge" and challenge.ca.startswith("-----BEGIN CERTIFICATE")
     spy.publish(
         pair.enrol_topic(TABLE, "p2", "request"),
@@ -279,19 +139,18 @@ def test_a_stranger_cannot_pair_without_the_host_nor_read_a_granted_password(rig
     # Meanwhile the real p1 pairs, with the host's yes.
     config = rig.station_toml("p1")
     glass, result, _stop, thread = pair_in_background(config)
-    glass.code()
-    assert rig.host("pair", "p1").ok
+    assert rig.host("pair", "p1", code=glass.code()).ok
     thread.join(15)
     assert result == [True]
     password = (config.parent / "station.password").read_text().strip()
-    granted = pair.decode_reply(_next(spy, "p1/reply", step="granted"))
+    granted = pair.decode_reply(next_reply(spy, "p1/reply", step="granted"))
     assert password.encode() not in granted.box.encode()
     with pytest.raises(pair.BoxError):
         pair.unseal(private, pair.unb64(granted.box))
     # The stranger's own request never got credentials: no reply but the challenge.
     assert len(rig.reloads) == 1  # p1's grant only
-    assert not any(m.topic.endswith("p2/reply") for m in _drain(spy))
-    assert all(not m.topic.endswith("/screen") for m in _drain(spy))
+    assert not any(m.topic.endswith("p2/reply") for m in drain(spy))
+    assert all(not m.topic.endswith("/screen") for m in drain(spy))
 
 
 def test_a_station_with_the_first_hand_written_box_is_told_to_update(rig: Rig) -> None:
@@ -303,7 +162,7 @@ def test_a_station_with_the_first_hand_written_box_is_told_to_update(rig: Rig) -
     _, public = pair.keypair()
     old = pair.Request("hello", "v1", pub=pair.b64(public), commit="00")
     spy.publish(pair.enrol_topic(TABLE, "p3", "request"), pair.encode(old))
-    reply = pair.decode_reply(_next(spy, "p3/reply"))
+    reply = pair.decode_reply(next_reply(spy, "p3/reply"))
     assert (reply.step, reply.reason) == ("refused", "Update this station")
     latest(screens, T.host_screen, "p3: pairing failed")
     assert not rig.host("pair", "p3").ok
@@ -324,30 +183,6 @@ def test_two_requests_for_one_seat_are_both_refused(rig: Rig) -> None:
     assert "Two requests" in glass.lines
     latest(screens, T.host_screen, "p1: two requests, refused")
     assert not rig.host("pair", "p1").ok
-
-
-def _next(client: Client, suffix: str, step: str | None = None, timeout: float = 15.0) -> bytes:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            msg = client.inbox.get(timeout=0.2)
-        except queue.Empty:
-            continue
-        wanted = step is None or f'"step":"{step}"' in msg.payload.decode() if msg else False
-        if msg is not None and msg.topic.endswith(suffix) and wanted:
-            return msg.payload
-    raise AssertionError(f"nothing on {suffix}")
-
-
-def _drain(client: Client) -> list[object]:
-    out = []
-    while True:
-        try:
-            msg = client.inbox.get(timeout=0.3)
-        except queue.Empty:
-            return out
-        if msg is not None:
-            out.append(msg)
 
 
 def test_every_seats_health_and_start_with_a_seat_missing(rig: Rig) -> None:
@@ -423,6 +258,7 @@ def test_a_station_service_pairs_at_boot_then_starts(rig: Rig) -> None:
     thread = threading.Thread(target=lambda: outcome.append(boot.run(stop)), daemon=True)
     thread.start()
     latest(screens, T.host_screen, "Pair p3? ")
+    time.sleep(SETTLE_SECONDS)  # the host looks at both codes before pressing
     rig.panel.press("ok")
     thread.join(20)
     stop.set()
@@ -482,16 +318,38 @@ def test_coffre_host_status_shows_the_code_and_every_seat(
     thread.join(15)
 
 
-def test_a_stale_hello_without_its_reveal_does_not_block_the_station(rig: Rig) -> None:
-    """A hello that never revealed (one the broker kept while the hub was down) gives way
-    to the station's newer one: the station pairs with the host's ok."""
+def test_a_stale_hello_without_its_reveal_costs_the_station_one_round(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hello that never revealed (one the broker kept while the hub was down) is not
+    replaced by the station's newer one (a replacement is a fresh guess at the code):
+    both are refused on the station's glass and the hub display, the seat cools down, and
+    the station's next ask pairs with the host's ok."""
+    monkeypatch.setattr(hub_pairing, "SEAT_COOLDOWN", 1.0)
+    screens = rig.watch(T.host_screen)
     spy = stranger(rig)
     _, public = pair.keypair()
     old = pair.Request("hello", "old", pub=pair.b64(public), commit="00", suite=pair.SUITE)
     spy.publish(pair.enrol_topic(TABLE, "p2", "request"), pair.encode(old))
-    assert pair.decode_reply(_next(spy, "p2/reply")).session == "old"
-    glass, result, _stop, thread = pair_in_background(rig.station_toml("p2"))
-    glass.code()
-    assert rig.host("pair", "p2").ok
+    assert pair.decode_reply(next_reply(spy, "p2/reply")).session == "old"
+    glass, result, stop = Glass(), [], threading.Event()
+    config = rig.station_toml("p2")
+
+    def run() -> None:
+        result.append(station_pairing.pair_until_done(config, glass, stop, again=1.5))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    latest(screens, T.host_screen, "p2: two requests, refused")
+    code = glass.code(timeout=20)
+    assert "Two requests" in glass.lines
+    assert rig.host("pair", "p2", code=code).ok
     thread.join(15)
+    stop.set()
     assert result == [True]
+
+
+def test_a_refused_station_asks_again_once_its_seat_has_cooled_down() -> None:
+    """After a refusal the hub gives the seat no challenge for SEAT_COOLDOWN seconds; the
+    station's own next ask comes no sooner, so an honest station is not told "Too soon"."""
+    assert hub_pairing.SEAT_COOLDOWN <= station_pairing.AGAIN_SECONDS
