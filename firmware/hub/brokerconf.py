@@ -574,6 +574,25 @@ def read_password(path: Path, *, at: int | None = None) -> str:
         raise ConfigError(f"{path} is not UTF-8 text") from None
 
 
+def hand_over(conf_dir: Path, user: str, dest: Path, owner: str = "coffre") -> None:
+    """Give ``user``'s password to a service: copied from the folder's ``credentials/`` to
+    ``dest``, 0600 and ``owner``'s (provisioning's ``hub.password`` and
+    ``spectator.password`` in /etc/coffre). As root: read without following a link (the
+    hub's user writes in ``credentials/``, and would be handed the file it pointed at) and
+    made new beside ``dest``. Any fault is a ConfigError (one line)."""
+    import pwd
+
+    secret = read_password(conf_dir / CREDENTIALS / f"{user}.password")
+    try:
+        entry = pwd.getpwnam(owner)
+    except KeyError:
+        raise ConfigError(f"this machine has no user {owner}") from None
+    try:
+        safefiles.replace(dest, (secret + "\n").encode(), 0o600, ids=(entry.pw_uid, entry.pw_gid))
+    except OSError as exc:
+        raise ConfigError(f"cannot write {dest}: {exc.strerror or exc}") from None
+
+
 def current_venue(conf_dir: Path) -> Venue | None:
     """The venue an earlier run wrote into ``conf_dir`` (None: nothing there yet).
 

@@ -13,6 +13,7 @@ link, and nothing in the folder changes.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -259,3 +260,32 @@ def test_coffre_host_never_reads_through_a_link(
     assert status == EX_CONFIG, err
     one_line(err, str(link), "symbolic link")
     assert look(shadow) == before
+
+
+def test_provisioning_hands_over_no_file_the_hub_s_user_linked(folder: Path, shadow: Path) -> None:
+    """Provisioning copies hub.password and spectator.password to /etc/coffre for their
+    services, as root, right after broker-config: a link swapped in meanwhile is refused
+    (install(1) would copy the stand-in to a file the hub's user owns), a real one lands
+    0600 and its owner's."""
+    import pwd
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    etc = folder.parent / "etc"
+    etc.mkdir()
+    brokerconf.hand_over(folder, "spectator", etc / "spectator.password", me)
+    copied = etc / "spectator.password"
+    assert copied.read_text() == (folder / "credentials" / "spectator.password").read_text()
+    assert (stat.S_IMODE(copied.stat().st_mode), copied.stat().st_uid) == (0o600, os.getuid())
+    plant(folder / "credentials" / "hub.password", shadow)
+    with pytest.raises(ConfigError, match="symbolic link"):
+        brokerconf.hand_over(folder, "hub", etc / "hub.password", me)
+    assert not (etc / "hub.password").exists()
+    # The script's own copy, run on the planted link.
+    script = (ROOT / "deploy" / "provision-pi.sh").read_text()
+    found = re.search(r"python -c '(.*?)' /etc/mosquitto/coffre \"\$user\"", script, re.S)
+    assert found is not None, "provisioning copies the services' passwords another way"
+    command = [sys.executable, "-c", found.group(1), str(folder), "hub", str(etc / "hub.password")]
+    done = subprocess.run(command, capture_output=True, cwd=ROOT, text=True, check=False)
+    assert done.returncode == 1
+    one_line(done.stderr, "coffre: ", "symbolic link")
+    assert not (etc / "hub.password").exists()
