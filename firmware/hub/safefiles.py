@@ -157,6 +157,8 @@ def open_existing(path: Path, *, at: int | None = None) -> int | None:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise refused_link(path) from None
+        if exc.errno == errno.ENXIO:  # a socket
+            raise UnsafeFile(f"{path} is not a plain file") from None
         raise
     try:
         info = os.fstat(fd)
