@@ -247,9 +247,16 @@ if [ "$role" = hub ]; then
     | sed -e '/^next:/,$d' -e '/is not running; start it/d' -e 's/^/  /'
   # (broker-config's "next:" is for a broker set up by hand: here the hub's files are
   # installed just below, coffre-broker is started and the stations pair.)
+  # coffre's own copy, not install(1): the hub's user writes in credentials/ and install
+  # would follow a link it left there, handing it the file linked to (docs/config.md).
   for user in hub spectator; do
-    install -m 0600 -o coffre -g coffre "/etc/mosquitto/coffre/credentials/$user.password" \
-      "/etc/coffre/$user.password"
+    /opt/coffre/venv/bin/python -c 'import sys
+from pathlib import Path
+from firmware.hub.brokerconf import ConfigError, hand_over
+try:
+    hand_over(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]))
+except ConfigError as exc:
+    sys.exit(f"coffre: {exc}")' /etc/mosquitto/coffre "$user" "/etc/coffre/$user.password"
   done
   if systemctl is-active --quiet coffre-broker 2>/dev/null; then :
   elif systemctl start coffre-broker 2>/dev/null; then echo "  started coffre-broker"

@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import gzip
 import hashlib
 import io
 import json
 import os
 import re
-import secrets
 import socket
 import sqlite3
-import stat
 import tarfile
 import tempfile
 import tomllib
@@ -43,6 +40,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
+
+from firmware.hub import safefiles
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -527,9 +526,6 @@ class Places:
         return (self.store.name,) if entry.part == "store" else entry.rel
 
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
 class _Stage:
     """A restore's files, written beside their destinations under new names (created, never
     opened if there) and renamed over them only once every member has been read and checked:
@@ -588,11 +584,9 @@ class _Stage:
     def sink(self, entry: Entry) -> _StagedFile:
         rel = self.places.rel(entry)
         folder = self._folder(entry.part, rel[:-1])
-        temp = f".{rel[-1]}.restoring-{secrets.token_hex(4)}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         path = self.places.root(entry.part).joinpath(*rel)
         try:
-            fd = os.open(temp, flags, 0o600, dir_fd=folder)
+            fd, temp = safefiles.create_beside(folder, rel[-1], "restoring")
         except OSError as exc:
             raise _cannot(path, exc) from None
         self._staged.append((folder, temp, rel[-1], path))
@@ -648,18 +642,15 @@ class _Stage:
         """Open (or make, private until the end) one folder inside a part, not following a
         link."""
         try:
-            try:
-                fd = os.open(path.name, _DIR_FLAGS, dir_fd=parent)
-            except FileNotFoundError:
-                os.mkdir(path.name, 0o700, dir_fd=parent)
+            fd = safefiles.open_folder(path, parent)
+            if fd is None:
+                fd = safefiles.open_folder(path, parent, make=0o700)
                 self._made.append((path, parent, ownership))
-                fd = os.open(path.name, _DIR_FLAGS, dir_fd=parent)
+        except safefiles.UnsafeFile as exc:
+            raise _DestinationError(str(exc)) from None
         except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise _DestinationError(
-                    f"{path} is a symbolic link or not a folder: refused"
-                ) from None
             raise _cannot(path, exc) from None
+        assert fd is not None  # made if missing
         self._fds[path] = fd
         return fd
 
@@ -672,13 +663,13 @@ class _Stage:
         store = self.places.store
         folder = self._fds[store.parent]
         try:
-            if _lexists_at(store.name, folder):
+            if safefiles.exists_at(store.name, folder):
                 stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
                 aside = f"{store.name}.replaced-{stamp}"
-                while _lexists_at(aside, folder):
+                while safefiles.exists_at(aside, folder):
                     aside += "+"
                 for suffix in ("", "-wal", "-shm"):
-                    if _lexists_at(store.name + suffix, folder):
+                    if safefiles.exists_at(store.name + suffix, folder):
                         os.rename(store.name + suffix, aside + suffix, src_dir_fd=folder,
                                   dst_dir_fd=folder)  # fmt: skip
                 self.replaced = store.parent / aside
@@ -740,10 +731,8 @@ class _StagedFile:
 
     def write(self, data: bytes) -> None:
         assert self.fd is not None
-        view = memoryview(data)
         try:
-            while view:
-                view = view[os.write(self.fd, view) :]
+            safefiles.write_all(self.fd, data)
         except OSError as exc:
             raise _cannot(self.path, exc) from None
         if self.keep is not None:
@@ -753,10 +742,7 @@ class _StagedFile:
         """Owner and mode first, then on disk: the file is right before it has its name."""
         assert self.fd is not None
         try:
-            if self.ids is not None:
-                os.fchown(self.fd, *self.ids)
-            os.fchmod(self.fd, self.mode)
-            os.fsync(self.fd)
+            safefiles.settle(self.fd, self.mode, self.ids)
         except OSError as exc:
             raise _cannot(self.path, exc) from None
         if self.keep is not None:
@@ -772,31 +758,17 @@ class _StagedFile:
 def _expect(path: Path, *, folder: bool) -> None:
     """Refuse a symbolic link, or a file where a folder should be (and the other way)."""
     try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return
+        safefiles.check_kind(path, folder=folder)
+    except safefiles.UnsafeFile as exc:
+        raise _DestinationError(str(exc)) from None
     except OSError as exc:
         raise _cannot(path, exc) from None
-    if stat.S_ISLNK(mode):
-        raise _DestinationError(f"{path} is a symbolic link: refused (who put it there?)")
-    if folder and not stat.S_ISDIR(mode):
-        raise _DestinationError(f"{path} is not a folder")
-    if not folder and not stat.S_ISREG(mode):
-        raise _DestinationError(f"{path} is not a plain file")
 
 
 def _existing(path: Path) -> Path:
     while not path.exists():
         path = path.parent
     return path
-
-
-def _lexists_at(name: str, folder: int) -> bool:
-    try:
-        os.stat(name, dir_fd=folder, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True
 
 
 def _cannot(path: Path, exc: OSError) -> _DestinationError:

@@ -62,21 +62,31 @@ its ``host`` is the venue host). A user that exists keeps its password
 certificate while its names are the same; tables and stations no longer described lose
 their users and password files. Every mistake in the description is one line and
 changes nothing.
+
+It runs as root in a folder the hub's user may write in (``passwd``, ``acl`` and
+``credentials/``: pairing adds stations there), so it reads, writes, gives a mode or an
+owner to nothing there through a symbolic link (see :mod:`firmware.hub.safefiles`): a
+link, or a file of another kind, where one of its files goes is one line naming it, and
+nothing is written.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import secrets
+import stat
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
+from firmware.hub import safefiles
 from firmware.hub.certs import (
     CA_KEY_FILE,
     TlsFiles,
@@ -84,10 +94,10 @@ from firmware.hub.certs import (
     write_private,
     write_tls_files,
 )
-from firmware.link.config import ConfigError, decode, read_toml
+from firmware.link.config import ConfigError, MissingFile, decode, read_toml
 from firmware.link.pairing import ENROL_PASSWORD, all_enrol_requests, enrol_user
 from firmware.link.protocol import Topics, check_name
-from firmware.link.tls import KEY_FILE
+from firmware.link.tls import CA_FILE, CERT_FILE, KEY_FILE
 
 #: coffre's own mosquitto's whole configuration, in the broker-config folder.
 BROKER_CONF = "mosquitto.conf"
@@ -110,6 +120,11 @@ HOST_USER = "host"
 #: The table display's read-only user: ``public`` and ``hub/status``, nothing else.
 SPECTATOR_USER = "spectator"
 PBKDF2_ROUNDS = 101  # what mosquitto_passwd writes for $7$
+#: The largest password file read (ours are 23 bytes).
+MAX_SECRET = 4096
+#: The largest passwd, acl, mosquitto.conf or venue.toml read back (a thousand tables'
+#: users and ACL are about 1 MB).
+MAX_TEXT = 16 << 20
 
 
 def station_user(table: str, station: str) -> str:
@@ -282,11 +297,17 @@ class _VenueFile(msgspec.Struct, forbid_unknown_fields=True):
     venue_host: bool = False
 
 
-def read_venue(path: Path) -> Venue:
-    """The venue described in ``path``; a ConfigError (one line) for any mistake."""
-    data = decode(
-        read_toml(path, "venue file"), _VenueFile, path, {"tables": "a table names its hub"}
-    )
+def read_venue(path: Path, text: str | None = None) -> Venue:
+    """The venue described in ``path`` (``text``: its text, already read); a ConfigError
+    (one line) for any mistake."""
+    if text is None:
+        document = read_toml(path, "venue file")
+    else:
+        try:
+            document = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = decode(document, _VenueFile, path, {"tables": "a table names its hub"})
     hubs: dict[str, list[str]] = {}
     for hub in data.hub:
         if hub.name in hubs:
@@ -400,16 +421,15 @@ def write_broker_files(
         conf_dir / "passwd",
         "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(passwords.items())).encode(),
     )
-    (conf_dir / "acl").write_text(_merge_acl(acl_parts))
+    safefiles.replace(conf_dir / "acl", _merge_acl(acl_parts).encode(), 0o644)
     if not stay_root:
         give_key_to_mosquitto(conf_dir / "passwd")
     tls = write_tls_files(conf_dir, tls_hostnames) if tls_hostnames is not None else None
     conf = conf_dir / "mosquitto.conf"
-    conf.write_text(
-        mosquitto_conf(
-            port, conf_dir, persistence=persistence, bind=bind, stay_root=stay_root, tls=tls
-        )
+    text = mosquitto_conf(
+        port, conf_dir, persistence=persistence, bind=bind, stay_root=stay_root, tls=tls
     )
+    safefiles.replace(conf, text.encode(), 0o644)
     return conf
 
 
@@ -418,6 +438,7 @@ def give_key_to_mosquitto(key: Path, user: str = "mosquitto") -> bool:
 
     mosquitto 2 loads its TLS key after dropping root, so a root-owned 0600 key stops it.
     Returns False when not root or there is no such user (then the key stays ours).
+    Never through a link (:class:`~firmware.hub.safefiles.UnsafeFile`).
     """
     import pwd
 
@@ -427,14 +448,14 @@ def give_key_to_mosquitto(key: Path, user: str = "mosquitto") -> bool:
         entry = pwd.getpwnam(user)
     except KeyError:
         return False
-    os.chown(key, entry.pw_uid, entry.pw_gid)
-    return True
+    return safefiles.change(key, ids=(entry.pw_uid, entry.pw_gid))
 
 
 def share_with_hub(conf_dir: Path, group: str = "coffre") -> bool:
     """As root, let the hub's service (group ``coffre``) add a paired station's user:
     ``passwd`` (mosquitto's, 0660), ``acl`` (0664) and ``credentials/`` (0770) in that
-    group. ``ca.key`` and ``broker.key`` are untouched. False when not root or no group."""
+    group. ``ca.key`` and ``broker.key`` are untouched. False when not root or no group.
+    Never through a link (:class:`~firmware.hub.safefiles.UnsafeFile`)."""
     import grp
 
     if os.geteuid() != 0:
@@ -443,11 +464,9 @@ def share_with_hub(conf_dir: Path, group: str = "coffre") -> bool:
         gid = grp.getgrnam(group).gr_gid
     except KeyError:
         return False
-    for name, mode in (("passwd", 0o660), ("acl", 0o664), (CREDENTIALS, 0o770)):
-        path = conf_dir / name
-        if path.exists():
-            os.chown(path, -1, gid)
-            path.chmod(mode)
+    with safefiles.opened_folder(conf_dir) as top:
+        for name, mode in (("passwd", 0o660), ("acl", 0o664), (CREDENTIALS, 0o770)):
+            safefiles.change(conf_dir / name, mode=mode, ids=(-1, gid), at=top)
     return True
 
 
@@ -510,14 +529,68 @@ class BrokerSetupReport:
 
 
 def read_credentials(conf_dir: Path) -> dict[str, str]:
-    """The users and passwords an earlier run wrote (``credentials/<user>.password``)."""
+    """The users and passwords an earlier run wrote (``credentials/<user>.password``).
+
+    As root in a folder the hub's user writes in: a password file (or ``credentials/``)
+    that is a link, or not a plain file, is a ConfigError (one line), never followed."""
     folder = conf_dir / CREDENTIALS
-    if not folder.is_dir():
+    try:
+        with safefiles.opened_folder(conf_dir) as top:
+            fd = safefiles.open_folder(folder, top)
+            if fd is None:
+                return {}
+            try:
+                names = sorted(n for n in os.listdir(fd) if n.endswith(".password"))
+                return {
+                    n.removesuffix(".password"): read_password(folder / n, at=fd) for n in names
+                }
+            finally:
+                os.close(fd)
+    except FileNotFoundError:
         return {}
-    return {
-        path.name.removesuffix(".password"): path.read_text().strip()
-        for path in sorted(folder.glob("*.password"))
-    }
+    except safefiles.UnsafeFile as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def read_password(path: Path, *, at: int | None = None) -> str:
+    """One password file of broker-config's folder (``at``: its folder's descriptor),
+    read without following a link: root never reads a file the hub's user pointed at.
+    Anything else than a small plain UTF-8 file is a ConfigError (one line)."""
+    try:
+        data = safefiles.read(path, MAX_SECRET, at=at)
+    except safefiles.UnsafeFile as exc:
+        raise ConfigError(str(exc)) from None
+    except PermissionError:
+        raise MissingFile(
+            f"{path} is not readable by this user: run it with sudo", path, "is not readable"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    if data is None:
+        raise MissingFile(f"{path} does not exist", path, "does not exist")
+    try:
+        return data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text") from None
+
+
+def hand_over(conf_dir: Path, user: str, dest: Path, owner: str = "coffre") -> None:
+    """Give ``user``'s password to a service: copied from the folder's ``credentials/`` to
+    ``dest``, 0600 and ``owner``'s (provisioning's ``hub.password`` and
+    ``spectator.password`` in /etc/coffre). As root: read without following a link (the
+    hub's user writes in ``credentials/``, and would be handed the file it pointed at) and
+    made new beside ``dest``. Any fault is a ConfigError (one line)."""
+    import pwd
+
+    secret = read_password(conf_dir / CREDENTIALS / f"{user}.password")
+    try:
+        entry = pwd.getpwnam(owner)
+    except KeyError:
+        raise ConfigError(f"this machine has no user {owner}") from None
+    try:
+        safefiles.replace(dest, (secret + "\n").encode(), 0o600, ids=(entry.pw_uid, entry.pw_gid))
+    except OSError as exc:
+        raise ConfigError(f"cannot write {dest}: {exc.strerror or exc}") from None
 
 
 def current_venue(conf_dir: Path) -> Venue | None:
@@ -526,8 +599,9 @@ def current_venue(conf_dir: Path) -> Venue | None:
     A folder written before venues has no ``venue.toml``: its station users name its
     tables, all played by the hub ``hub``, and its ``host`` user is the venue host.
     """
-    if (conf_dir / VENUE_FILE).is_file():
-        return read_venue(conf_dir / VENUE_FILE)
+    text = _read(conf_dir / VENUE_FILE)
+    if text is not None:
+        return read_venue(conf_dir / VENUE_FILE, text)
     known = read_credentials(conf_dir)
     if not known:
         return None
@@ -558,6 +632,10 @@ def configure_broker(
     TLS the CA is kept (``ca.key``), and the broker certificate while its names are the
     same. ``venue`` replaces the folder's description: see :meth:`Venue.with_tables` to
     add tables to it. ``data_dir``: mosquitto's persistence (default ``conf_dir/data``).
+
+    Nothing is read, written, given a mode or an owner through a link: a link (or a file
+    of another kind) where one of its files goes is a ConfigError (one line) before
+    anything is written.
     """
     venue.check()
     before = current_venue(conf_dir)
@@ -566,36 +644,48 @@ def configure_broker(
     old_acl = _read(conf_dir / "acl")
     old_conf = _read(conf_dir / BROKER_CONF)
     wanted = {u: known.get(u) or new_password(u) for u in venue.users()}
-    conf_dir.mkdir(parents=True, exist_ok=True)
-    write_private(  # 0600 from its first byte, whatever the umask
-        conf_dir / "passwd",
-        "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(wanted.items())).encode(),
-    )
-    give_key_to_mosquitto(conf_dir / "passwd")
-    (conf_dir / "acl").write_text(venue.acl())
-    folder = conf_dir / CREDENTIALS
-    folder.mkdir(mode=0o700, exist_ok=True)
-    for user, password in wanted.items():
-        if known.get(user) != password:
-            write_private(folder / f"{user}.password", (password + "\n").encode())
-    removed = sorted(set(known) - set(wanted))
-    for user in removed:
-        (folder / f"{user}.password").unlink(missing_ok=True)
-    (conf_dir / VENUE_FILE).write_text(venue.to_toml())
-    had_ca = (conf_dir / "ca.key").is_file()
-    tls = None
-    if tls_hostnames is not None:
-        tls = write_tls_files(conf_dir, tls_hostnames, keep_ca=True)
-        give_key_to_mosquitto(tls.key)
-    conf = conf_dir / BROKER_CONF
-    text = mosquitto_conf(port, conf_dir, bind=bind, tls=tls, data_dir=data_dir)
-    conf.write_text(text)
-    # An older coffre wrote its conf.d snippet here; it is not ours to serve any more.
-    (conf_dir / CONF_D_FILE).unlink(missing_ok=True)
-    repair_modes(conf_dir)
-    # After repair_modes, which makes passwd 0600 and credentials/ 0700: shared before
-    # it, the hub could never add a paired station (found by deploy/e2e/clean-table.sh).
-    share_with_hub(conf_dir, group)
+    try:
+        _check_destinations(conf_dir, list(wanted))
+        conf_dir.mkdir(parents=True, exist_ok=True)
+        with safefiles.opened_folder(conf_dir) as top:
+            write_private(  # 0600 from its first byte, whatever the umask
+                conf_dir / "passwd",
+                "".join(f"{u}:{hash_password(p)}\n" for u, p in sorted(wanted.items())).encode(),
+            )
+            give_key_to_mosquitto(conf_dir / "passwd")
+            safefiles.replace(conf_dir / "acl", venue.acl().encode(), 0o644, at=top)
+            folder = conf_dir / CREDENTIALS
+            creds = safefiles.open_folder(folder, top, make=0o700)
+            assert creds is not None  # made if missing
+            try:
+                for user, password in wanted.items():
+                    if known.get(user) != password:
+                        secret = (password + "\n").encode()
+                        safefiles.replace(folder / f"{user}.password", secret, 0o600, at=creds)
+                removed = sorted(set(known) - set(wanted))
+                for user in removed:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f"{user}.password", dir_fd=creds)
+            finally:
+                os.close(creds)
+            safefiles.replace(conf_dir / VENUE_FILE, venue.to_toml().encode(), 0o644, at=top)
+            had_ca = safefiles.check_kind(conf_dir / CA_KEY_FILE, folder=False, at=top)
+            tls = None
+            if tls_hostnames is not None:
+                tls = write_tls_files(conf_dir, tls_hostnames, keep_ca=True)
+                give_key_to_mosquitto(tls.key)
+            conf = conf_dir / BROKER_CONF
+            text = mosquitto_conf(port, conf_dir, bind=bind, tls=tls, data_dir=data_dir)
+            safefiles.replace(conf, text.encode(), 0o644, at=top)
+            # An older coffre wrote its conf.d snippet here; it is not ours to serve any more.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(CONF_D_FILE, dir_fd=top)
+        repair_modes(conf_dir)
+        # After repair_modes, which makes passwd 0600 and credentials/ 0700: shared before
+        # it, the hub could never add a paired station (found by deploy/e2e/clean-table.sh).
+        share_with_hub(conf_dir, group)
+    except safefiles.UnsafeFile as exc:
+        raise ConfigError(str(exc)) from None
     users_changed = old_passwd is None or old_acl != venue.acl() or set(known) != set(wanted)
     if old_conf != text or (tls is not None and tls.signed):
         apply = "restart"
@@ -612,8 +702,31 @@ def configure_broker(
         venue=venue,
         before=before,
         apply=apply,
-        legacy_conf_d=legacy if (_read(legacy) or "").startswith(GENERATED) else None,
+        legacy_conf_d=legacy if _legacy(legacy) else None,
     )
+
+
+#: Every file of the folder that broker-config writes, besides ``credentials/``.
+WRITTEN = ("passwd", "acl", VENUE_FILE, BROKER_CONF, CA_FILE, CERT_FILE, KEY_FILE, CA_KEY_FILE)
+
+
+def _check_destinations(conf_dir: Path, users: list[str]) -> None:
+    """UnsafeFile for the first place a file goes that is a link or not a plain file (or,
+    for ``credentials/``, not a folder): checked before anything is written."""
+    for name in WRITTEN:
+        safefiles.check_kind(conf_dir / name, folder=False)
+    folder = conf_dir / CREDENTIALS
+    if safefiles.check_kind(folder, folder=True):
+        for user in users:
+            safefiles.check_kind(folder / f"{user}.password", folder=False)
+
+
+def _legacy(path: Path) -> bool:
+    """Whether an older coffre's snippet is in the distribution's conf.d (root's)."""
+    try:
+        return path.read_text().startswith(GENERATED)
+    except (OSError, UnicodeError):
+        return False
 
 
 #: The folder's secrets: only their owner (coffre's root, or mosquitto) may read them.
@@ -625,35 +738,48 @@ def repair_modes(conf_dir: Path) -> None:
 
     Secrets 0600, the credentials folder 0700 and its files 0600; nothing else in the
     folder (the ACL, the config, the certificates) writable by anyone but its owner.
-    Symbolic links are left alone: they point at somebody else's file.
+    Symbolic links, second names of a file (hard links), fifos and devices are left
+    alone: they are somebody else's. Each mode is set on a descriptor opened without
+    following a link, so a file swapped for a link meanwhile is never changed.
     """
 
-    def set_mode(path: Path, mode: int | None, strip: int = 0) -> None:
-        if path.is_symlink() or not path.exists():
-            return
-        current = path.stat().st_mode & 0o7777
-        wanted = current & ~strip if mode is None else mode
-        if wanted != current:
-            path.chmod(wanted)
+    def set_mode(path: Path, at: int, mode: int | None, strip: int = 0) -> None:
+        with contextlib.suppress(safefiles.UnsafeFile):
+            safefiles.change(path, mode=mode, strip=strip, at=at)
 
-    set_mode(conf_dir, None, 0o022)
-    for path in sorted(conf_dir.iterdir()):
-        if path.name in PRIVATE_FILES:
-            set_mode(path, 0o600)
-        elif path.name == CREDENTIALS:
-            set_mode(path, 0o700)
-            for file in path.iterdir() if path.is_dir() and not path.is_symlink() else ():
-                set_mode(file, 0o600)
-        else:
-            set_mode(path, None, 0o022)
+    with safefiles.opened_folder(conf_dir) as top:
+        current = stat.S_IMODE(os.fstat(top).st_mode)
+        if current & 0o022:
+            os.fchmod(top, current & ~0o022)
+        for name in sorted(os.listdir(top)):
+            path = conf_dir / name
+            if name in PRIVATE_FILES:
+                set_mode(path, top, 0o600)
+            elif name == CREDENTIALS:
+                set_mode(path, top, 0o700)
+                with contextlib.suppress(safefiles.UnsafeFile):
+                    creds = safefiles.open_folder(path, top)
+                    if creds is None:
+                        continue
+                    try:
+                        for file in sorted(os.listdir(creds)):
+                            set_mode(path / file, creds, 0o600)
+                    finally:
+                        os.close(creds)
+            else:
+                set_mode(path, top, None, 0o022)
 
 
 def _read(path: Path) -> str | None:
-    """A file's text, or None when there is none to read."""
+    """A file of the folder's text, or None when there is none to read; never through a
+    link (ConfigError, one line: root reads no file the hub's user points at)."""
     try:
-        return path.read_text()
+        data = safefiles.read(path, MAX_TEXT)
+    except safefiles.UnsafeFile as exc:
+        raise ConfigError(str(exc)) from None
     except OSError:
         return None
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def changes(report: BrokerSetupReport) -> list[str]:

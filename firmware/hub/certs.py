@@ -7,14 +7,15 @@ names, say) with the same CA, so the ``ca.crt`` on the stations stays valid. It 
 ``ca.crt`` (public: copy it to every station), ``broker.crt`` and ``broker.key`` (0600).
 Without ``keep_ca`` (test brokers) a fresh CA is made and its key is not kept.
 
-Runs on the hub only: it needs ``cryptography``, which a station never installs.
+Runs on the hub only: it needs ``cryptography``, which a station never installs. It runs
+as root in a folder the hub's user may write in (pairing): nothing here reads, writes or
+changes a file through a symbolic link (see :mod:`firmware.hub.safefiles`).
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
-import os
 import secrets
 import socket
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from firmware.hub import safefiles
 from firmware.link.tls import CA_FILE, CERT_FILE, KEY_FILE
 
 if TYPE_CHECKING:
@@ -34,6 +36,8 @@ CA_KEY_FILE = "ca.key"
 #: must still accept a certificate made this morning, so validity starts a year back.
 BACKDATE = datetime.timedelta(days=365)
 VALIDITY = datetime.timedelta(days=20 * 365)
+#: The largest certificate or key read back (ours are under 1 kB).
+MAX_PEM = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -228,21 +232,25 @@ def write_tls_files(out: Path, hostnames: Sequence[str], *, keep_ca: bool = Fals
     out.mkdir(parents=True, exist_ok=True)
     files = TlsFiles(out / CA_FILE, out / CERT_FILE, out / KEY_FILE)
     ca_key_file = out / CA_KEY_FILE
-    if keep_ca and ca_key_file.is_file() and files.ca.is_file():
-        loaded = serialization.load_pem_private_key(ca_key_file.read_bytes(), password=None)
+    for path in (files.ca, files.cert, files.key, ca_key_file):  # before writing any
+        safefiles.check_kind(path, folder=False)
+    key_pem = safefiles.read(ca_key_file, MAX_PEM) if keep_ca else None
+    ca_pem = safefiles.read(files.ca, MAX_PEM) if key_pem is not None else None
+    if key_pem is not None and ca_pem is not None:
+        loaded = serialization.load_pem_private_key(key_pem, password=None)
         if not isinstance(loaded, ec.EllipticCurvePrivateKey):
             raise ValueError(f"{ca_key_file} is not the table CA's key")
-        ca_key, ca_cert = loaded, x509.load_pem_x509_certificate(files.ca.read_bytes())
+        ca_key, ca_cert = loaded, x509.load_pem_x509_certificate(ca_pem)
     else:
         ca_key, ca_cert = make_ca()
-        files.ca.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+        safefiles.replace(files.ca, ca_cert.public_bytes(serialization.Encoding.PEM), 0o644)
         if keep_ca:
             write_private(ca_key_file, _private_pem(ca_key))
     if keep_ca and _still_valid(files, ca_cert, hostnames):
         return TlsFiles(files.ca, files.cert, files.key, signed=False)
-    cert_pem, key_pem = sign_broker(ca_key, ca_cert, hostnames)
-    files.cert.write_bytes(cert_pem)
-    write_private(files.key, key_pem)
+    cert_pem, broker_key = sign_broker(ca_key, ca_cert, hostnames)
+    safefiles.replace(files.cert, cert_pem, 0o644)
+    write_private(files.key, broker_key)
     return files
 
 
@@ -263,10 +271,11 @@ def _still_valid(files: TlsFiles, ca_cert: x509.Certificate, hostnames: Sequence
     from cryptography import x509
     from cryptography.exceptions import InvalidSignature
 
-    if not (files.cert.is_file() and files.key.is_file()):
+    cert_pem = safefiles.read(files.cert, MAX_PEM)
+    if cert_pem is None or not safefiles.check_kind(files.key, folder=False):
         return False
     try:
-        cert = x509.load_pem_x509_certificate(files.cert.read_bytes())
+        cert = x509.load_pem_x509_certificate(cert_pem)
         cert.verify_directly_issued_by(ca_cert)
     except (InvalidSignature, ValueError, TypeError, OSError):
         return False
@@ -274,11 +283,13 @@ def _still_valid(files: TlsFiles, ca_cert: x509.Certificate, hostnames: Sequence
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write a secret file 0600: never world-readable, not even for an instant."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    path.chmod(0o600)  # and fixed if it existed with other modes
+    """Write a secret file 0600: never readable by others, not even for an instant.
+
+    Made new beside ``path`` and renamed over it (so a reader sees the old secret or the
+    new one, never half of one), never written through a link: a ``path`` that is a
+    symbolic link is refused (:class:`~firmware.hub.safefiles.UnsafeFile`, an OSError).
+    """
+    safefiles.replace(path, data, 0o600)
 
 
 def listener_lines(files: TlsFiles) -> list[str]:

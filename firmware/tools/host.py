@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import queue
 import sys
 import time
@@ -31,7 +32,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from firmware.hub.brokerconf import CREDENTIALS, host_user
+from firmware.hub import safefiles
+from firmware.hub.brokerconf import CREDENTIALS, host_user, read_password
 from firmware.link import protocol as proto
 from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
@@ -79,32 +81,44 @@ def load_broker(args: Any) -> BrokerConfig:
 
 
 def _from_broker_dir(section: BrokerSection, args: Any) -> BrokerSection:
-    """The table's host user by default, and its password file and the CA from
-    ``--broker-dir`` (or :data:`BROKER_DIR` when it has them) if none is given."""
+    """The table's host user by default, and its password and the CA from
+    ``--broker-dir`` (or :data:`BROKER_DIR` when it has them) if none is given.
+
+    Run with sudo, this reads as root in a folder the hub's user writes in
+    (``credentials/``): a password file or ``ca.crt`` there that is a symbolic link is
+    refused (one line), never followed."""
     user = section.username or host_user(args.table)
     folder = Path(args.broker_dir) if args.broker_dir else BROKER_DIR
     password_file = folder / CREDENTIALS / f"{user}.password"
     missing = section.password is None and section.password_file is None
     if args.broker_dir is None and not (missing and _present(password_file)):
         return msgspec.structs.replace(section, username=user)
-    ca_file = folder / CA_FILE
-    return msgspec.structs.replace(
-        section,
-        username=user,
-        password_file=str(password_file) if missing else section.password_file,
-        ca_file=section.ca_file or (str(ca_file) if ca_file.is_file() else None),
-    )
+    password = read_password(password_file) if missing else section.password
+    ca_file = section.ca_file
+    if ca_file is None:
+        try:
+            if safefiles.check_kind(folder / CA_FILE, folder=False):
+                ca_file = str(folder / CA_FILE)
+        except safefiles.UnsafeFile as exc:
+            raise ConfigError(str(exc)) from None
+        except OSError as exc:
+            raise ConfigError(f"{folder / CA_FILE}: {exc.strerror}") from None
+    return msgspec.structs.replace(section, username=user, password=password, ca_file=ca_file)
 
 
 def _present(path: Path) -> bool:
-    """Whether ``path`` exists; a folder we may not look into is one line (sudo helps)."""
+    """Whether ``path`` is there (a link too: it is refused when read, not skipped); a
+    folder we may not look into is one line (sudo helps)."""
     try:
-        return path.exists()
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
     except PermissionError:
         raise ConfigError(
             f"{path.parent} is not readable by this user: run it with sudo, or give "
             "--config or --password-file"
         ) from None
+    return True
 
 
 def build_command(args: Any) -> proto.HostCommand:
