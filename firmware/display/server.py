@@ -35,12 +35,16 @@ OVERVIEW = ""  # the stream key of the overview page
 #: answered 503 and closed at once, before aiohttp reads a byte.
 CONNECTIONS_PER_ADDRESS = 32
 #: Descriptors kept out of the connections' reach: the broker's link, logs, the static files
-#: being sent, and the connections asyncio accepts in one go before any is counted.
+#: being sent, and the BACKLOG connections asyncio accepts in one go before any is counted.
 RESERVED_FILES = 256
 #: A connection must send a whole request head within this long of opening, and its next
 #: one within this long of the last answer (aiohttp's keep-alive timeout): idle and
 #: byte-by-byte ("slowloris") connections end.
 IDLE_SECONDS = 10.0
+#: Connections the kernel may queue before the display accepts them. asyncio also accepts
+#: up to this many in one go before any is counted, so it must stay well inside
+#: RESERVED_FILES: with 1,024 a crowd's burst took every descriptor under a 1,024 limit.
+BACKLOG = 128
 #: Open event streams one client address may hold.
 STREAMS_PER_ADDRESS = 16
 #: Open event streams in all (each is a connection, also counted below the connection cap).
@@ -279,7 +283,9 @@ class _GatedSite(web.BaseSite):
     async def start(self) -> None:
         await super().start()
         loop = asyncio.get_running_loop()
-        self._server = server = await loop.create_server(self.door, self.host, self.port)
+        self._server = server = await loop.create_server(
+            self.door, self.host, self.port, backlog=BACKLOG
+        )
         if server.sockets:
             self.port = server.sockets[0].getsockname()[1]
 
