@@ -340,6 +340,7 @@ class Display:
 
     def start(self) -> None:
         """Serve in a background thread (returns once the port is listening)."""
+        _THROTTLE.last.clear()  # a display's first trouble of each kind is always logged
         files = raise_file_limit()
         if self.connections_total is None:
             self.connections_total = max(files - RESERVED_FILES, self.connections_per_address)

@@ -115,12 +115,12 @@ class Crowd:
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> None:
-        for _ in range(IDLE):
-            self._open("idle")
         for _ in range(STREAMS):
             self._open("stream")
         for _ in range(SLOW):
             self._open("slow")
+        for _ in range(IDLE):
+            self._open("idle")
         self.thread.start()
 
     def stop(self) -> None:
@@ -142,21 +142,26 @@ class Crowd:
         sock.setblocking(False)
         sock.connect_ex(("127.0.0.1", self.port))
         self.opened += 1
-        if kind == "stream":
-            request = f"GET /table/{TABLE}/events HTTP/1.1\r\nHost: x\r\n\r\n".encode()
-            with suppress(OSError):
-                sock.send(request)  # lost if the connect is still pending: then it idles
         if kind == "slow":
             self.slow[sock] = (time.monotonic(), 0)
-        self.selector.register(sock, selectors.EVENT_READ, kind)
+        if kind == "stream":  # the request goes once the connection is up
+            self.selector.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE, kind)
+        else:
+            self.selector.register(sock, selectors.EVENT_READ, kind)
 
     def _run(self) -> None:
         head = f"GET /table/{TABLE} HTTP/1.1\r\nHost: x\r\n".encode() + b"X-a: b\r\n" * 1000
+        stream = f"GET /table/{TABLE}/events HTTP/1.1\r\nHost: x\r\n\r\n".encode()
         last_drip = 0.0
         while not self.stopping.is_set():
-            for key, _ in self.selector.select(0.1):
+            for key, events in self.selector.select(0.1):
                 sock = key.fileobj
                 assert isinstance(sock, socket.socket)
+                if events & selectors.EVENT_WRITE:
+                    self.selector.modify(sock, selectors.EVENT_READ, key.data)
+                    with suppress(OSError):
+                        sock.send(stream)
+                    continue
                 try:
                     data = sock.recv(65536)
                 except BlockingIOError:
