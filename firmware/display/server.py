@@ -6,6 +6,10 @@ whole at the first byte (a reload shows the current state at once) and then foll
 page's few lines of JS swap it in. No CDN, no build step: CSS and JS come from
 ``static/`` in this package. aiohttp runs in its own thread with its own loop; the
 feed's thread hands it snapshots with ``call_soon_threadsafe``.
+
+The port is open to the whole venue network, so every connection is counted per client
+address before aiohttp sees it, and every connection that does not ask for anything is
+closed after IDLE_SECONDS (threat model: docs/running-a-table.md, "The table display").
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ RESERVED_FILES = 256
 IDLE_SECONDS = 10.0
 #: Connections the kernel may queue before the display accepts them. asyncio also accepts
 #: up to this many in one go before any is counted, so it must stay well inside
-#: RESERVED_FILES: with 1,024 a crowd's burst took every descriptor under a 1,024 limit.
+#: RESERVED_FILES (a backlog of 1,024 lets one burst take every descriptor under a 1,024
+#: limit).
 BACKLOG = 128
 #: Open event streams one client address may hold.
 STREAMS_PER_ADDRESS = 16
@@ -127,8 +132,8 @@ class _Door:
 
     A connection past ``per_address`` is answered :data:`REFUSED` and closed. When
     ``total`` are open, a newcomer takes the place of the oldest connection of the address
-    holding the most (a crowd from many addresses loses its own connections, not the TV's);
-    if the newcomer's address is itself the heaviest, it is refused."""
+    holding the most, if that is more than its own address holds (a crowd from many
+    addresses loses its own connections, not the TV's); otherwise it is refused."""
 
     def __init__(
         self,
@@ -159,8 +164,10 @@ class _Door:
             )
             return False
         if self.count >= self.total:
-            heaviest = max(self.open.values(), key=len)
-            if len(heaviest) <= len(mine) + 1:
+            # Of equally heavy addresses, the one that connected last: a crowd churns, a TV
+            # holds its stream.
+            heaviest = max(self.open.values(), key=lambda gates: (len(gates), gates[-1].born))
+            if len(heaviest) <= len(mine):
                 log.warning(
                     "display: refused a connection from %s (%d open in all)",
                     gate.address,
@@ -198,6 +205,7 @@ class _Gate(asyncio.Protocol):
 
     def __init__(self, door: _Door) -> None:
         self.door = door
+        self.born = time.monotonic()
         self.address = "?"
         self.inner: asyncio.Protocol | None = None
         self.transport: asyncio.Transport | None = None

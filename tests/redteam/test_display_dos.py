@@ -388,3 +388,38 @@ def test_when_full_a_newcomer_takes_the_place_of_the_heaviest_address(
         raise AssertionError("a connection other than the oldest was closed")
     for sock in crowd:
         sock.close()
+
+
+def test_when_full_of_single_connections_a_newcomer_still_gets_in(
+    make_table: TableFactory,
+) -> None:
+    """A crowd holding every place with one connection per address (many addresses): a
+    newcomer with none takes the place of the address that connected last, not of the
+    first one (a TV holds its stream, a crowd churns)."""
+    sim = make_table(3)
+    display = start_display(sim, connections_total=3)
+    tv = socket.socket()
+    tv.bind(("127.0.0.3", 0))
+    tv.connect(("127.0.0.1", display.port))
+    crowd = []
+    for source in ("127.0.0.4", "127.0.0.5"):
+        sock = socket.socket()
+        sock.bind((source, 0))
+        sock.connect(("127.0.0.1", display.port))
+        crowd.append(sock)
+        time.sleep(0.05)  # connected in this order
+    deadline = time.monotonic() + 5
+    while sum(display.connections.values()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    page, _took = spectator(display.port, f"/table/{TABLE}")
+    assert page.startswith("HTTP/1.1 200"), page[:200]
+    crowd[1].settimeout(10)
+    with suppress(ConnectionResetError):
+        assert crowd[1].recv(4096) == b""  # the last to connect gave its place
+    for sock in (tv, crowd[0]):
+        sock.setblocking(False)
+        with suppress(BlockingIOError):
+            sock.recv(1)
+            raise AssertionError("an older connection was closed for the newcomer")
+    for sock in (tv, *crowd):
+        sock.close()
