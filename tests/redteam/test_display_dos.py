@@ -229,6 +229,7 @@ def test_a_crowd_of_connections_from_one_address_leaves_the_page_to_others(
             time.sleep(2)  # the crowd is in
             page, page_took = spectator(port, f"/table/{TABLE}")
             events, events_took = spectator(port, f"/table/{TABLE}/events")
+            files.append(files_of(pid))
             while time.monotonic() - began < IDLE_SECONDS + 5:  # slow heads have had their time
                 files.append(files_of(pid))
                 time.sleep(0.5)
