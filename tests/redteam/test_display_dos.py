@@ -215,7 +215,7 @@ def test_a_crowd_of_connections_from_one_address_leaves_the_page_to_others(
 ) -> None:
     """1,124 idle connections, 40 streams and 40 slowloris heads from one address, under a
     1,024-descriptor limit: another address gets the page and its first event within a few
-    seconds; the slow heads are cut within the idle time; the refused are closed."""
+    seconds; no slow head outlives the idle time; the refused are closed."""
     sim = make_table(3)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 2 * LIMIT:  # the attacker's own side needs its 1,204 descriptors
