@@ -356,6 +356,8 @@ class Doctor:
         """The fix for a file the config names that cannot be read."""
         if missing == self.toml:
             return f"sudo bash deploy/provision-pi.sh {self.role} ... (it writes {missing})"
+        if missing.is_symlink():  # chown and chmod would reach what it points at
+            return self.unlink_fix(missing)
         if reason.startswith("is not readable"):
             if os.geteuid() != 0:
                 return "run it as root (sudo coffre doctor): it reads the service's files"

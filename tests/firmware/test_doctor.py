@@ -423,6 +423,11 @@ def test_a_stations_password_file_that_is_a_link_is_paired_again_not_chmodded(
     assert check.status == FAIL and f"{link} is a link" in check.detail
     assert check.fix.startswith(f"pair again: sudo rm {link} && sudo systemctl restart")
     assert "chmod" not in check.line()
+    # A link to nothing: the config cannot read it, and the fix still removes the link.
+    real.unlink()
+    config = _checks(Doctor(root=tmp_path, unit_active=lambda _u: False))["config"]
+    assert config.status == FAIL
+    assert config.fix.startswith(f"pair again: sudo rm {link} && sudo systemctl restart")
 
 
 def test_a_restored_passwd_the_hub_cannot_write_fails_pairing(
