@@ -12,7 +12,9 @@ Checks, for the role this machine was provisioned as (``/etc/coffre/station.toml
   ``ca.crt`` is there;
 - on a hub: every other secret (the display's password, the broker folder's ``passwd``,
   ``ca.key``, ``broker.key`` and ``credentials/``) is closed to others, and the hub's
-  group may write what pairing writes (``passwd``, ``acl``, ``credentials/``);
+  group may write what pairing writes (``passwd``, ``acl``, ``credentials/``); a link
+  where any of these files should be is a FAIL of its own, looked at with ``lstat``,
+  and its fix removes it (a chmod run as root would reach the link's target);
 - the chips answer (the MFRC522 and the SSD1306, opened with the real backend) unless
   the station service holds them;
 - the broker answers on its port (and it is coffre's broker, not something else holding
