@@ -45,9 +45,9 @@ class BeepPlayer:
     """Plays one pattern at a time on a thread of its own; a new pattern cuts the old one.
 
     The thread lives as long as the player and sleeps between patterns: ``play`` only
-    hands it the pattern. Starting a thread for each beep (until issue 27's sixth pass)
-    cost the caller ~260 us of CPU here, a Zero's ~3 ms, on the path from a tap to the
-    hub (the read's tick) and to the screen (the ack's beep).
+    hands it the pattern. Starting a thread for each beep would cost the caller ~260 us
+    of CPU here, a Zero's ~3 ms, on the path from a tap to the hub (the read's tick) and
+    to the screen (the ack's beep).
     """
 
     def __init__(self, sound: Callable[[float], None], silence: Callable[[], None]) -> None:

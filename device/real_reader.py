@@ -21,7 +21,7 @@ value the reader's last exchange left in it, the FIFO is not flushed when that e
 left it empty, and each look at the chip reads the interrupt, error, FIFO level and
 last-bits registers in one transfer (the MFRC522 datasheet, 8.1.2.1: one read frame may
 address a different register in each byte). An empty poll is 7 transfers, a 7-byte
-UID's read 45 (11 and 62 before issue 27's sixth pass).
+UID's read 45 (11 and 62 without these three savings).
 
 Debounce: a card lying on the reader is one ``TagPresent``; ``TagRemoved`` comes after
 ``miss_limit`` consecutive polls in which nothing answered (default 3: two dropped
@@ -242,7 +242,7 @@ class Mfrc522Reader(Reader):
         fixed frame delay (~90 us, ISO 14443-3) after the end of the frame, in at most
         0.45 ms more (a cascade level's five bytes). The timer starts at the end of the
         frame, so 3 ticks (1.5 ms) leave three times that; an empty poll waits for the
-        whole timer (it was 11 ticks, 5.5 ms, until issue 27).
+        whole timer, so a longer one (11 ticks, 5.5 ms) would slow every empty poll.
         """
         dev.ClearBitMask(STATUS2, CRYPTO1_ON)
         dev.Write_MFRC522(T_RELOAD_L, POLL_TIMER_TICKS - 1)
@@ -469,8 +469,8 @@ class Mfrc522Reader(Reader):
         write(BIT_FRAMING, 0x80 | last_bits)  # StartSend
         if not expect_answer:
             # HLTA: nothing comes back. The frame goes out by itself (~0.4 ms) and the next
-            # transceive, a poll later, starts with Idle; waiting for its end cost a sleep
-            # and three transfers before the poll could report the card (until issue 27).
+            # transceive, a poll later, starts with Idle; waiting for its end would cost a
+            # sleep and three transfers before the poll could report the card.
             return _Answer(_Status.OK)
         done = RX_IRQ | IDLE_IRQ | ERR_IRQ | TIMER_IRQ
         due = air_time_s(len(data), answer)
@@ -516,9 +516,9 @@ class Mfrc522Reader(Reader):
         doubling steps until ``answer_wait_s``. A look whose moment has passed (the
         thread was slow, or the StartSend write was: on a Pi the frame goes out while the
         ioctl returns) is made at once, without a sleep. Each look is one SPI read and
-        each sleep a wake-up: an empty poll takes one of each (it took four sleeps, and
-        ended at 7.5 ms instead of ~1.8, until issue 27; it also looked once before
-        sleeping, and read the status in a second transfer, until its sixth pass).
+        each sleep a wake-up: an empty poll takes one of each, ~1.8 ms in all; a look
+        before the answer is due, or the status read in a transfer of its own, would
+        be one more SPI read on every poll for nothing.
         """
         xfer = self._dev.spi.xfer2
         deadline = start + self.answer_wait_s

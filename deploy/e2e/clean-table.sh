@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A hub and three stations, from clean Debian Bookworm to a played game (issue 23's check).
+# A hub and three stations, from clean Debian Bookworm to a played game: the install as a
+# venue does it, checked end to end.
 #   sudo bash deploy/e2e/clean-table.sh [--game secret-identity] [--seed 1] [--reuse]
 # Needs root, debootstrap, nft and iproute2 (apt-get install debootstrap nftables), the
 # internet (Debian's mirror, PyPI) and a dev venv for the players (bash deploy/dev.sh makes

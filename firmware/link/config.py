@@ -173,4 +173,5 @@ def broker_config(section: BrokerSection, path: Path) -> BrokerConfig:
         password=password,
         keepalive=section.keepalive,
         tls_ca=ca_file,
+        password_file=section.password_file,
     )

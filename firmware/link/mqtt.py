@@ -77,6 +77,8 @@ class BrokerConfig:
     #: Pairing only (no CA yet): TLS that checks nothing; the pairing code vouches for the
     #: hub instead (see :mod:`firmware.link.pairing`).
     tls_unverified: bool = False
+    #: Where ``password`` was read (None: given as is): named in the fixes the log gives.
+    password_file: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,11 @@ class LinkState:
         return self.state in ("idle", "connecting", "connected", "stopped")
 
 
-def classify_failure(exc: BaseException | None, host: str, port: int) -> LinkState:
-    """Why a connection attempt to ``host:port`` failed, in words a host can act on."""
+def classify_failure(
+    exc: BaseException | None, host: str, port: int, config: BrokerConfig | None = None
+) -> LinkState:
+    """Why a connection attempt to ``host:port`` failed, in words a host can act on: the
+    fixes ``coffre doctor`` gives, with ``config``'s files named, for the journal."""
     where = f"{host}:{port}"
     if isinstance(exc, ssl.SSLCertVerificationError):
         message = str(exc.verify_message).lower()
@@ -116,19 +121,28 @@ def classify_failure(exc: BaseException | None, host: str, port: int) -> LinkSta
                 f"name on it, or add {host} on the hub (broker-config --hostname {host}) "
                 "and restart coffre-broker; ca.crt stays the same",
             )
+        # A station's files from another table: it drops them and pairs again
+        # (docs/pairing.md); on the hub, coffre doctor names the CA file to use.
+        ca = config.tls_ca if config and config.tls_ca else "<its ca_file>"
+        password = config.password_file if config and config.password_file else None
         return LinkState(
             "wrong-ca",
             "Certificate: wrong CA",
-            f"the broker at {where} has a certificate from another CA "
-            f"({exc.verify_message}): copy the hub's current ca.crt",
+            f"the broker at {where} has a certificate from another table's CA than {ca} "
+            f"({exc.verify_message}): on a station, pair again: sudo rm "
+            f"{password or '<its password_file>'} {ca} && sudo systemctl restart "
+            "coffre-station (docs/pairing.md); on the hub, sudo coffre doctor",
         )
     if isinstance(exc, ssl.SSLError):
         return LinkState("tls", "TLS failed", f"TLS with {where} failed: {exc}")
     if isinstance(exc, socket.gaierror):
         return LinkState("not-found", "Broker not found", f"cannot resolve {host}: {exc.strerror}")
     if isinstance(exc, ConnectionRefusedError):
+        # coffre's broker is its own unit: the distribution's mosquitto is not it.
         return LinkState(
-            "refused", "Broker not running", f"nothing listens on {where} (is mosquitto up?)"
+            "refused",
+            "Broker not running",
+            f"nothing listens on {where}: on the hub, sudo systemctl start coffre-broker",
         )
     if isinstance(exc, TimeoutError | OSError):
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
@@ -392,7 +406,8 @@ class Client:
 
     def _on_connect_fail(self, _c: paho.Client, _u: Any) -> None:
         # paho calls this inside its ``except OSError:``: the exception is still at hand.
-        self._report(classify_failure(sys.exc_info()[1], self.config.host, self.config.port))
+        config = self.config
+        self._report(classify_failure(sys.exc_info()[1], config.host, config.port, config))
 
     def _report(self, state: LinkState) -> None:
         """Log and pass on a change of state (the same failure every retry: once)."""

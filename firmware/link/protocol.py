@@ -221,9 +221,9 @@ class HubStatus(msgspec.Struct, frozen=True):
 
     It holds only what changes between moves, not with them: a move's version and phase
     are ``public``'s. Every station, the display and the hub itself hear each status,
-    so one that changed with every move (until issue 27's sixth pass) cost each station
-    a message at every tap, in the time its screen was drawn. An older hub's ``version``
-    and ``phase`` are ignored when read."""
+    so one that changed with every move would cost each station a message at every tap,
+    in the time its screen is drawn. An older hub's ``version`` and ``phase`` are
+    ignored when read."""
 
     state: Literal["ready", "lost", "disconnected"]
     game: str | None = None

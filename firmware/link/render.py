@@ -5,8 +5,8 @@ every machine (golden PNGs compare exactly).
 
 A line of text seen a second time is drawn into a mask and pasted from then on
 (:class:`LineMasks`): a station redraws the same title bar and prompts over and over,
-and at a Zero's CPU share drawing the lines through ImageDraw cost ~1.5 ms a screen
-(issue 27). A mask holds the very pixels ``ImageDraw.text`` lights, so a pasted line equals a
+and at a Zero's CPU share drawing the lines through ImageDraw costs ~1.5 ms a screen.
+A mask holds the very pixels ``ImageDraw.text`` lights, so a pasted line equals a
 drawn one.
 """
 

@@ -42,15 +42,16 @@ ALIVE_WITHIN = 30.0
 #: Answers to no pending input are logged at most once in this many seconds.
 UNASKED_LOG_EVERY = 10.0
 
-#: What to do about each connection problem, on the screen's second line.
+#: What to do about each connection problem, on the screen's second line (21 characters
+#: at most): the short form of coffre doctor's fix, which the journal's line spells out.
 _LINK_HINTS = {
     "connecting": "",
     "not-found": "Check hub and Wi-Fi",
-    "refused": "Is mosquitto up?",
-    "wrong-ca": "Copy the hub's ca.crt",
+    "refused": "Start coffre-broker",
+    "wrong-ca": "Pair it again",
     "wrong-name": "Add it: --hostname",
-    "wrong-password": "Check password file",
-    "tls": "Check ca.crt",
+    "wrong-password": "Pair it again",
+    "tls": "Check host and port",
     "disconnected": "Reconnecting",
 }
 

@@ -12,7 +12,9 @@ Checks, for the role this machine was provisioned as (``/etc/coffre/station.toml
   ``ca.crt`` is there;
 - on a hub: every other secret (the display's password, the broker folder's ``passwd``,
   ``ca.key``, ``broker.key`` and ``credentials/``) is closed to others, and the hub's
-  group may write what pairing writes (``passwd``, ``acl``, ``credentials/``);
+  group may write what pairing writes (``passwd``, ``acl``, ``credentials/``); a link
+  where any of these files should be is a FAIL of its own, looked at with ``lstat``,
+  and its fix removes it (a chmod run as root would reach the link's target);
 - the chips answer (the MFRC522 and the SSD1306, opened with the real backend) unless
   the station service holds them;
 - the broker answers on its port (and it is coffre's broker, not something else holding
@@ -356,6 +358,8 @@ class Doctor:
         """The fix for a file the config names that cannot be read."""
         if missing == self.toml:
             return f"sudo bash deploy/provision-pi.sh {self.role} ... (it writes {missing})"
+        if missing.is_symlink():  # chown and chmod would reach what it points at
+            return self.unlink_fix(missing)
         if reason.startswith("is not readable"):
             if os.geteuid() != 0:
                 return "run it as root (sudo coffre doctor): it reads the service's files"
@@ -380,7 +384,9 @@ class Doctor:
     def private(self, path: Path) -> Check:
         """The service's own password: the coffre user's, closed to others."""
         uid = self.coffre_uid()
-        info = path.stat()
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return Check(FAIL, "password file", f"{path} is a link", self.unlink_fix(path))
         mode = info.st_mode & 0o777
         fix = f"sudo chown coffre:coffre {path} && sudo chmod 0600 {path}"
         if mode & ~SECRET_MODE:
@@ -388,6 +394,35 @@ class Doctor:
         if uid is not None and info.st_uid != uid:
             return Check(FAIL, "password file", f"{path} is not the coffre user's", fix)
         return Check(PASS, "password file", f"{path}: {mode:04o}, the coffre user's")
+
+    def unlink_fix(self, *links: Path) -> str:
+        """The fix for links where secrets or broker files should be: they go, and what
+        writes those files writes them again. Never a chmod: as root it would change the
+        file a link points at, whatever that is."""
+        if self.role == "station":
+            return self.pair_again(*map(str, links))
+        kept = self.broker_dir() / "credentials"
+        fixes = []
+        made: list[str] = []
+        for path in links:
+            if path.name.endswith(".password") and path.parent != kept:
+                # A service's copy of its password: provisioning's copy again.
+                fixes.append(
+                    f"sudo rm {path} && sudo install -m 0600 -o coffre -g coffre "
+                    f"{kept / path.name} {path}"
+                )
+            else:
+                made.append(str(path))
+        if made:
+            # broker-config refuses to write through a link: the link goes first.
+            new_ca = (
+                " (a new CA: every station pairs again)" if kept.parent / "ca.key" in links else ""
+            )
+            fixes.append(
+                f"sudo rm {' '.join(made)} && re-run provisioning "
+                f"(coffre broker-config ... --apply){new_ca}"
+            )
+        return "; ".join(fixes)
 
     def secrets(self, settings: Any) -> Check:
         """Every secret on a hub but its own password (checked above), closed to others:
@@ -409,21 +444,33 @@ class Doctor:
         for name in ("ca.key", "broker.key"):
             found[folder / name] = SECRET_MODE
         credentials = folder / "credentials"
-        for path in sorted(credentials.iterdir()) if credentials.is_dir() else []:
-            found[path] = SECRET_MODE
+        links: list[Path] = []
+        if credentials.is_symlink():
+            links.append(credentials)
+        elif credentials.is_dir():
+            for path in sorted(credentials.iterdir()):
+                found[path] = SECRET_MODE
         opened: list[tuple[Path, int, int]] = []
         count = 0
         for path, most in found.items():
             if own and path == Path(own):
                 continue
             try:
-                info = path.stat()
+                info = path.lstat()
             except FileNotFoundError:
                 continue
             count += 1
             mode = info.st_mode & 0o777
-            if stat.S_ISREG(info.st_mode) and mode & ~most:
+            if stat.S_ISLNK(info.st_mode):
+                links.append(path)
+            elif stat.S_ISREG(info.st_mode) and mode & ~most:
                 opened.append((path, mode, most))
+        if links:
+            # Each link its own fix, and no chmod in the line: root would follow it.
+            said = ", ".join(f"{p} is a link" for p in links)
+            return Check(
+                FAIL, "secrets", f"{said}: a secret is a file of its own", self.unlink_fix(*links)
+            )
         if not count:
             return Check(SKIP, "secrets", f"no keys or passwords here (none in {folder})")
         if not opened:
@@ -468,13 +515,17 @@ class Doctor:
         for name, mode in PAIRING_WRITES:
             path = folder / name
             try:
-                info = path.stat()
+                info = path.lstat()
             except FileNotFoundError:
                 blocked.append(f"{name} (missing)")
                 if name == "credentials":
                     fixes.append(f"sudo install -d -m {mode:04o} -g coffre {path}")
                 else:  # the broker's users and rules: only broker-config knows them all
                     fixes.append("re-run provisioning (coffre broker-config ... --apply)")
+                continue
+            if stat.S_ISLNK(info.st_mode):  # a chmod or chgrp on it would reach its target
+                blocked.append(f"{name} (a link)")
+                fixes.append(self.unlink_fix(path))
                 continue
             need = 0o3 if name == "credentials" else 0o2
             if not may(info, uid, gids, need):

@@ -375,6 +375,61 @@ def test_a_hubs_key_or_spectator_password_open_to_others_fails(
     assert f"{folder / 'passwd'}" not in secrets, "passwd is 0660: the hub's group writes it"
 
 
+def test_a_link_where_a_secret_should_be_is_a_fail_of_its_own_never_a_chmod(
+    tmp_path: Path, broker: TlsBroker
+) -> None:
+    """A station's kept password, the display's password and passwd made links to an
+    open file elsewhere: each a FAIL saying it is a link, the fix removes it and has it
+    written again; no chmod anywhere (root would follow the link to its target)."""
+    folder = hub_tree(tmp_path, broker)
+    target = tmp_path / "elsewhere"
+    target.write_text("not a secret\n")
+    target.chmod(0o644)
+    kept = folder / "credentials" / f"{P1}.password"
+    spectator = tmp_path / "etc/coffre/spectator.password"
+    passwd = folder / "passwd"
+    for path in (kept, spectator, passwd):
+        path.unlink()
+        path.symlink_to(target)
+    checks = _checks(Doctor(root=tmp_path, unit_active=lambda _u: False))
+    secrets = checks["secrets"]
+    assert secrets.status == FAIL
+    for path in (kept, spectator, passwd):
+        assert f"{path} is a link" in secrets.detail
+    assert "chmod" not in secrets.line()
+    assert (
+        f"sudo rm {spectator} && sudo install -m 0600 -o coffre -g coffre "
+        f"{folder / 'credentials' / 'spectator.password'} {spectator}"
+    ) in secrets.fix
+    assert f"sudo rm {passwd} {kept} && re-run provisioning" in secrets.fix
+    pairing = checks["pairing"]
+    assert pairing.status == FAIL and "passwd (a link)" in pairing.detail
+    assert "chmod" not in pairing.line() and "chgrp" not in pairing.line()
+    assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_stations_password_file_that_is_a_link_is_paired_again_not_chmodded(
+    tmp_path: Path, broker: TlsBroker
+) -> None:
+    """The station's password a link to a world-readable file: FAIL "is a link", the fix
+    removes it and restarts the station (it pairs), never a chmod through it."""
+    fake_pi(tmp_path)
+    real = _password(tmp_path, broker, 0o644).rename(tmp_path / "elsewhere")
+    link = tmp_path / "etc/coffre/station.password"
+    link.symlink_to(real)
+    station_toml(tmp_path, broker, "localhost", link)
+    checks = _checks(Doctor(root=tmp_path, open_devices=_mock_parts, unit_active=lambda _u: False))
+    check = checks["password file"]
+    assert check.status == FAIL and f"{link} is a link" in check.detail
+    assert check.fix.startswith(f"pair again: sudo rm {link} && sudo systemctl restart")
+    assert "chmod" not in check.line()
+    # A link to nothing: the config cannot read it, and the fix still removes the link.
+    real.unlink()
+    config = _checks(Doctor(root=tmp_path, unit_active=lambda _u: False))["config"]
+    assert config.status == FAIL
+    assert config.fix.startswith(f"pair again: sudo rm {link} && sudo systemctl restart")
+
+
 def test_a_restored_passwd_the_hub_cannot_write_fails_pairing(
     tmp_path: Path, broker: TlsBroker
 ) -> None:

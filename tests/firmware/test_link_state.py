@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import time
@@ -55,10 +56,13 @@ def _final(config: BrokerConfig) -> LinkState:
 
 
 def test_no_broker_listening_is_reported(closed_port: int) -> None:
-    """Nothing on the port: 'connecting', then 'Broker not running', each once."""
+    """Nothing on the port: 'connecting', then 'Broker not running', each once; the log
+    line starts coffre's broker on the hub, as coffre doctor does (not "mosquitto")."""
     seen = _states(BrokerConfig("127.0.0.1", closed_port), lambda s: s.state == "refused")
     assert [s.state for s in seen] == ["connecting", "refused"]
     assert seen[-1].text == "Broker not running"
+    assert "on the hub, sudo systemctl start coffre-broker" in seen[-1].detail
+    assert "mosquitto" not in seen[-1].detail
 
 
 def test_unknown_host_name_is_broker_not_found() -> None:
@@ -68,10 +72,16 @@ def test_unknown_host_name_is_broker_not_found() -> None:
 
 
 def test_wrong_ca_is_named(tls_broker: TlsBroker, tmp_path: Path) -> None:
-    """Another table's ca.crt: 'Certificate: wrong CA'."""
+    """Another table's ca.crt: 'Certificate: wrong CA'; the log line pairs again as
+    coffre doctor and docs/pairing.md do: the station's two files go, it restarts."""
     other = write_tls_files(tmp_path / "other", ["127.0.0.1"])
-    state = _final(tls_broker.config(HUB_USER, ca=str(other.ca)))
+    password = str(tmp_path / "station.password")
+    config = tls_broker.config(HUB_USER, ca=str(other.ca))
+    state = _final(dataclasses.replace(config, password_file=password))
     assert (state.state, state.text) == ("wrong-ca", "Certificate: wrong CA")
+    pair_again = f"sudo rm {password} {other.ca} && sudo systemctl restart coffre-station"
+    assert pair_again in state.detail
+    assert "copy" not in state.detail
 
 
 def test_host_name_not_on_the_certificate_is_named(tmp_path: Path) -> None:
@@ -140,7 +150,7 @@ def test_station_screen_says_connecting_then_what_is_wrong(closed_port: int) -> 
     try:
         connecting = render_lines("coffre p1", ["Connecting to", "127.0.0.1..."]).tobytes()
         refused = render_lines(
-            "coffre p1", ["Broker not running", "Is mosquitto up?", "Retrying..."]
+            "coffre p1", ["Broker not running", "Start coffre-broker", "Retrying..."]
         ).tobytes()
         assert _wait_frame(display, refused)
         assert connecting in [f.tobytes() for f in display.frames]
@@ -156,7 +166,7 @@ def test_station_screen_says_wrong_password(tls_broker: TlsBroker) -> None:
     station.start()
     try:
         want = render_lines(
-            "coffre p1", ["Wrong password", "Check password file", "Retrying..."]
+            "coffre p1", ["Wrong password", "Pair it again", "Retrying..."]
         ).tobytes()
         assert _wait_frame(display, want)
     finally:
