@@ -4,6 +4,8 @@ the one line it fails with, and the stop signals that end a long-running one.
 A mistake a user can make ends the program with one line ``coffre: <what and where>`` on
 stderr, never a traceback. The statuses are sysexits.h's: the systemd units do not
 restart on ``EX_CONFIG`` (a file to fix), and do on ``EX_IOERR`` (the disk refused).
+
+The standard library only: every ``coffre`` command imports this module at start-up.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-
-from firmware.link.config import EX_CONFIG
 
 __all__ = [
     "EX_CONFIG",
@@ -30,6 +30,8 @@ __all__ = [
 
 EX_USAGE = 64
 EX_IOERR = 74  # the disk refused the store: the units restart on it
+#: A file to fix: systemd's RestartPreventExitStatus=78 stops the restart loop.
+EX_CONFIG = 78
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Stops the CLI's stop context over and over while two other processes send SIGTERM as
+#: Stops the programs' stop context over and over while two other processes send SIGTERM as
 #: fast as it can, so that signals land inside the handler and inside the wait.
 HAMMERED = """
 import os, signal, subprocess, sys
