@@ -165,13 +165,14 @@ import sys, paho.mqtt.client as mqtt
 c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
 c.connect(sys.argv[1], 8883, 5)
 c.loop_start()
-ok = c.publish("other-app/ping", b"1", qos=1).wait_for_publish(5)
+sent = c.publish("other-app/ping", b"1", qos=1)
+sent.wait_for_publish(5)
 c.loop_stop()
-sys.exit(0 if ok else 1)
+sys.exit(0 if sent.is_published() else 1)
 EOF
 }
 for _ in $(seq 50); do other_app_answers 2>/dev/null && break; sleep 0.2; done
-echo "  another app's broker on the hub's 8883 (pid $other_broker): $(other_app_answers 2>&1 && echo answers)"
+echo "  another app's broker on the hub's 8883 (pid $other_broker): $(other_app_answers 2>&1 && echo answers || echo 'does NOT answer')"
 
 if [ "$reuse" = 1 ]; then
   note "--reuse: the machines are the last run's, provisioned (their pairings undone); 9 commands not repeated"
@@ -256,7 +257,7 @@ PYTHONPATH=$src "$PYTHON" -m deploy.e2e.seats "$E2E" --table main --stations p1,
 status=${PIPESTATUS[0]}
 page=$("$PYTHON" -c "import urllib.request as u; print(len(u.urlopen('http://$hub_ip:8080/table/main', timeout=10).read()))" 2>&1) || page="no answer: $page"
 echo "  the table display http://$hub_ip:8080/table/main: $page bytes"
-echo "  the other app's broker on 8883 after the game: $(other_app_answers 2>&1 && echo answers)"
+echo "  the other app's broker on 8883 after the game: $(other_app_answers 2>&1 && echo answers || echo 'does NOT answer')"
 first_game=$status first_typed=$typed first_confirmations=$confirmations
 [ "$first_game" = 0 ] || { echo "  the first game did not end: the hub is not replaced"; exit 1; }
 
