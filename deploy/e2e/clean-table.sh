@@ -271,6 +271,7 @@ done
 ip -n coffre-e2e-hub link set eth0 down
 machines+=(hub2)
 reuse=0 new_machine hub2
+ip neigh flush dev "$bridge"  # the old hub's MAC for 10.77.0.1 (a real switch learns anew too)
 cp -p "$E2E/hub/root/hub-backup.tar.gz" "$E2E/hub2/root/"
 echo "  (the old hub is off the LAN; hub-backup.tar.gz is on the new Pi, as from a USB stick)"
 typed hub2 "git clone /srv/coffre.git coffre"
