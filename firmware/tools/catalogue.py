@@ -102,6 +102,11 @@ def update() -> None:
     for code in LANGUAGES:
         old = load(code)
         new = Catalog(locale=code, domain=DOMAIN, project="coffre", fuzzy=False)
+        if old.mime_headers:
+            # The catalogue's own plural rule, not the one of whichever Babel runs this:
+            # Babel's locale data may give a language another count of forms (French has
+            # three from Babel 2.19), which would leave every plural text untranslated.
+            new.mime_headers = [("Plural-Forms", old.plural_forms)]
         for msgid, where in sorted(found.items(), key=lambda kv: key(kv[0])):
             prior = old.get(msgid if isinstance(msgid, str) else msgid[0])
             same_form = prior is not None and isinstance(prior.id, tuple) == isinstance(
