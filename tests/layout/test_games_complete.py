@@ -103,7 +103,7 @@ def _french() -> dict[str, str]:
 
 def _catalogue(game: str) -> str | None:
     french = _french()
-    missing = [t for t in declared_texts(get_info(game)) if t not in french]
+    missing = [t for t in dict.fromkeys(declared_texts(get_info(game))) if t not in french]
     if missing:
         return (
             f"no French for {missing[:5]} in firmware/link/locale/fr "
