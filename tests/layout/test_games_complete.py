@@ -65,8 +65,16 @@ def _binding(game: str) -> str | None:
 
 
 def _bot(game: str) -> str | None:
-    missing = _has(f"firmware.tools.bots.{stem(game)}", "Bot")
-    return f"no bots: firmware/tools/bots/{stem(game)}.py with class Bot" if missing else None
+    where = f"firmware/tools/bots/{stem(game)}.py"
+    if _has(f"firmware.tools.bots.{stem(game)}", "Bot"):
+        return f"no bots: {where} with class Bot"
+    bot = importlib.import_module(f"firmware.tools.bots.{stem(game)}").Bot
+    fields = getattr(bot, "__dataclass_fields__", {})
+    missing = [name for name in ("start_game", "play") if not callable(getattr(bot, name, None))]
+    missing += [] if "options" in fields else ["an options field (the host's game options)"]
+    if missing:
+        return f"{where}: Bot lacks {', '.join(missing)} (coffre sim and the tests use them)"
+    return None
 
 
 def _board(game: str) -> str | None:
