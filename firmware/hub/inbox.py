@@ -8,7 +8,11 @@ waiting, and the mailbox at most LIMIT. Beyond that a message is dropped: acknow
 the broker (so a QoS 1 flood does not stall the connection's in-flight window) and
 never answered (a message with no broker ack, QoS 0, has a smaller share); a real
 station sends an unanswered input again. One log line per sender
-every LOG_EVERY seconds says so. The hub's own events (panel, timers, links) are never
+every LOG_EVERY seconds says so. A sender dropped this way many times a second floods:
+``on_flood`` is told (the links stop hearing that sender alone, see
+:mod:`firmware.hub.links`), and until they hear it again none of its messages get in, so
+what the broker had already sent of the flood costs the hub's thread nothing while the
+table's other seats are answered. The hub's own events (panel, timers, links) are never
 dropped, and the writer's word that the store is durable (``Synced``) goes first in line.
 """
 
@@ -40,8 +44,10 @@ SHARE_QOS0 = 8
 #: Messages the mailbox holds at most, whoever sent them.
 LIMIT = 4096
 #: A sender with this many messages dropped within FLOOD_WINDOW seconds floods the hub:
-#: ``on_flood`` is told (the hub's links then stop hearing that sender for a while).
-FLOOD_DROPS = 100
+#: ``on_flood`` is told (the hub's links then stop hearing that sender for a while). Few:
+#: a real station never has its share waiting, and every message of a flood decoded
+#: before the links stop it is one more the broker has queued ahead of the other seats.
+FLOOD_DROPS = 20
 FLOOD_WINDOW = 1.0
 #: How long a sender that floods gets no share at all (seconds): as long as the hub's links
 #: do not hear it (firmware.hub.links.MUTE_SECONDS). What the broker had sent of the flood
