@@ -2,11 +2,27 @@
 # The developer's entry point. Sets up what it needs, then:
 #   bash deploy/dev.sh sim [coffre sim options]   # a simulated table plays a whole game
 #   bash deploy/dev.sh test [pytest options]      # lint, type checks and the whole test suite
+#   bash deploy/dev.sh [help]                     # these lines
 # It makes .venv with the project installed in it; as root it also installs mosquitto
 # (the tests run against a real broker; the simulator falls back to an embedded one)
 # and chromium (the table display's browser tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# What there is to run, before any set-up: asking costs nothing.
+cmd=${1:-help}
+shift || true
+case "$cmd" in
+  sim|test) ;;
+  help|-h|--help)
+    sed -n '2,5p' deploy/dev.sh | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  *)
+    echo "dev.sh: no command '$cmd'; there are: sim, test, help" >&2
+    exit 64
+    ;;
+esac
 
 venv=.venv
 stamp="$venv/.installed"
@@ -41,8 +57,6 @@ need_chromium() {
   [ -x /usr/bin/chromium ]
 }
 
-cmd=${1:-help}
-shift || true
 case "$cmd" in
   sim)
     exec "$venv/bin/coffre" sim "$@"
@@ -60,9 +74,5 @@ case "$cmd" in
     "$venv/bin/ruff" format --check .
     "$venv/bin/mypy" rules device firmware hardware  # strict on rules/ and device/ (pyproject)
     exec "$venv/bin/pytest" "$@"
-    ;;
-  *)
-    sed -n '2,7p' "$0"
-    exit 64
     ;;
 esac

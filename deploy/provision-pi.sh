@@ -2,7 +2,9 @@
 # Provision a Raspberry Pi (Raspberry Pi OS Bookworm, 64-bit; 32-bit: see docs) as a coffre hub or station.
 #   sudo bash deploy/provision-pi.sh hub [--table main] [--stations p1,p2,p3,p4,p5] [--address IP]
 #   sudo bash deploy/provision-pi.sh station p1 [--table main] [--hub coffre-hub.local]
-# Options: --keep-hostname (do not rename this Pi to coffre-hub / coffre-<id>).
+# Options: --port N (the broker's, default 8883; a re-run keeps the one in the config),
+#   --language fr|en (the table's, hub only; default the config's, else the system's locale),
+#   --keep-hostname (do not rename this Pi to coffre-hub / coffre-<id>).
 # Run it from a checkout of coffre on the Pi. It checks its arguments first, then: enables
 # SPI and I2C (I2C at 400 kHz), names the Pi, creates the 'coffre' user, installs into
 # /opt/coffre/venv (and links coffre into /usr/local/bin), writes /etc/coffre/, installs and
@@ -11,8 +13,8 @@
 # rewritten (the old one kept as .bak), and what runs and changed is restarted; it says so.
 set -euo pipefail
 
-usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
-fail() { echo "provision-pi: $*" >&2; exit "${2:-64}"; }
+usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+fail() { echo "provision-pi: $1" >&2; exit "${2:-64}"; }
 name_ok() { [[ $1 =~ ^[a-z0-9-]{1,32}$ ]]; }
 
 # --- arguments: all checked before anything is installed ----------------------------------
@@ -23,6 +25,8 @@ stations=p1,p2,p3,p4,p5
 hub_host=coffre-hub.local
 hub_addresses=()
 set_hostname=1
+port=""       # empty: the one in the config this run rewrites, else 8883
+language=""   # empty: the one in hub.toml, else the system's locale (fr or en), else en
 case "$role" in
   hub) ;;
   station)
@@ -38,11 +42,21 @@ while [ $# -gt 0 ]; do
     --stations) stations=${2:?--stations needs p1,p2,...}; shift 2 ;;
     --hub) hub_host=${2:?--hub needs the host name of the hub}; shift 2 ;;
     --keep-hostname) set_hostname=0; shift ;;
+    --port) port=${2:?--port needs a port number}; shift 2 ;;
+    --language) language=${2:?--language needs fr or en}; shift 2 ;;
     --address) hub_addresses+=(--hostname "${2:?--address needs an IP address of the hub}"); shift 2 ;;
     *) fail "unknown option '$1' (see: provision-pi.sh --help)" ;;
   esac
 done
 name_ok "$table" || fail "table '$table': use a-z, 0-9 and '-', at most 32"
+if [ -n "$port" ]; then
+  [[ $port =~ ^[0-9]{1,5}$ ]] && [ "$port" -ge 1 ] && [ "$port" -le 65535 ] \
+    || fail "port '$port': a number from 1 to 65535"
+fi
+if [ -n "$language" ]; then
+  [ "$role" = hub ] || fail "--language is the table's: give it to the hub (its stations follow)"
+  [[ $language =~ ^(fr|en)$ ]] || fail "language '$language': fr or en"
+fi
 if [ "$role" = station ]; then
   name_ok "$station_id" || fail "station id '$station_id': use a-z, 0-9 and '-', at most 32"
 else
@@ -60,6 +74,44 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 hostname_new=$([ "$role" = hub ] && echo coffre-hub || echo "coffre-$station_id")
 machine=$(uname -m)
 steps=$([ "$role" = hub ] && echo 7 || echo 6)
+config=/etc/coffre/$([ "$role" = hub ] && echo hub || echo station).toml
+
+# toml_value FILE SECTION KEY: KEY's value in FILE's first [SECTION] or [[SECTION]], unquoted.
+toml_value() {
+  [ -f "$1" ] || return 0
+  awk -v want="$2" -v key="$3" '
+    /^[[:space:]]*\[/ { s = $0; gsub(/[][[:space:]]/, "", s); here = (s == want); next }
+    here && $1 == key && $2 == "=" { v = $3; gsub(/"/, "", v); print v; exit }' "$1"
+}
+# A re-run without --port or --language keeps what the config says: a host who chose them
+# once need not say them again.
+[ -n "$port" ] || port=$(toml_value "$config" broker port)
+[[ $port =~ ^[0-9]{1,5}$ ]] || port=8883
+if [ "$role" = hub ] && [ -z "$language" ]; then
+  language=$(toml_value "$config" table language)
+  if [[ ! $language =~ ^(fr|en)$ ]]; then
+    system_locale=${LC_ALL:-${LC_MESSAGES:-${LANG:-}}}
+    [ -n "$system_locale" ] || system_locale=$(sed -n 's/^LANG=//p' /etc/default/locale 2>/dev/null | tr -d '"')
+    case "$system_locale" in fr*) language=fr ;; *) language=en ;; esac
+  fi
+fi
+# port_taken: who listens on $port, if it is not coffre's own broker ("" when free or ours).
+port_taken() {
+  command -v ss >/dev/null || return 0
+  local line pid who
+  line=$(ss -ltnpH "sport = :$port" 2>/dev/null | head -1)
+  [ -n "$line" ] || return 0
+  pid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' <<< "$line")
+  who=$(sed -n 's/.*users:(("\([^"]*\)".*/\1/p' <<< "$line")
+  if [ -n "$pid" ] && tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | grep -q '/etc/mosquitto/coffre/'; then
+    return 0  # coffre-broker itself: a re-run on the same port
+  fi
+  if [ -n "$who" ]; then echo "$who (pid $pid)"; else echo "a program ss -ltnp does not name"; fi
+}
+if [ "$role" = hub ]; then
+  taken_by=$(port_taken)
+  [ -z "$taken_by" ] || fail "port $port is taken by $taken_by: choose another with --port (e.g. --port $((port == 65535 ? 8884 : port + 1))), and give the stations the same --port" 75
+fi
 step=0
 progress() { step=$((step + 1)); echo "[$step/$steps] $*"; }
 changed=()   # units whose config this run changed
@@ -73,7 +125,8 @@ put_config() {
   if [ -f "$file" ]; then
     cp -p "$file" "$file.bak"
     echo "  $file: updated (the old one is $file.bak):"
-    diff <(cat "$file.bak") <(printf '%s\n' "$new") | sed -n 's/^[<>] /    /p' | head -20 || true
+    diff <(cat "$file.bak") <(printf '%s\n' "$new") | sed -n -e 's/^< /    - /p' -e 's/^> /    + /p' \
+      | head -20 || true
     changed+=("$unit")
   else
     echo "  $file: written"
@@ -155,7 +208,7 @@ if [ "$role" = hub ]; then
 
 [broker]
 host = "127.0.0.1"
-port = 8883
+port = $port
 username = "hub"
 password_file = "/etc/coffre/hub.password"
 ca_file = "/etc/mosquitto/coffre/ca.crt"
@@ -173,16 +226,16 @@ broker_dir = "/etc/mosquitto/coffre"   # stations pair with the host's ok (docs/
 name = "$table"
 stations = [${quoted%, }]
 reveal_delay = 3.0
-language = "fr"
+language = "$language"
 TOML
   put_config /etc/coffre/display.toml coffre-display <<TOML
 # written by provision-pi.sh hub
 tables = ["$table"]
-language = "fr"
+language = "$language"
 
 [broker]
 host = "127.0.0.1"
-port = 8883
+port = $port
 username = "spectator"
 password_file = "/etc/coffre/spectator.password"
 ca_file = "/etc/mosquitto/coffre/ca.crt"
@@ -197,7 +250,7 @@ else
 # written by provision-pi.sh station: re-running it rewrites this file (the old one: .bak)
 [broker]
 host = "$hub_host"
-port = 8883
+port = $port
 username = "$table.$station_id"
 # Written by pairing (docs/pairing.md) in the service's own state folder, 0600.
 password_file = "/var/lib/coffre-station/station.password"
@@ -234,7 +287,7 @@ if [ "$role" = hub ]; then
 fi
 
 if [ "$role" = hub ]; then
-  progress "coffre's own broker (coffre-broker, port 8883; the distribution's mosquitto is left alone)"
+  progress "coffre's own broker (coffre-broker, port $port; the distribution's mosquitto is left alone)"
   old_snippet=/etc/mosquitto/conf.d/coffre.conf
   if [ -f "$old_snippet" ] && head -1 "$old_snippet" | grep -q '^# generated by coffre'; then
     rm -f "$old_snippet"
@@ -242,7 +295,7 @@ if [ "$role" = hub ]; then
     systemctl restart mosquitto 2>/dev/null || echo "  (no systemd running: restart mosquitto later)"
   fi
   /opt/coffre/venv/bin/coffre broker-config --table "$table" --stations "$stations" \
-    --out /etc/mosquitto/coffre --hostname "$hostname_new" --hostname "$hostname_new.local" \
+    --port "$port" --out /etc/mosquitto/coffre --hostname "$hostname_new" --hostname "$hostname_new.local" \
     "${hub_addresses[@]}" --apply \
     | sed -e '/^next:/,$d' -e '/is not running; start it/d' -e 's/^/  /'
   # (broker-config's "next:" is for a broker set up by hand: here the hub's files are
@@ -271,10 +324,14 @@ done
 echo
 echo "done. Next steps on this $role ($hostname_new):"
 if [ "$role" = hub ]; then
+  # The hub's display asks in the table's language (firmware/link/locale).
+  ask=$([ "$language" = fr ] && echo "Appairer p1 ? 4721" || echo "Pair p1? 4721")
+  station_port=$([ "$port" = 8883 ] && echo "" || echo " --port $port")
   cat <<EOF
-  1. nothing to copy: each station pairs. Its glass shows a code, this hub's display shows
-     "Pair p1? 4721": same code, press ok (or: coffre host --table $table pair p1 4721).
-     A station added later: re-run this with the new --stations (the broker reloads)
+  1. nothing to copy: each station pairs (provision it with --table $table$station_port).
+     Its glass shows a code, this hub's display shows "$ask": same code,
+     press ok (or: coffre host --table $table pair p1 4721). The table speaks $language
+     (--language fr|en). A station added later: re-run this with the new --stations
   2. reboot (SPI, I2C speed and host name), then: sudo systemctl start coffre-hub coffre-display
      and check it: coffre doctor; the table display: http://$hostname_new.local:8080/
   3. back it up now and after each evening: sudo coffre backup --out /media/usb/hub.tar.gz

@@ -2,10 +2,11 @@
 
 The registry: :data:`GAMES` names each game's engine module, one line a game. Each engine
 module holds ``INFO`` (its declaration, :class:`rules.declare.GameInfo`) and ``GAME`` (its
-engine, :class:`rules.core.Game`). Every other piece of a game (its table binding, its
-bots, its table-display board, its docs page, its goldens) is found from the declaration's
-``stem`` beside it, and ``tests/test_games_complete.py`` fails, naming the piece, when one
-is missing. ``docs/adding-a-game.md`` walks through adding one.
+engine, :class:`rules.core.Game`). A game's code (its table binding, its bots, its
+table-display board, its test helpers) is found from the declaration's ``stem``; its rules
+page (``rules/docs/<id>.md``) and its goldens are named by its id.
+``tests/layout/test_games_complete.py`` fails, naming the piece and its file, when one is
+missing; ``docs/adding-a-game.md`` walks through adding a game.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ turn knobs and lift flaps on them. The host's panel is a host command
 
     python -m deploy.e2e.seats ROOTS_DIR --table main --game secret-identity --seed 1
 
-ROOTS_DIR holds ``hub/`` and one root per station (``p1/``...). Prints the game and the
+ROOTS_DIR holds ``hub/`` and one root per station (``p1/``...); ``--hub hub2`` and
+``--root p3=p3b`` name others (a replaced hub or station). Prints the game and the
 ranking; exits 0 once the game is over.
 """
 
@@ -59,12 +60,14 @@ def station_broker(root: Path) -> tuple[str, str, BrokerConfig]:
 class ProvisionedTable(SimTable):
     """A :class:`SimTable` whose broker and hub are the provisioned hub's (not started here)."""
 
-    def __init__(self, roots: Path, table: str, names: list[str], host_broker: BrokerConfig):
-        super().__init__(players=len(names), workdir=roots)
+    def __init__(
+        self, roots: dict[str, Path], table: str, names: list[str], host_broker: BrokerConfig
+    ):
+        super().__init__(players=len(names), workdir=roots[names[0]].parent)
         self.names = names
         self.table = table
         self.host_broker = host_broker
-        self.configs = {n: station_broker(roots / n)[2] for n in names}
+        self.configs = {n: station_broker(roots[n])[2] for n in names}
 
     @property
     def table_config(self) -> TableConfig:
@@ -103,20 +106,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stations", default="p1,p2,p3")
     parser.add_argument("--game", default="secret-identity")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--hub", default="hub", help="the hub's root under ROOTS_DIR")
+    parser.add_argument(
+        "--root", action="append", default=[], help="ID=DIR: station ID's root is DIR"
+    )
     args = parser.parse_args(argv)
     names = args.stations.split(",")
-    hub = args.roots / "hub"
+    roots = {n: args.roots / n for n in names}
+    for given in args.root:
+        station, _, folder = given.partition("=")
+        roots[station] = args.roots / folder
+    hub = args.roots / args.hub
     hub_toml = tomllib.loads(inside(hub, "/etc/coffre/hub.toml").read_text())
     broker_dir = inside(hub, hub_toml["pairing"]["broker_dir"])
     user = host_user(args.table)
     host_broker = BrokerConfig(
-        host=station_broker(args.roots / names[0])[2].host,
+        host=station_broker(roots[names[0]])[2].host,
         port=int(hub_toml["broker"]["port"]),
         username=user,
         password=(broker_dir / "credentials" / f"{user}.password").read_text().strip(),
         tls_ca=str(broker_dir / "ca.crt"),
     )
-    table = ProvisionedTable(args.roots, args.table, names, host_broker)
+    table = ProvisionedTable(roots, args.table, names, host_broker)
     table.language = "en"
     table.start()
     try:

@@ -240,6 +240,7 @@ class Hub:
                     actor.topics.hub_status,
                     proto.encode(proto.HubStatus("lost", claim=self.claim)),
                 ),
+                actor.config.stations,  # a flooding station is cut out of them alone
             )
         # One panel per hub: it drives one table at a time, the host switches (hostmenu).
         self.out.panel_actor = next(iter(self.actors.values()), None)

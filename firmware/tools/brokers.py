@@ -206,10 +206,17 @@ class Mosquitto:
         self.proc = subprocess.Popen(
             [binary, "-c", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
+        try:
+            self._wait_listening(self.proc, timeout)
+        except BaseException:  # a broker that did not come up, or a stop meanwhile: no orphan
+            self.stop()
+            raise
+
+    def _wait_listening(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode() if proc.stderr else ""
                 raise RuntimeError(f"mosquitto exited: {err}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):

@@ -11,6 +11,10 @@ without touching the code; the French ones are written by hand. ``update`` keeps
 every text already written, adds new ids (untranslated in French: ``check`` then
 fails), drops unused ones and compiles each ``coffre.po`` to the ``coffre.mo`` the
 package ships.
+
+``update`` on code and catalogues that already agree changes no file, whatever Babel runs
+it: the plural rules are the project's (:data:`PLURAL_FORMS`), not the ones Babel's CLDR
+data suggests, and a catalogue is written only when its texts or rules changed.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
-from babel.messages.mofile import write_mo
+from babel.messages.mofile import read_mo, write_mo
 from babel.messages.pofile import read_po, write_po
 
 from firmware.link.lang import DOMAIN, LANGUAGES, LOCALE_DIR
@@ -34,6 +38,12 @@ SOURCES = ("rules", "firmware")
 KEYWORDS = {"_": None, "N_": None, "plural": (1, 2), "IllegalAction": None}
 
 MsgId = str | tuple[str, ...]
+
+#: Each language's plural rule, as gettext reads it from the compiled catalogue. Two forms,
+#: singular and plural, are what ``plural()`` and the catalogues give; Babel 2.19's CLDR
+#: data adds a third French form (exact millions: "1 000 000 de gemmes"), which no count at
+#: a table reaches and which would leave every French plural with an empty third text.
+PLURAL_FORMS = {"en": "nplurals=2; plural=(n != 1);", "fr": "nplurals=2; plural=(n > 1);"}
 
 
 def extracted() -> dict[MsgId, list[str]]:
@@ -102,6 +112,7 @@ def update() -> None:
     for code in LANGUAGES:
         old = load(code)
         new = Catalog(locale=code, domain=DOMAIN, project="coffre", fuzzy=False)
+        new.mime_headers = [("Plural-Forms", PLURAL_FORMS[code])]
         for msgid, where in sorted(found.items(), key=lambda kv: key(kv[0])):
             prior = old.get(msgid if isinstance(msgid, str) else msgid[0])
             same_form = prior is not None and isinstance(prior.id, tuple) == isinstance(
@@ -116,10 +127,22 @@ def update() -> None:
                 locations=[(w.rsplit(":", 1)[0], int(w.rsplit(":", 1)[1])) for w in where],
             )
         path = po_path(code)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as f:
-            write_po(f, new, width=100, omit_header=False, no_location=True, sort_output=True)
+        if not path.exists() or texts(new) != texts(old):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("wb") as f:
+                write_po(f, new, width=100, omit_header=False, no_location=True, sort_output=True)
         compile_one(code)
+
+
+def texts(cat: Catalog) -> tuple[str, list[tuple[Any, ...]]]:
+    """What a catalogue says: its plural rule and each id's text and flags (not the dates
+    and Babel version of its header)."""
+    rows = [(_plain(m.id), _plain(m.string), sorted(m.flags), m.context) for m in cat if m.id]
+    return cat.plural_forms, sorted(rows, key=lambda row: (key(row[0]), repr(row)))
+
+
+def _plain(text: Any) -> Any:
+    return tuple(text) if isinstance(text, list | tuple) else text
 
 
 def english(msgid: MsgId) -> MsgId:
@@ -130,9 +153,21 @@ def english(msgid: MsgId) -> MsgId:
 
 
 def compile_one(code: str) -> None:
+    """Compile ``code``'s catalogue, unless its ``.mo`` already says the same."""
     cat = load(code)
-    with po_path(code).with_suffix(".mo").open("wb") as f:
+    mo = po_path(code).with_suffix(".mo")
+    if mo.exists():
+        with mo.open("rb") as f:
+            compiled = read_mo(f)
+        if _compiled(compiled) == _compiled(cat):
+            return
+    with mo.open("wb") as f:
         write_mo(f, cat, use_fuzzy=False)
+
+
+def _compiled(cat: Catalog) -> tuple[str, dict[Any, Any]]:
+    """What gettext reads from a compiled catalogue: the plural rule, each id's text."""
+    return cat.plural_forms, {_plain(m.id): _plain(m.string) for m in cat if m.id}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,8 @@ user (``host-<table>``, see :mod:`firmware.hub.brokerconf`) unless one is named 
 host is ``host``). Without a password, the user's password file and ``ca.crt`` are taken
 from ``broker-config``'s folder (``--broker-dir``, default ``/etc/mosquitto/coffre`` when
 it has them): on the broker's machine ``sudo coffre host --table t2 start --game …`` is
-enough.
+enough, on whatever port the broker listens (read from that folder's ``mosquitto.conf``
+when neither ``--port`` nor ``--config`` says it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import logging
 import os
 import queue
+import re
 import sys
 import time
 import uuid
@@ -74,10 +76,23 @@ def load_broker(args: Any) -> BrokerConfig:
         "password_file": args.password_file,
         "ca_file": args.ca_file,
     }
+    if args.port is None and not args.config:
+        overrides["port"] = listener_port(Path(args.broker_dir) if args.broker_dir else BROKER_DIR)
     section = msgspec.structs.replace(
         section, **{key: value for key, value in overrides.items() if value is not None}
     )
     return broker_config(_from_broker_dir(section, args), where)
+
+
+def listener_port(folder: Path) -> int | None:
+    """The port of the broker ``broker-config`` wrote into ``folder`` (provisioning's
+    ``--port``), or None when there is no such file or it cannot be read."""
+    try:
+        text = (folder / "mosquitto.conf").read_text()
+    except OSError:
+        return None
+    found = re.search(r"^listener (\d+)\b", text, re.MULTILINE)
+    return int(found.group(1)) if found else None
 
 
 def _from_broker_dir(section: BrokerSection, args: Any) -> BrokerSection:

@@ -12,6 +12,7 @@ import contextlib
 import json
 import random
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -58,11 +59,43 @@ def recorded_frames(sim: SimTable, station: str) -> list[Image.Image]:
 
 @contextlib.contextmanager
 def running_table(sim: SimTable) -> Iterator[SimTable]:
-    sim.start()
-    try:
+    try:  # a stop half-way through start still ends what had started
+        sim.start()
         yield sim
     finally:
         sim.stop()
+
+
+#: What ends the sim as Ctrl-C does: `timeout`, CI runners and scripts send SIGTERM, a
+#: closed terminal SIGHUP.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(SystemExit):
+    """The sim was told to stop by a signal; its table is stopped on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.name = signal.Signals(signum).name
+
+
+@contextlib.contextmanager
+def ended_by_signals() -> Iterator[None]:
+    """SIGTERM or SIGHUP raise :class:`Stopped` in the main thread, so every ``finally`` on
+    the way out runs: without this the process would vanish at once and leave the mosquitto
+    it started running. A second signal during that clean-up is ignored (SIGKILL is not)."""
+
+    def stop(signum: int, _frame: Any) -> None:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 #: Written into ``--out``: the folder is the sim's, and these are the files it wrote.
@@ -103,7 +136,7 @@ def _record_written(out: Path) -> None:
 def main(args: Any) -> int:
     """``coffre sim``: play a whole simulated game and save the screens."""
     from firmware.hub.bindings import bound_games
-    from firmware.tools.bots import bot_class, has_bot
+    from firmware.tools.bots import has_bot
     from rules import GAMES, get_game
 
     args.game = args.game or GAMES[0]
@@ -126,7 +159,29 @@ def main(args: Any) -> int:
     if refusal is not None:
         print(f"coffre: sim: {refusal}", file=sys.stderr)
         return 2
+    try:
+        with ended_by_signals():
+            return _play(args, options, out)
+    except Stopped as stopped:
+        print(
+            f"coffre: sim: stopped by {stopped.name}; its broker and table are stopped too",
+            file=sys.stderr,
+        )
+        return int(stopped.code or 1)
+
+
+def _play(args: Any, options: dict[str, Any], out: Path) -> int:
+    """Start the table, let the bots play, save the screens; the table stops however it ends."""
     workdir = Path(tempfile.mkdtemp(prefix="coffre-sim-"))
+    try:
+        return _play_in(args, options, out, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _play_in(args: Any, options: dict[str, Any], out: Path, workdir: Path) -> int:
+    from firmware.tools.bots import bot_class
+
     sim = SimTable(
         players=args.players,
         workdir=workdir,
@@ -157,7 +212,6 @@ def main(args: Any) -> int:
         saved += save_frames(list(getattr(sim.panel.display, "frames", [])), out / "hub")
         save_texts(sim.screen_log, out / "screens.jsonl")
     _record_written(out)
-    shutil.rmtree(workdir, ignore_errors=True)
     print(f"game over in {time.monotonic() - started:.1f} s", end="")
     view = final.get("view") or {}
     if view.get("mode") == "coop":

@@ -282,7 +282,8 @@ class SimTable:
         for emu in self.emulated.values():
             with contextlib.suppress(Exception):
                 emu.close()
-        self.broker.stop()
+        if hasattr(self, "broker"):  # absent when start stopped before the broker was up
+            self.broker.stop()
 
     # --- physical gestures -------------------------------------------------------------
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gettext
+from pathlib import Path
 
 import pytest
 from babel.messages.mofile import read_mo
 
 from firmware.link import lang
-from firmware.link.lang import _, plural, refusal, speaking
+from firmware.link.lang import LANGUAGES, _, plural, refusal, speaking
 from firmware.link.render import render_lines, scroll_marker, scroll_title
 from firmware.tools import catalogue
 from rules.core import IllegalAction
@@ -16,6 +17,23 @@ from rules.core import IllegalAction
 
 def test_every_message_id_has_french_and_english_and_none_is_unused() -> None:
     """Each id the code uses has both texts; no catalogue holds an id the code dropped."""
+    assert catalogue.problems() == []
+
+
+def test_update_keeps_each_catalogues_plural_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``update`` on an up-to-date catalogue keeps its plural rule and every text, whatever
+    plural rule the running Babel's locale data gives the language."""
+    before = {code: catalogue.load(code) for code in LANGUAGES}
+    copies = {code: tmp_path / code / "coffre.po" for code in LANGUAGES}
+    for code, path in copies.items():
+        path.parent.mkdir()
+        path.write_bytes(catalogue.po_path(code).read_bytes())
+    monkeypatch.setattr(catalogue, "po_path", lambda code: copies[code])
+    catalogue.update()
+    for code in LANGUAGES:
+        assert catalogue.load(code).plural_forms == before[code].plural_forms, code
     assert catalogue.problems() == []
 
 

@@ -16,7 +16,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from rules import GAMES, get_game, get_info, stem
-from rules.declare import GameInfo
+from rules.declare import GameInfo, Outcome, Side
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,8 +65,16 @@ def _binding(game: str) -> str | None:
 
 
 def _bot(game: str) -> str | None:
-    missing = _has(f"firmware.tools.bots.{stem(game)}", "Bot")
-    return f"no bots: firmware/tools/bots/{stem(game)}.py with class Bot" if missing else None
+    where = f"firmware/tools/bots/{stem(game)}.py"
+    if _has(f"firmware.tools.bots.{stem(game)}", "Bot"):
+        return f"no bots: {where} with class Bot"
+    bot = importlib.import_module(f"firmware.tools.bots.{stem(game)}").Bot
+    fields = getattr(bot, "__dataclass_fields__", {})
+    missing = [name for name in ("start_game", "play") if not callable(getattr(bot, name, None))]
+    missing += [] if "options" in fields else ["an options field (the host's game options)"]
+    if missing:
+        return f"{where}: Bot lacks {', '.join(missing)} (coffre sim and the tests use them)"
+    return None
 
 
 def _board(game: str) -> str | None:
@@ -87,6 +95,10 @@ def declared_texts(info: GameInfo) -> list[str]:
         texts += list(option.values.values())
     for band in info.bands:
         texts += [band.text, band.short]
+    for outcome in info.outcomes.values():
+        texts += [outcome.long, outcome.short]
+    for side in info.side_words.values():
+        texts += [t for t in (side.name, side.wins, side.word, side.letter) if t]
     return texts
 
 
@@ -99,7 +111,7 @@ def _french() -> dict[str, str]:
 
 def _catalogue(game: str) -> str | None:
     french = _french()
-    missing = [t for t in declared_texts(get_info(game)) if t not in french]
+    missing = [t for t in dict.fromkeys(declared_texts(get_info(game))) if t not in french]
     if missing:
         return (
             f"no French for {missing[:5]} in firmware/link/locale/fr "
@@ -111,7 +123,7 @@ def _catalogue(game: str) -> str | None:
 def _docs(game: str) -> str | None:
     page = ROOT / "rules" / "docs" / f"{game}.md"
     if not page.is_file():
-        return f"no rules page: rules/docs/{game}.md"
+        return f"no rules page: rules/docs/{game}.md (named by the id, not the stem)"
     text = page.read_text(encoding="utf-8")
     undocumented = [o.name for o in get_info(game).options if f"`{o.name}`" not in text]
     if undocumented:
@@ -129,18 +141,52 @@ def _goldens(game: str) -> str | None:
     ]
     missing = [str(p.relative_to(ROOT)) for p in wanted if not p.is_dir() or not any(p.iterdir())]
     if missing:
-        return f"no golden screens {missing} (COFFRE_REGEN_GOLDEN=1, then look at them)"
+        return (
+            f"no golden screens {missing} (COFFRE_REGEN_GOLDEN=1 on tests/screens/test_golden.py, "
+            "then look at them)"
+        )
     playthroughs = list((ROOT / "tests" / "rules" / "golden").glob(f"{game}*.jsonl"))
     if not playthroughs:
-        return f"no golden playthrough tests/rules/golden/{game}*.jsonl"
+        return (
+            f"no golden playthrough tests/rules/golden/{game}*.jsonl (a golden test in "
+            "tests/rules/ writes it with COFFRE_REGEN_GOLDEN=1; copy "
+            "tests/rules/test_ultra_secret_golden.py)"
+        )
+    display = ROOT / "tests" / "platform" / "golden" / "display"
+    pictures = [f"{game}{lang}-{end}.png" for lang in ("", "-fr") for end in ("start", "final")]
+    missing = [name for name in pictures if not (display / name).is_file()]
+    if missing:
+        return (
+            f"no table-display pictures {missing} in tests/platform/golden/display "
+            "(COFFRE_REGEN_GOLDEN=1 on tests/platform/test_display_follow.py, then look at them)"
+        )
     return None
 
 
+#: The test helpers every game's ``tests/support/games/<stem>.py`` exposes, and what for.
+HELPERS = {
+    "redeal_for_seat": (
+        "redeal_for_seat(state, seat, k): the state with what seat may not know dealt again "
+        "from seed k, or None when nothing is hidden (tests/screens/test_no_leak.py)"
+    ),
+    "redeal_public": (
+        "redeal_public(state, r): the state with what no seat shows the table dealt again "
+        "from random.Random r, or state itself when nothing is hidden "
+        "(tests/platform/test_display_no_leak.py)"
+    ),
+    "PUBLIC_PLAYERS": "PUBLIC_PLAYERS: the table size tests/platform/test_display_no_leak.py plays",
+    "FOLLOW": (
+        "FOLLOW = (players, table seed, bot seed, bot options): the game the bots play in "
+        "tests/platform/test_display_follow.py"
+    ),
+}
+
+
 def _redeal(game: str) -> str | None:
-    wanted = ("redeal_for_seat", "redeal_public", "PUBLIC_PLAYERS", "FOLLOW")
-    missing = _has(f"tests.support.games.{stem(game)}", *wanted)
+    missing = _has(f"tests.support.games.{stem(game)}", *HELPERS)
     if missing:
-        return f"no test helpers: tests/support/games/{stem(game)}.py lacks {', '.join(missing)}"
+        wanted = "; ".join(HELPERS.get(name, name) for name in missing)
+        return f"tests/support/games/{stem(game)}.py lacks {wanted}"
     return None
 
 
@@ -190,6 +236,25 @@ def test_every_registered_game_has_every_piece(game: str, piece: str) -> None:
     """A registered game without one of its pieces fails, naming the piece and its file."""
     problem = CHECKS[piece](game)
     assert problem is None, f"{game}: {problem}"
+
+
+def test_declared_texts_include_every_wording_of_the_ends_and_sides() -> None:
+    """A team game's outcomes and side words need French like its name and phases do."""
+    info = GameInfo(
+        id="t",
+        name="T",
+        min_players=2,
+        max_players=3,
+        tie_break="tb",
+        phases={},
+        sides=True,
+        outcomes={"won": Outcome("they won together", "They won")},
+        side_words={"red": Side("Reds", "Reds win", "red", "R|side")},
+        summary="S",
+    )
+    texts = declared_texts(info)
+    wordings = ["they won together", "They won", "Reds", "Reds win", "red", "R|side"]
+    assert [t for t in wordings if t not in texts] == []
 
 
 def test_ids_are_protocol_safe_and_stems_unique() -> None:

@@ -16,6 +16,7 @@ from firmware.hub.brokerconf import SPECTATOR_USER
 from firmware.link import protocol as proto
 from firmware.link.mqtt import Client
 from firmware.tools.simtable import TABLE
+from rules import stem
 from tests.support.browser import chromium, new_page
 from tests.support.playouts import (
     REDEALS,
@@ -47,7 +48,12 @@ def test_redealt_secrets_give_byte_identical_display_payloads_and_dom(game: str)
         compared += 1
         if i % 25 == 0:
             pairs.append((mine, theirs))
-    assert compared > 10 and changed > compared // 3, (compared, changed)
+    assert compared > 10 and changed > compared // 3, (
+        f"{game}: {compared} states with something hidden to re-deal ({changed} re-dealt "
+        "differently); the test needs more than 10, a third of them changed: a longer game at "
+        "PUBLIC_PLAYERS, sample states (PLAYOUT_SAMPLES) or a chosen move (playout_move) in "
+        f"tests/support/games/{stem(game)}.py"
+    )
     with chromium() as browser:
         tab = new_page(browser)
         for mine, theirs in pairs[:6]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +85,65 @@ def test_sim_refuses_an_unknown_option_as_play_does(tmp_path: Path) -> None:
     assert sim.stdout.strip() == f"coffre sim: {message}"
     assert "Unknown option: colour" in message and "Traceback" not in sim.stderr
     assert not (tmp_path / "o").exists()  # refused before anything starts
+
+
+def _children(pid: int, name: str) -> list[int]:
+    """The pids of ``pid``'s children called ``name`` (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+        if comm == name and int(rest.split()[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, dead but not yet reaped, is not alive)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_ends_the_sim_and_its_broker(tmp_path: Path, sig: signal.Signals) -> None:
+    """`timeout` or a CI runner ends the sim with SIGTERM (a closed terminal with SIGHUP):
+    the mosquitto it started goes with it, and it says so in one line."""
+    args = [sys.executable, "-m", "firmware.cli", "sim", "--players", "3", "--pace", "1"]
+    sim = subprocess.Popen(
+        [*args, "--out", str(tmp_path / "screens")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    brokers: list[int] = []
+    try:
+        assert sim.stdout is not None
+        up = sim.stdout.readline()  # printed once the broker, hub and stations are up
+        assert up.startswith("broker: mosquitto"), up
+        port = int(up.rsplit(":", 1)[1])
+        brokers = _children(sim.pid, "mosquitto")
+        assert len(brokers) == 1
+        sim.send_signal(sig)
+        status = sim.wait(30)
+        left = [pid for pid in brokers if _alive(pid)]
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+            sim.wait()
+        for pid in brokers:  # a broker the sim left behind (the failure) is not left running
+            if _alive(pid):
+                os.kill(pid, signal.SIGTERM)
+    assert left == [], "the sim's mosquitto outlived it"
+    assert status == 128 + sig
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    assert sim.stderr is not None
+    assert f"coffre: sim: stopped by {sig.name}" in sim.stderr.read()
