@@ -15,11 +15,12 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from aiohttp import web
 
+from firmware.display.address import own_address
 from firmware.display.feed import Feed, Snapshot
 from firmware.display.render import overview_fragment, page, table_fragment
 from firmware.link.lang import LANGUAGES, _, check_language, speaking
@@ -84,8 +85,12 @@ class Display:
         streams_per_address: int = STREAMS_PER_ADDRESS,
         streams_total: int = STREAMS_TOTAL,
         stream_seconds: float = STREAM_SECONDS,
+        names: Mapping[str, str] | None = None,
+        address: str = "",
     ) -> None:
         self.tables = list(tables)
+        #: Each table's name for guests, and the address phones open (empty: found at start).
+        self.names, self.address = dict(names or {}), address
         #: The display's own language: the overview's heading, and any table whose hub has
         #: not said its language yet (each table's page follows its hub's ``language``).
         self.language = check_language(language)
@@ -114,7 +119,18 @@ class Display:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError(f"the display could not listen on {self.host}:{self.port}")
+        self._describe()
         self.feed.start()
+
+    def _describe(self) -> None:
+        """Each table's name and its page's address (the port is known now), before the
+        feed runs: the idle page shows them, with a QR code of the address."""
+        base = self.address or own_address(self.feed.client.config.host, self.port, self.host)
+        for table, snap in self.feed.snapshots.items():
+            snap.name = self.names.get(table, "")
+            snap.address = f"{base}table/{table}" if base else ""
+            self.fragments[table] = table_fragment(snap)
+        self.fragments[OVERVIEW] = self._overview_fragment()
 
     def stop(self) -> None:
         self.feed.stop()
