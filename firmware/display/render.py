@@ -208,7 +208,7 @@ def page(title: str, body: str, *, stream: str | None = None, language: str = "e
         f"<title>{esc(title)}</title>"
         '<link rel="stylesheet" href="/static/display.css">'
         '<script src="/static/display.js" defer></script>'
-        f'</head><body><p id="lost" class="offline" role="alert" hidden>{lost}</p>'
+        f'</head><body><p id="lost" class="reconnecting" role="alert" hidden>{lost}</p>'
         f'<main id="live"{data}>{body}</main></body></html>'
     )
 

@@ -69,7 +69,9 @@ def facts(public: Public, view: dict[str, Any], names: Names) -> list[str]:
     out = []
     sums = view.get("sums") or {}
     if sums:
-        declared_sums = ", ".join(f"{names.chip(whole_key(s))} {esc(v)}" for s, v in sums.items())
+        # In seat order (the hub's object is in the order the seats declared).
+        ordered = sorted(sums.items(), key=lambda item: whole_key(item[0]) or 0)
+        declared_sums = ", ".join(f"{names.chip(whole_key(s))} {esc(v)}" for s, v in ordered)
         said = _("Declared (digit sums): {sums}", sums=declared_sums)
         out.append(f"<p class=big>{said}</p>")
     if view.get("fugitive") is not None:
