@@ -28,7 +28,13 @@ def serve(args: Any, stop: threading.Event) -> int:
     port = settings.port if args.port is None else args.port
     language = settings.language if args.language is None else args.language
     display = Display(
-        settings.broker, settings.tables, host=settings.host, port=port, language=language
+        settings.broker,
+        settings.tables,
+        host=settings.host,
+        port=port,
+        language=language,
+        names=settings.names,
+        address=settings.address,
     )
     try:
         display.start()
