@@ -383,7 +383,7 @@ class Hub:
             self._feed(released, wait=wait)  # what a table taken over held, answered now
 
     def _handle(self, batch: Batch, item: Item) -> None:
-        """One item of a batch (tests wrap this to watch the batches)."""
+        """One item of a batch, as the batches run it (a Tick handed straight here runs now)."""
         if isinstance(item, Tick):
             self._feed(self._tick(), wait=False)
         else:
