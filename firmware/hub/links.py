@@ -34,8 +34,8 @@ station's own inputs are heard again afterwards (a real station keeps them until
 answered, so nothing acked is lost). A subscription that is not per station (the host's
 commands) has one sender: it is muted whole.
 
-Why not one connection per table, as before: each had a network thread of its own, and at
-100 tables the hub spent its time handing the interpreter lock between them and fighting
+Why not one connection per table: each would have a network thread of its own, and at
+100 tables the hub would spend its time handing the interpreter lock between them and fighting
 over its mailbox's lock (docs/benchmarks.md). A will connection keeps a network thread
 too, but an idle one: no message passes over it, only a keepalive every few seconds.
 """
