@@ -25,6 +25,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from firmware.display.console import Console
 from firmware.display.feed import Feed, Snapshot
 from firmware.display.render import overview_fragment, page, table_fragment
 from firmware.link.lang import LANGUAGES, _, check_language, speaking
@@ -316,8 +317,11 @@ class Display:
         connections_per_address: int = CONNECTIONS_PER_ADDRESS,
         connections_total: int | None = None,
         idle_seconds: float = IDLE_SECONDS,
+        console: Console | None = None,
     ) -> None:
         self.tables = list(tables)
+        #: The host's console under ``/host`` (docs/host-guide.md); None: no ``/host``.
+        self.console = console
         #: The display's own language: the overview's heading, and any table whose hub has
         #: not said its language yet (each table's page follows its hub's ``language``).
         self.language = check_language(language)
@@ -410,6 +414,8 @@ class Display:
                 web.static("/static", STATIC),
             ]
         )
+        if self.console is not None:
+            app.add_routes(self.console.routes())
         self._runner = web.AppRunner(
             app,
             access_log=None,
