@@ -13,9 +13,10 @@ their id, so the hub deduplicates them as it does ``coffre host``'s).
 
 from __future__ import annotations
 
+import asyncio
 import html
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Protocol
 
 from aiohttp import web
@@ -44,10 +45,14 @@ CONFIRM = {"undo": "Undo the last move?", "abort": "Abort the game? It cannot be
 
 
 class HubLink(Protocol):
-    """What the console needs of the hub (over the broker, as the table's host user)."""
+    """What the console needs of the hub (:class:`firmware.display.console_link.MqttHubLink`:
+    the broker, as the table's host user)."""
 
-    def show(self, table: str, request: Request | None) -> None:
-        """Put the waiting request's code on the hub's glass (None: nothing waits)."""
+    def ask(self, table: str, request: Request) -> Awaitable[tuple[bool, str]]:
+        """Show the request's code on the hub's glass; True once the host granted it."""
+
+    def withdraw(self, table: str, request: Request) -> None:
+        """Take a request off the hub's glass (it ended here first)."""
 
     def command(self, table: str, cmd: proto.HostCommand) -> Awaitable[tuple[bool, str]]:
         """Send a host command and wait for the hub's answer."""
@@ -61,13 +66,12 @@ class Console:
         tables: Sequence[str],
         link: HubLink | None,
         door: ConsoleDoor | None = None,
-        *,
-        on_change: Callable[[str], None] | None = None,
     ) -> None:
         self.tables = list(tables)
         self.link = link
         self.door = door or ConsoleDoor()
-        self.on_change = on_change
+        #: Requests waiting for the hub's answer (kept so none is collected mid-wait).
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -80,23 +84,26 @@ class Console:
             web.post("/host/{table}/signout", self._signout),
         ]
 
-    # --- the host's side (the hub calls these on the host's ok or back) -------------------
+    # --- the host's side -------------------------------------------------------------
+    # With a link, the hub answers each request (its panel's ok, ``coffre host console-ok``);
+    # without one (a display with no host user), these are the only way to answer.
 
     def grant(self, table: str, code: str) -> str:
-        line = self.door.grant(table, code)
-        self._shown(table)
-        return line
+        return self.door.grant(table, code)
 
     def refuse(self, table: str) -> str:
-        line = self.door.refuse(table)
-        self._shown(table)
-        return line
+        return self.door.refuse(table)
 
-    def _shown(self, table: str) -> None:
-        if self.link is not None:
-            self.link.show(table, self.door.shown(table))
-        if self.on_change is not None:
-            self.on_change(table)
+    async def _hear(self, table: str, request: Request) -> None:
+        """Wait for the hub's answer to one request and apply it to that request only."""
+        assert self.link is not None
+        try:
+            granted, message = await self.link.ask(table, request)
+        except Exception:
+            log.exception("console: the hub's answer to a request on %s failed", table)
+            granted, message = False, "failed"
+        if self.door.answer(request, granted):
+            log.info("console: table %s's hub said %r to %s", table, message, request.address)
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -170,13 +177,18 @@ class Console:
         table = self._table(request)
         if request.headers.get("Origin") != f"{request.scheme}://{request.host}":
             return self._json({"message": "Refused: not sent from this page"}, 403)
+        waiting = self.door.shown(table)
         try:
             asked, secret = self.door.ask(table, self._address(request))
         except Refused as err:
-            self._shown(table)  # "two requests" also clears the hub's glass
+            if waiting is not None and waiting.state != "waiting" and self.link is not None:
+                self.link.withdraw(table, waiting)  # two requests: off the hub's glass too
             return self._json({"message": str(err)}, 429)
         log.info("console: %s asks for table %s's console", self._address(request), table)
-        self._shown(table)
+        if self.link is not None:
+            task = asyncio.get_running_loop().create_task(self._hear(table, asked))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         response = self._json({"state": asked.state, "code": asked.code})
         self._cookie(request, response, ASK_COOKIE, secret)
         return response

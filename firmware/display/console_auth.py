@@ -163,6 +163,21 @@ class ConsoleDoor:
         self.ended[request.secret_hash] = request
         return f"Console granted ({request.code})"
 
+    def answer(self, request: Request, granted: bool) -> bool:
+        """The hub's answer to this very request (it settles and checks the code on its
+        side); False if the request no longer waits (two requests, expired)."""
+        now = self.clock()
+        self._expire(request.table, now)
+        if self.pending.get(request.table) is not request:
+            return False
+        if granted:
+            del self.pending[request.table]
+            request.state = "granted"
+            self.ended[request.secret_hash] = request
+        else:
+            self._end(request, "refused", now)
+        return True
+
     def refuse(self, table: str) -> str:
         """The host's no for whatever request waits on the table."""
         now = self.clock()

@@ -26,18 +26,38 @@ TABLE = "main"
 
 
 class Hub:
-    """What reaches the hub from the console: host commands, and what its glass shows."""
+    """The hub as the console meets it: requests it shows and the host answers, and the
+    host commands that reach it (nothing may reach it from an attacker)."""
 
     def __init__(self) -> None:
         self.commands: list[proto.HostCommand] = []
-        self.glass: Request | None = None
+        self.asked: dict[str, tuple[Request, asyncio.Future[tuple[bool, str]]]] = {}
+        self.withdrawn: list[Request] = []
 
-    def show(self, table: str, request: Request | None) -> None:
-        self.glass = request
+    async def ask(self, table: str, request: Request) -> tuple[bool, str]:
+        future: asyncio.Future[tuple[bool, str]] = asyncio.get_running_loop().create_future()
+        self.asked[table] = (request, future)
+        return await future
+
+    def withdraw(self, table: str, request: Request) -> None:
+        self.withdrawn.append(request)
 
     async def command(self, table: str, cmd: proto.HostCommand) -> tuple[bool, str]:
         self.commands.append(cmd)
         return True, ""
+
+    @property
+    def glass(self) -> Request | None:
+        """The request the hub's glass shows."""
+        shown = self.asked.get(TABLE)
+        return None if shown is None or shown[0] in self.withdrawn else shown[0]
+
+    async def answer(self, granted: bool) -> None:
+        """The host's ok (or back) on the panel for the request the glass shows."""
+        _request, future = self.asked.pop(TABLE)
+        future.set_result((granted, "Console granted" if granted else "Refused by the host"))
+        for _ in range(3):
+            await asyncio.sleep(0)  # the console hears it
 
 
 class Clock:
@@ -71,6 +91,8 @@ def run(test: Callable[[Rig], Awaitable[None]]) -> None:
         try:
             await test((console, hub, clock, browser))
         finally:
+            for task in console._tasks:
+                task.cancel()
             for client in clients:
                 await client.close()
             await server.close()
@@ -85,12 +107,11 @@ def origin(client: TestClient[Any, Any]) -> dict[str, str]:
 
 async def sign_in(rig: Rig, client: TestClient[Any, Any]) -> str:
     """Ask, have the host confirm the code, pick the session up; the page's CSRF token."""
-    console, _hub, clock, _browser = rig
+    _console, hub, _clock, _browser = rig
     asked = await client.post(f"/host/{TABLE}/ask", headers=origin(client))
     assert asked.status == 200, await asked.text()
-    code = (await asked.json())["code"]
-    clock.now += auth.SETTLE_SECONDS
-    console.grant(TABLE, code)
+    assert hub.glass is not None and hub.glass.code == (await asked.json())["code"]
+    await hub.answer(True)
     picked = await client.get(f"/host/{TABLE}/ask")
     assert (await picked.json())["state"] == "taken"
     page = await (await client.get(f"/host/{TABLE}")).text()
@@ -134,13 +155,12 @@ def test_no_session_reads_only_the_sign_in_page_and_changes_nothing() -> None:
 
 def test_cookies_are_httponly_strict_and_the_token_is_kept_hashed() -> None:
     async def attack(rig: Rig) -> None:
-        console, _hub, clock, browser = rig
+        console, hub, _clock, browser = rig
         client = await browser()
         asked = await client.post(f"/host/{TABLE}/ask", headers=origin(client))
         ask_cookie = asked.headers["Set-Cookie"]
         assert "HttpOnly" in ask_cookie and "SameSite=Strict" in ask_cookie
-        clock.now += auth.SETTLE_SECONDS
-        console.grant(TABLE, (await asked.json())["code"])
+        await hub.answer(True)
         picked = await client.get(f"/host/{TABLE}/ask")
         made = [c for c in picked.headers.getall("Set-Cookie") if c.startswith(SESSION_COOKIE)]
         assert len(made) == 1
@@ -247,10 +267,10 @@ def test_a_second_request_refuses_both_and_the_hosts_yes_lands_on_neither() -> N
         assert theirs.status == 429
         assert (await theirs.json())["message"] == "Two requests at once: both refused"
         assert hub.glass is None  # the hub's glass no longer shows a code to confirm
-        clock.now += auth.SETTLE_SECONDS
-        with pytest.raises(Refused, match="No console request waits"):
-            console.grant(TABLE, mine["code"])
+        # Even if the host's ok crossed the withdrawal, it lands on no request.
+        await hub.answer(True)
         assert (await (await host.get(f"/host/{TABLE}/ask")).json())["state"] == "two"
+        assert (await (await attacker.get(f"/host/{TABLE}/ask")).json())["state"] == "none"
         # The table cools down: a request at once is refused, one after the cooldown goes.
         again = await host.post(f"/host/{TABLE}/ask", headers=origin(host))
         assert again.status == 429
@@ -264,18 +284,14 @@ def test_a_second_request_refuses_both_and_the_hosts_yes_lands_on_neither() -> N
 
 def test_knowing_or_guessing_the_code_picks_up_nothing() -> None:
     async def attack(rig: Rig) -> None:
-        console, _hub, clock, browser = rig
+        console, hub, _clock, browser = rig
         host, attacker = await browser(), await browser()
-        code = (await (await host.post(f"/host/{TABLE}/ask", headers=origin(host))).json())["code"]
-        clock.now += auth.SETTLE_SECONDS
-        # Another code than the one on the host's phone grants nothing and leaves it waiting.
-        other = f"{(int(code) + 1) % 10_000:04d}"
-        with pytest.raises(Refused, match="another code"):
-            console.grant(TABLE, other)
-        console.grant(TABLE, code)
+        await host.post(f"/host/{TABLE}/ask", headers=origin(host))
+        await hub.answer(True)
         # The attacker saw the code over the host's shoulder: without the asking browser's
         # own secret there is nothing to pick up, whatever he sends.
-        for secret in ("", code, secrets.token_urlsafe(32)):
+        assert hub.glass is None
+        for secret in ("", "0000", secrets.token_urlsafe(32)):
             attacker.session.cookie_jar.update_cookies({ASK_COOKIE: secret})
             state = await (await attacker.get(f"/host/{TABLE}/ask")).json()
             assert state == {"state": "none"}
@@ -284,6 +300,35 @@ def test_knowing_or_guessing_the_code_picks_up_nothing() -> None:
         assert len(console.door.sessions) == 1
 
     run(attack)
+
+
+def test_a_refused_request_gets_no_session_and_cools_the_table() -> None:
+    async def attack(rig: Rig) -> None:
+        console, hub, _clock, browser = rig
+        client = await browser()
+        await client.post(f"/host/{TABLE}/ask", headers=origin(client))
+        await hub.answer(False)
+        assert (await (await client.get(f"/host/{TABLE}/ask")).json())["state"] == "refused"
+        again = await client.post(f"/host/{TABLE}/ask", headers=origin(client))
+        assert again.status == 429
+        assert console.door.sessions == {}
+
+    run(attack)
+
+
+def test_the_host_grants_only_the_code_he_compared() -> None:
+    """Without a hub link (the host's yes given on the display's side), the same rule as
+    ``coffre host pair p6 4721``: another code grants nothing and the request stays."""
+    clock = Clock()
+    door = ConsoleDoor(clock)
+    request, _secret = door.ask(TABLE, "10.0.0.9")
+    clock.now += auth.SETTLE_SECONDS
+    other = f"{(int(request.code) + 1) % 10_000:04d}"
+    with pytest.raises(Refused, match="another code"):
+        door.grant(TABLE, other)
+    assert door.shown(TABLE) is request
+    door.grant(TABLE, request.code)
+    assert door.shown(TABLE) is None
 
 
 def test_a_yes_for_a_request_that_just_appeared_only_shows_it() -> None:
