@@ -675,8 +675,19 @@ def _display(args: Any, stop: threading.Event) -> int:
 
     port = settings.port if args.port is None else args.port
     language = settings.language if args.language is None else args.language
+    console = None
+    if settings.console is not None:
+        from firmware.display.console import Console
+        from firmware.display.console_link import MqttHubLink
+
+        console = Console(settings.tables, MqttHubLink(settings.console, settings.tables))
     display = Display(
-        settings.broker, settings.tables, host=settings.host, port=port, language=language
+        settings.broker,
+        settings.tables,
+        host=settings.host,
+        port=port,
+        language=language,
+        console=console,
     )
     try:
         display.start()

@@ -11,7 +11,12 @@ ca_file = "/etc/coffre/ca.crt"
 [http]
 host = "0.0.0.0"                  # every interface: TVs and phones on the venue's network
 port = 8080
+[console]                         # optional: the host's console under /host (docs/host-guide.md)
+username = "host"                 # a host user: host-<table> for one table, host for all
+password_file = "/etc/coffre/host.password"
 ```
+
+Without ``[console]`` the display serves no ``/host``: the spectator user may send nothing.
 """
 
 from __future__ import annotations
@@ -32,11 +37,17 @@ class _Http(msgspec.Struct, forbid_unknown_fields=True):
     port: int = 8080
 
 
+class _Console(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    username: str
+    password_file: str
+
+
 class _DisplayFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tables: list[str]
     language: str = LANGUAGES[0]
     broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
     http: _Http = msgspec.field(default_factory=_Http)
+    console: _Console | None = None
 
 
 _HINTS = {
@@ -52,6 +63,8 @@ class DisplaySettings:
     host: str = "0.0.0.0"
     port: int = 8080
     language: str = LANGUAGES[0]
+    #: The host user the console sends host commands as (None: no console).
+    console: BrokerConfig | None = None
 
 
 def load_display(path: str | Path) -> DisplaySettings:
@@ -68,10 +81,20 @@ def load_display(path: str | Path) -> DisplaySettings:
         raise ConfigError(f"{where}: {err}") from None
     if not 0 < settings.http.port < 65536:
         raise ConfigError(f"{where}: [http] port must be a port number")
+    console = None
+    if settings.console is not None:
+        section = msgspec.structs.replace(
+            settings.broker,
+            username=settings.console.username,
+            password=None,
+            password_file=settings.console.password_file,
+        )
+        console = broker_config(section, where)
     return DisplaySettings(
         broker_config(settings.broker, where),
         names,
         settings.http.host,
         settings.http.port,
         language,
+        console,
     )

@@ -73,6 +73,17 @@ class Console:
         #: Requests waiting for the hub's answer (kept so none is collected mid-wait).
         self._tasks: set[asyncio.Task[None]] = set()
 
+    def start(self) -> None:
+        """Connect the link to the hub (if it is one that connects)."""
+        start = getattr(self.link, "start", None)
+        if start is not None:
+            start()
+
+    def stop(self) -> None:
+        stop = getattr(self.link, "stop", None)
+        if stop is not None:
+            stop()
+
     def routes(self) -> list[web.RouteDef]:
         return [
             web.get("/host", self._index),

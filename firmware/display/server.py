@@ -368,9 +368,13 @@ class Display:
         if not self._ready.wait(10):
             raise RuntimeError(f"the display could not listen on {self.host}:{self.port}")
         self.feed.start()
+        if self.console is not None:
+            self.console.start()
 
     def stop(self) -> None:
         self.feed.stop()
+        if self.console is not None:
+            self.console.stop()
         if not self._thread.is_alive():
             return
         # Open streams end first (a browser would otherwise hold the shutdown).

@@ -1,0 +1,114 @@
+"""The host's console in Chromium at phone size, on a real table: a real mosquitto with its
+ACL, the real hub, the display serving ``/host`` and sending host commands as the host
+user. Screenshots go to ``$COFFRE_SHOTS`` when it is set (to be looked at)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+from firmware.display.console import SESSION_COOKIE, Console
+from firmware.display.console_auth import SETTLE_SECONDS
+from firmware.display.console_link import MqttHubLink
+from firmware.hub.brokerconf import HOST_USER
+from firmware.hub.store import Store
+from firmware.link import protocol as proto
+from firmware.tools import host
+from firmware.tools.simtable import TABLE, SimTable
+from tests.support.browser import chromium, new_page, start_display
+from tests.support.tables import TableFactory, director
+
+GAME = "secret-identity"
+PHONE = {"width": 390, "height": 844}
+
+
+def shot(page: Any, name: str) -> None:
+    where = os.environ.get("COFFRE_SHOTS")
+    if where:
+        page.screenshot(path=str(Path(where) / f"console-{name}.png"), full_page=True)
+
+
+def console_display(sim: SimTable) -> tuple[Console, str]:
+    console = Console([TABLE], MqttHubLink(sim.broker.config(HOST_USER), [TABLE]))
+    display = start_display(sim, console=console)
+    assert console.link is not None and console.link.client.wait_connected(10)  # type: ignore[attr-defined]
+    return console, f"{display.url}host/{TABLE}"
+
+
+def granted(console: Console) -> str:
+    """A session as the host's yes gives one (the door's own grant: the hub's side of the
+    yes is the hub's), for the browser on this machine."""
+    clock = console.door.clock
+    request, secret = console.door.ask(TABLE, "127.0.0.1")
+    request.born = clock() - SETTLE_SECONDS
+    console.door.grant(TABLE, request.code)
+    _request, token = console.door.state(secret, "127.0.0.1", "Linux")
+    assert token
+    return token
+
+
+def test_a_browser_without_a_session_reads_only_the_sign_in_page(
+    make_table: TableFactory,
+) -> None:
+    sim = make_table(players=3)
+    _console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        assert page.locator("#ask").is_visible()
+        assert page.locator("button.cmd").count() == 0
+        shot(page, "sign-in")
+        # A hub that does not grant console requests (this one answers "No game running")
+        # never grants: the phone is told no, and stays signed out.
+        page.click("#ask")
+        expect(page.locator("#said")).to_have_text("Refused by the host", timeout=15_000)
+        shot(page, "refused")
+        page.reload()
+        assert page.locator("button.cmd").count() == 0
+
+
+def test_the_console_undoes_and_aborts_with_a_second_question(
+    make_table: TableFactory,
+) -> None:
+    """A game started from ``coffre host`` and played a little; the phone undoes the last
+    move and aborts the game, each after saying yes to the page's question, and the hub
+    does it (the table's public state follows at once)."""
+    sim = make_table(players=3)
+    console, url = console_display(sim)
+    broker = sim.broker.config(HOST_USER)
+    start = proto.HostCommand(
+        cmd="start", game=GAME, players=3, options={"mode": "coop"}, id="cli-start"
+    )
+    assert host.send(broker, TABLE, start).ok
+    director(sim, seed=3, options={"mode": "coop"}, stop_at=(2, "answer")).play()
+    version = sim.watch.public["version"]
+    assert version > 0
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
+        page.goto(url)
+        assert page.locator("button.cmd").count() == 3
+        shot(page, "console")
+        questions: list[str] = []
+
+        def answer(dialog: Any) -> None:
+            questions.append(dialog.message)
+            dialog.accept() if len(questions) > 1 else dialog.dismiss()
+
+        page.on("dialog", answer)
+        page.click("button[data-cmd=undo]")  # the first question: no
+        page.wait_for_timeout(500)
+        assert sim.watch.public["version"] == version
+        page.click("button[data-cmd=undo]")  # yes
+        sim.watch.wait(lambda p: p.get("version") == version - 1)
+        assert questions == ["Undo the last move?", "Undo the last move?"]
+        page.click("button[data-cmd=abort]")
+        sim.watch.wait(lambda p: p.get("game") is None)
+        last = Store(sim.store_path).last_game(TABLE)
+        assert last is not None and last.status == "aborted"
+        page.click("button[data-cmd=next]")
+        expect(page.locator("#said")).to_have_text("No game running")
+        shot(page, "no-game")
