@@ -22,7 +22,9 @@ from typing import Protocol
 from aiohttp import web
 
 from firmware.display.console_auth import ConsoleDoor, Refused, Request, Session
+from firmware.display.console_game import start_command, start_form
 from firmware.link import protocol as proto
+from rules.errors import BadOptions
 
 log = logging.getLogger(__name__)
 
@@ -229,9 +231,13 @@ class Console:
             return self._json({"ok": False, "confirm": CONFIRM[cmd]})
         if self.link is None:
             return self._json({"ok": False, "message": "The console cannot reach the hub"}, 503)
+        command_id = f"console-{form['nonce']}"
         try:
-            command = proto.HostCommand(cmd=cmd, id=f"console-{form['nonce']}")  # type: ignore[arg-type]
-        except (TypeError, ValueError) as err:
+            if cmd == "start":
+                command = start_command(form, command_id)
+            else:
+                command = proto.HostCommand(cmd=cmd, id=command_id)  # type: ignore[arg-type]
+        except (BadOptions, TypeError, ValueError) as err:
             return self._json({"ok": False, "message": str(err)[:63]}, 400)
         ok, message = await self.link.command(table, command)
         log.info("console: session %s on %s: %s -> %s", session.id, table, cmd, ok)
@@ -274,6 +280,7 @@ class Console:
             f"<h1>{html.escape(table)}</h1>"
             f'<section class="run"><h2>Game</h2><div class="row">{buttons}</div>'
             f'<p id="said" role="status"></p></section>'
+            f'<section class="new"><h2>New game</h2>{start_form()}</section>'
             f'<section class="sessions"><h2>Signed-in phones</h2><ul>{rows}</ul>'
             f'<button id="signout" class="big">Sign out</button></section></main>'
         )

@@ -15,8 +15,6 @@ from firmware.display.console_auth import SETTLE_SECONDS
 from firmware.display.console_link import MqttHubLink
 from firmware.hub.brokerconf import HOST_USER
 from firmware.hub.store import Store
-from firmware.link import protocol as proto
-from firmware.tools import host
 from firmware.tools.simtable import TABLE, SimTable
 from tests.support.browser import chromium, new_page, start_display
 from tests.support.tables import TableFactory, director
@@ -70,28 +68,37 @@ def test_a_browser_without_a_session_reads_only_the_sign_in_page(
         assert page.locator("button.cmd").count() == 0
 
 
-def test_the_console_undoes_and_aborts_with_a_second_question(
+def test_a_game_is_set_up_started_undone_and_aborted_from_the_phone(
     make_table: TableFactory,
 ) -> None:
-    """A game started from ``coffre host`` and played a little; the phone undoes the last
-    move and aborts the game, each after saying yes to the page's question, and the hub
-    does it (the table's public state follows at once)."""
+    """The phone picks the game, its players and an option and starts; a second start is
+    refused while the game runs; the table plays a little; the phone undoes the last move
+    and aborts the game, each after saying yes to the page's question, and the hub does it
+    (the table's public state follows at once)."""
     sim = make_table(players=3)
     console, url = console_display(sim)
-    broker = sim.broker.config(HOST_USER)
-    start = proto.HostCommand(
-        cmd="start", game=GAME, players=3, options={"mode": "coop"}, id="cli-start"
-    )
-    assert host.send(broker, TABLE, start).ok
-    director(sim, seed=3, options={"mode": "coop"}, stop_at=(2, "answer")).play()
-    version = sim.watch.public["version"]
-    assert version > 0
     with chromium() as browser:
         page = new_page(browser, PHONE)
         page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
         page.goto(url)
         assert page.locator("button.cmd").count() == 3
+        page.select_option("#start select[name=game]", GAME)
+        chosen = page.locator(f"#start fieldset[data-game={GAME}]")
+        chosen.locator("select[name=players]").select_option("3")
+        chosen.locator("select[name='o.mode']").select_option("coop")
         shot(page, "console")
+        page.click("#start button[type=submit]")
+        expect(page.locator("#said")).to_have_text("Game started")
+        public = sim.watch.wait(lambda p: p.get("game") == GAME and p.get("version") == 0)
+        assert public["view"]["mode"] == "coop"
+        current = Store(sim.store_path).current_game(TABLE)
+        assert current is not None and (current.players, current.options["mode"]) == (3, "coop")
+        page.click("#start button[type=submit]")
+        expect(page.locator("#said")).to_have_text("A game is running: abort it first")
+
+        director(sim, seed=3, options={"mode": "coop"}, stop_at=(2, "answer")).play()
+        version = sim.watch.public["version"]
+        assert version > 0
         questions: list[str] = []
 
         def answer(dialog: Any) -> None:

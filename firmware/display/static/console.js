@@ -78,6 +78,31 @@
       post("/revoke", {session: b.dataset.session}).then(function () { location.reload(); });
     });
   });
+  // New game: only the picked game's fieldset shows and is sent.
+  var form = document.getElementById("start");
+  if (form) {
+    var picker = form.querySelector("select[name=game]");
+    var picked = function () {
+      return form.querySelector("fieldset[data-game='" + picker.value + "']");
+    };
+    picker.addEventListener("change", function () {
+      Array.prototype.forEach.call(form.querySelectorAll("fieldset"), function (f) {
+        f.hidden = f.dataset.game !== picker.value;
+      });
+    });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var fields = {cmd: "start", game: picker.value};
+      Array.prototype.forEach.call(picked().querySelectorAll("select, input"), function (c) {
+        if (c.value !== "") fields[c.name] = c.value;
+      });
+      post("/command", fields).then(function (d) {
+        if (d.status === 401) { location.reload(); return; }
+        say(d.message || (d.ok ? "Done" : "Refused"));
+      });
+    });
+  }
+
   var out = document.getElementById("signout");
   if (out) out.addEventListener("click", function () {
     post("/signout", {}).then(function () { location.reload(); });
