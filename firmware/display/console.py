@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from aiohttp import web
 
 from firmware.display.console_auth import ConsoleDoor, Refused, Request, Session
 from firmware.display.console_game import start_command, start_form
+from firmware.display.console_live import live_fragment
+from firmware.display.feed import Snapshot
 from firmware.link import protocol as proto
 from rules.errors import BadOptions
 
@@ -42,7 +44,7 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 #: The commands a console sends and which of them ask once more before they go.
-COMMANDS = ("start", "next", "undo", "abort")
+COMMANDS = ("start", "next", "undo", "abort", "pair", "refuse")
 CONFIRM = {"undo": "Undo the last move?", "abort": "Abort the game? It cannot be resumed."}
 
 
@@ -70,6 +72,8 @@ class Console:
         door: ConsoleDoor | None = None,
     ) -> None:
         self.tables = list(tables)
+        #: The table display's snapshot of a table (set by the display that serves this).
+        self.snapshot: Callable[[str], Snapshot] | None = None
         self.link = link
         self.door = door or ConsoleDoor()
         #: Requests waiting for the hub's answer (kept so none is collected mid-wait).
@@ -92,6 +96,7 @@ class Console:
             web.get("/host/{table}", self._page),
             web.post("/host/{table}/ask", self._ask),
             web.get("/host/{table}/ask", self._asked),
+            web.get("/host/{table}/live", self._live),
             web.post("/host/{table}/command", self._command),
             web.post("/host/{table}/revoke", self._revoke),
             web.post("/host/{table}/signout", self._signout),
@@ -236,12 +241,27 @@ class Console:
             if cmd == "start":
                 command = start_command(form, command_id)
             else:
-                command = proto.HostCommand(cmd=cmd, id=command_id)  # type: ignore[arg-type]
-        except (BadOptions, TypeError, ValueError) as err:
+                fields = {"cmd": cmd, "id": command_id}
+                fields.update({k: form[k] for k in ("station", "code") if form.get(k)})
+                # Decoded as the hub decodes it: a bad station name or code is one line here.
+                command = proto.decode_host_command(proto.encode(fields))
+        except (BadOptions, proto.ProtocolError) as err:
             return self._json({"ok": False, "message": str(err)[:63]}, 400)
         ok, message = await self.link.command(table, command)
         log.info("console: session %s on %s: %s -> %s", session.id, table, cmd, ok)
         return self._json({"ok": ok, "message": message})
+
+    async def _live(self, request: web.Request) -> web.Response:
+        table = self._table(request)
+        session = self.door.session(
+            request.cookies.get(SESSION_COOKIE), self._address(request), touch=False
+        )
+        if session is None or session.table != table:
+            raise _error(401, "Sign in first")
+        if self.snapshot is None:
+            return web.Response(text="", content_type="text/html", headers=HEADERS)
+        fragment = live_fragment(self.snapshot(table))
+        return web.Response(text=fragment, content_type="text/html", headers=HEADERS)
 
     async def _revoke(self, request: web.Request) -> web.Response:
         table = self._table(request)
@@ -271,6 +291,7 @@ class Console:
             f'<button class="revoke" data-session="{s.id}">End</button></li>'
             for s in sorted(self.door.of_table(table), key=lambda s: s.born)
         )
+        live = live_fragment(self.snapshot(table)) if self.snapshot is not None else ""
         buttons = "".join(
             f'<button class="cmd big" data-cmd="{c}">{c.capitalize()}</button>'
             for c in ("next", "undo", "abort")
@@ -280,6 +301,7 @@ class Console:
             f"<h1>{html.escape(table)}</h1>"
             f'<section class="run"><h2>Game</h2><div class="row">{buttons}</div>'
             f'<p id="said" role="status"></p></section>'
+            f'<div id="live">{live}</div>'
             f'<section class="new"><h2>New game</h2>{start_form()}</section>'
             f'<section class="sessions"><h2>Signed-in phones</h2><ul>{rows}</ul>'
             f'<button id="signout" class="big">Sign out</button></section></main>'
@@ -310,6 +332,7 @@ def _page(title: str, body: str) -> web.Response:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title>"
+        '<link rel="stylesheet" href="/static/display.css">'
         '<link rel="stylesheet" href="/static/console.css">'
         '<script src="/static/console.js" defer></script></head>'
         f"<body>{body}</body></html>"

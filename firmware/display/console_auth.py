@@ -244,8 +244,9 @@ class ConsoleDoor:
         self.sessions[session.token_hash] = session
         return token
 
-    def session(self, token: str | None, address: str) -> Session | None:
-        """The live session this cookie names, used from its own address, else None."""
+    def session(self, token: str | None, address: str, *, touch: bool = True) -> Session | None:
+        """The live session this cookie names, used from its own address, else None.
+        ``touch=False``: a page's own refresh, which does not keep an idle session alive."""
         if not token:
             return None
         now = self.clock()
@@ -257,7 +258,8 @@ class ConsoleDoor:
             return None
         if session.address != address:
             return None
-        session.used = now
+        if touch:
+            session.used = now
         return session
 
     def of_table(self, table: str) -> list[Session]:

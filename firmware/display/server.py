@@ -344,6 +344,8 @@ class Display:
         self._thread = threading.Thread(target=self._serve, name="display-web", daemon=True)
         self._runner: web.AppRunner | None = None
         self.feed = Feed(broker, self.tables, self._changed, self.language)
+        if console is not None:
+            console.snapshot = lambda table: self.feed.snapshots[table]
         for snap in self.feed.snapshots.values():
             self.fragments[snap.table] = table_fragment(snap)
         self.fragments[OVERVIEW] = self._overview_fragment()

@@ -119,3 +119,21 @@ def test_a_game_is_set_up_started_undone_and_aborted_from_the_phone(
         page.click("button[data-cmd=next]")
         expect(page.locator("#said")).to_have_text("No game running")
         shot(page, "no-game")
+
+
+def test_the_seats_health_follows_the_hub(make_table: TableFactory) -> None:
+    """Every seat reads online from the hub's status; when the hub stops the page says so
+    within a refresh."""
+    sim = make_table(players=3)
+    console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
+        page.goto(url)
+        seats = page.locator("#live ul.seats li")
+        expect(seats).to_have_count(len(sim.stations))
+        for seat in sim.stations:
+            expect(page.locator(f"#live li.seat:has-text('{seat}') .state")).to_have_text("online")
+        shot(page, "seats")
+        sim.stop_hub()
+        expect(page.locator("#live .alert").first).to_contain_text("Hub offline", timeout=15_000)

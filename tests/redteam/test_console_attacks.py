@@ -397,3 +397,52 @@ def test_a_grant_picked_up_from_another_address_is_refused() -> None:
     asked, token = door.state(secret, "10.0.0.66")
     assert token == "" and asked is not None and asked.state == "refused"
     assert door.state(secret, "10.0.0.9") == (None, "")
+
+
+def test_the_live_part_needs_a_session_and_a_pairing_answer_is_checked() -> None:
+    async def attack(rig: Rig) -> None:
+        _console, hub, _clock, browser = rig
+        stranger = await browser()
+        live = await stranger.get(f"/host/{TABLE}/live")
+        assert (live.status, await live.text()) == (401, "Sign in first")
+        client = await browser()
+        csrf = await sign_in(rig, client)
+        assert (await client.get(f"/host/{TABLE}/live")).status == 200
+        for bad in ({"station": "p1", "code": "12345"}, {"station": "../x", "code": "1234"}):
+            status, _ = await write(
+                client, "command", fields(csrf, cmd="pair", **bad), origin(client)
+            )
+            assert status == 400, bad
+        assert hub.commands == []
+        form = fields(csrf, cmd="pair", station="p1", code="0420")
+        assert (await write(client, "command", form, origin(client)))[0] == 200
+        form = fields(csrf, cmd="refuse", station="p2")
+        assert (await write(client, "command", form, origin(client)))[0] == 200
+        assert [(c.cmd, c.station, c.code) for c in hub.commands] == [
+            ("pair", "p1", "0420"),
+            ("refuse", "p2", None),
+        ]
+
+    run(attack)
+
+
+def test_a_stations_own_line_cannot_put_markup_on_the_console() -> None:
+    """A station (or a stolen one) says its own trouble line; the console shows it as text."""
+    from firmware.display.console_live import seats_fragment
+    from firmware.display.feed import Snapshot
+
+    hostile = '<img src=x onerror="fetch(1)">'
+    snap = Snapshot(
+        TABLE,
+        status={
+            "state": "ready",
+            "stations": {
+                "p1": {"state": "error", "reason": hostile},
+                "p2": {"state": "online", "asking": True},
+            },
+        },
+        broker=True,
+    )
+    fragment = seats_fragment(snap)
+    assert hostile not in fragment and "&lt;img" in fragment
+    assert 'data-station="p2"' in fragment and 'data-station="p1"' not in fragment

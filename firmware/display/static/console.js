@@ -103,6 +103,35 @@
     });
   }
 
+  // Seats and the game: re-read every 2 s (a page's refresh does not keep a session alive).
+  var live = document.getElementById("live");
+  function refresh() {
+    fetch(base + "/live", {credentials: "same-origin"}).then(function (r) {
+      if (r.status === 401) { location.reload(); return null; }
+      return r.ok ? r.text() : null;
+    }).then(function (text) {
+      var typing = live.contains(document.activeElement) && document.activeElement.tagName === "INPUT";
+      if (text !== null && !typing) live.innerHTML = text;
+    }).catch(function () {}).then(function () { setTimeout(refresh, 2000); });
+  }
+  if (live) {
+    setTimeout(refresh, 2000);
+    live.addEventListener("submit", function (event) {
+      var f = event.target.closest("form.pair");
+      if (!f) return;
+      event.preventDefault();
+      post("/command", {cmd: "pair", station: f.dataset.station, code: f.elements.code.value})
+        .then(function (d) { say(d.message || (d.ok ? "Paired" : "Refused")); });
+    });
+    live.addEventListener("click", function (event) {
+      var b = event.target.closest("button.refuse");
+      if (!b) return;
+      var f = b.closest("form.pair");
+      post("/command", {cmd: "refuse", station: f.dataset.station})
+        .then(function (d) { say(d.message || (d.ok ? "Refused" : "")); });
+    });
+  }
+
   var out = document.getElementById("signout");
   if (out) out.addEventListener("click", function () {
     post("/signout", {}).then(function () { location.reload(); });
