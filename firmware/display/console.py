@@ -120,7 +120,7 @@ class Console:
         except Exception:
             log.exception("console: the hub's answer to a request on %s failed", table)
             granted, message = False, "failed"
-        if self.door.answer(request, granted):
+        if self.door.answer(request, granted, "" if granted else message):
             log.info("console: table %s's hub said %r to %s", table, message, request.address)
 
     # --- helpers ------------------------------------------------------------------------
@@ -218,7 +218,7 @@ class Console:
         asked, token = self.door.state(secret, self._address(request), _device(label))
         if asked is None or asked.table != table:
             return self._json({"state": "none"})
-        response = self._json({"state": asked.state, "code": asked.code})
+        response = self._json({"state": asked.state, "code": asked.code, "message": asked.why})
         if token:
             self._cookie(request, response, SESSION_COOKIE, token)
             response.del_cookie(ASK_COOKIE, path=f"/host/{table}")

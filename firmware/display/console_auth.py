@@ -78,6 +78,8 @@ class Request:
     born: float
     #: waiting, granted, refused, expired, two (two requests at once), taken (picked up)
     state: str = "waiting"
+    #: Why it was refused, as the hub said it (empty: the state says it).
+    why: str = ""
 
     @property
     def id(self) -> str:
@@ -163,7 +165,7 @@ class ConsoleDoor:
         self.ended[request.secret_hash] = request
         return f"Console granted ({request.code})"
 
-    def answer(self, request: Request, granted: bool) -> bool:
+    def answer(self, request: Request, granted: bool, why: str = "") -> bool:
         """The hub's answer to this very request (it settles and checks the code on its
         side); False if the request no longer waits (two requests, expired)."""
         now = self.clock()
@@ -176,6 +178,7 @@ class ConsoleDoor:
             self.ended[request.secret_hash] = request
         else:
             self._end(request, "refused", now)
+            request.why = why
         return True
 
     def refuse(self, table: str) -> str:

@@ -33,6 +33,17 @@ log = logging.getLogger(__name__)
 
 #: The hub's answer that grants a console request, word for word.
 GRANTED = "Console granted"
+#: Every answer a hub that knows ``console`` gives to one (firmware/hub/console.py).
+ANSWERS = frozenset(
+    {
+        GRANTED,
+        "Too soon: wait",
+        "Two requests at once",
+        "Too many requests",
+        "Refused by the host",
+        "Nobody answered",
+    }
+)
 #: How long a command waits for the hub's answer.
 COMMAND_SECONDS = 10.0
 
@@ -100,6 +111,9 @@ class MqttHubLink:
         ack = await self._send(table, cmd, REQUEST_SECONDS + COMMAND_SECONDS)
         if ack is None:
             return False, "The hub did not answer"
+        if ack.message not in ANSWERS:
+            # A hub that does not know ``console`` answers as for any command.
+            return False, "This hub cannot grant a console: update it"
         return ack.ok and ack.message == GRANTED, ack.message
 
     def withdraw(self, table: str, request: Request) -> None:

@@ -59,10 +59,12 @@ def test_a_browser_without_a_session_reads_only_the_sign_in_page(
         assert page.locator("#ask").is_visible()
         assert page.locator("button.cmd").count() == 0
         shot(page, "sign-in")
-        # A hub that does not grant console requests (this one answers "No game running")
-        # never grants: the phone is told no, and stays signed out.
+        # A hub that does not know console requests (it answers "No game running", as to
+        # any command) never grants: the phone is told why, and stays signed out.
         page.click("#ask")
-        expect(page.locator("#said")).to_have_text("Refused by the host", timeout=15_000)
+        expect(page.locator("#said")).to_have_text(
+            "This hub cannot grant a console: update it", timeout=15_000
+        )
         shot(page, "refused")
         page.reload()
         assert page.locator("button.cmd").count() == 0

@@ -38,7 +38,7 @@
       if (d.state === "taken") { location.reload(); return; }
       code.textContent = "";
       ask.disabled = false;
-      say({refused: "Refused by the host", expired: "Nobody answered: ask again",
+      say(d.message || {refused: "Refused by the host", expired: "Nobody answered: ask again",
            two: "Two requests at once: both refused", none: "Ask again"}[d.state] || d.state);
     });
   }
