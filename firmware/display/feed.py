@@ -36,6 +36,15 @@ class Snapshot:
     fallback: str = LANGUAGES[0]
     #: The last language the hub said (kept while the hub is lost: its will says none).
     heard: str | None = None
+    #: The table's name as guests read it (display.toml's ``[names]``; empty: its id).
+    name: str = ""
+    #: The address a phone opens to follow this table (empty: not known).
+    address: str = ""
+
+    @property
+    def title(self) -> str:
+        """What the page calls the table: its name, else its id."""
+        return self.name or self.table
 
     @property
     def hub_online(self) -> bool:
