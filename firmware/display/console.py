@@ -17,16 +17,15 @@ import asyncio
 import html
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from firmware.display.console_auth import ConsoleDoor, Refused, Request, Session
-from firmware.display.console_game import start_command, start_form
+from firmware.display.console_game import BadStart, games, start_command, start_form
 from firmware.display.console_live import live_fragment
 from firmware.display.feed import Snapshot
 from firmware.link import protocol as proto
-from rules.errors import BadOptions
 
 log = logging.getLogger(__name__)
 
@@ -239,17 +238,21 @@ class Console:
         command_id = f"console-{form['nonce']}"
         try:
             if cmd == "start":
-                command = start_command(form, command_id)
+                command = start_command(form, command_id, self._menu(table))
             else:
                 fields = {"cmd": cmd, "id": command_id}
                 fields.update({k: form[k] for k in ("station", "code") if form.get(k)})
                 # Decoded as the hub decodes it: a bad station name or code is one line here.
                 command = proto.decode_host_command(proto.encode(fields))
-        except (BadOptions, proto.ProtocolError) as err:
+        except (BadStart, proto.ProtocolError) as err:
             return self._json({"ok": False, "message": str(err)[:63]}, 400)
         ok, message = await self.link.command(table, command)
         log.info("console: session %s on %s: %s -> %s", session.id, table, cmd, ok)
         return self._json({"ok": ok, "message": message})
+
+    def _menu(self, table: str) -> list[Any]:
+        """The games the hub offers on this table now (its ``public``'s menu)."""
+        return games(self.snapshot(table).public) if self.snapshot is not None else []
 
     async def _live(self, request: web.Request) -> web.Response:
         table = self._table(request)
@@ -302,7 +305,7 @@ class Console:
             f'<section class="run"><h2>Game</h2><div class="row">{buttons}</div>'
             f'<p id="said" role="status"></p></section>'
             f'<div id="live">{live}</div>'
-            f'<section class="new"><h2>New game</h2>{start_form()}</section>'
+            f'<section class="new"><h2>New game</h2>{start_form(self._menu(table))}</section>'
             f'<section class="sessions"><h2>Signed-in phones</h2><ul>{rows}</ul>'
             f'<button id="signout" class="big">Sign out</button></section></main>'
         )

@@ -12,102 +12,75 @@ table (a second refuses both), a cooldown after a request that ended without a g
 a token bucket per table.
 
 The hub holds no session: sessions are the display's (its cookies), so a grant is one
-answer and nothing is stored. :class:`ConsoleRequests` is one table's state; it publishes
-nothing itself, it calls the ``answer`` it is given (``hub.out.answer`` in the hub).
+answer and nothing is stored. One table's requests are data
+(:mod:`firmware.hub.console_state`, on the table's actor); this module answers them on
+``host/ack``.
 """
 
 from __future__ import annotations
 
-import hmac
-from collections.abc import Callable
-from dataclasses import dataclass
+import logging
+from typing import TYPE_CHECKING
 
-#: The answer that grants, word for word (the display grants on nothing else).
-GRANTED = "Console granted"
-REQUEST_SECONDS = 120.0
-COOLDOWN = 30.0
-BURST = 4
-REFILL = 20.0
-SETTLE_SECONDS = 1.5
+from firmware.hub.console_state import GRANTED, Answer, ConsoleRequests
+from firmware.link import protocol as proto
 
-Answer = Callable[[str, bool, str], None]
+if TYPE_CHECKING:
+    from firmware.hub.actor import TableActor
+    from firmware.hub.context import HubContext
 
+__all__ = ["GRANTED", "ConsoleRequests", "command", "panel", "tick"]
 
-@dataclass
-class Waiting:
-    """A request on the glass: the id to answer, the code, when it came."""
-
-    id: str
-    code: str
-    born: float
+log = logging.getLogger(__name__)
 
 
-@dataclass
-class ConsoleRequests:
-    """One table's console requests."""
+# --- the hub's side: host commands, the panel, the tick ---------------------------------
 
-    waiting: Waiting | None = None
-    cool_until: float = 0.0
-    tokens: float = float(BURST)
-    at: float | None = None
 
-    def title(self, now: float, answer: Answer) -> tuple[str, dict[str, str]] | None:
-        """The glass's title while a request waits (``Console? {code}``)."""
-        self.expire(now, answer)
-        if self.waiting is None:
-            return None
-        return "Console? {code}", {"code": self.waiting.code}
+def _answer(ctx: HubContext, actor: TableActor) -> Answer:
+    def answer(cmd_id: str, ok: bool, message: str) -> None:
+        log.info("%s: console request %s: %s", actor.config.name, cmd_id, message)
+        ctx.out.answer(actor, None, proto.Ack(cmd_id, ok, message))
 
-    def ask(self, cmd_id: str, code: str, now: float, answer: Answer) -> None:
-        """A display's ``console`` command; answered now if refused, else when it ends."""
-        self.expire(now, answer)
-        if now < self.cool_until:
-            answer(cmd_id, False, "Too soon: wait")
-            return
-        if self.waiting is not None:
-            if self.waiting.id == cmd_id:
-                return  # the broker delivered it again: it still waits
-            self._end(now, answer, "Two requests at once")
-            answer(cmd_id, False, "Two requests at once")
-            return
-        at = now if self.at is None else self.at
-        self.tokens = min(float(BURST), self.tokens + (now - at) / REFILL)
-        self.at = now
-        if self.tokens < 1:
-            answer(cmd_id, False, "Too many requests")
-            return
-        self.tokens -= 1
-        self.waiting = Waiting(cmd_id, code, now)
+    return answer
 
-    def ok(self, code: str | None, now: float, answer: Answer) -> tuple[bool, str]:
-        """The host's yes: ``console-ok CODE`` (the code he compared), or the panel's ok
-        (``code`` None: the request on the glass, once it has been there SETTLE_SECONDS)."""
-        self.expire(now, answer)
-        waiting = self.waiting
-        if waiting is None:
-            return False, "No console request waits"
-        if code is not None and not hmac.compare_digest(waiting.code, code):
-            return False, "The request shows another code"
-        if code is None and now - waiting.born < SETTLE_SECONDS:
-            return False, "A new request: look at its code"
-        self.waiting = None
-        answer(waiting.id, True, GRANTED)
-        return True, GRANTED
 
-    def refuse(self, now: float, answer: Answer) -> tuple[bool, str]:
-        """The host's no (back on the panel, ``console-refuse``)."""
-        self.expire(now, answer)
-        if self.waiting is None:
-            return False, "No console request waits"
-        self._end(now, answer, "Refused by the host")
-        return True, "Console request refused"
+def command(ctx: HubContext, actor: TableActor, cmd: proto.HostCommand) -> tuple[bool, str] | None:
+    """``console``, ``console-ok`` or ``console-refuse``: the answer to send now (None: a
+    request, answered when it ends). Nothing is stored: a request lives while it waits."""
+    now = ctx.clock()
+    answer = _answer(ctx, actor)
+    if cmd.cmd == "console":
+        if cmd.code is None:
+            return False, "A console request needs its code"
+        actor.console.ask(cmd.id, cmd.code, now, answer)
+        return None
+    if cmd.cmd == "console-ok":
+        if cmd.code is None:
+            return False, "console-ok needs the code on the phone"
+        return actor.console.ok(cmd.code, now, answer)
+    return actor.console.refuse(now, answer)
 
-    def expire(self, now: float, answer: Answer) -> None:
-        if self.waiting is not None and now - self.waiting.born > REQUEST_SECONDS:
-            self._end(now, answer, "Nobody answered")
 
-    def _end(self, now: float, answer: Answer, why: str) -> None:
-        assert self.waiting is not None
-        answer(self.waiting.id, False, why)
-        self.waiting = None
-        self.cool_until = now + COOLDOWN
+def panel(ctx: HubContext, actor: TableActor, button: str) -> bool:
+    """The panel's ok grants and back refuses the console request on the glass; True if
+    the press was for it (a request just shown is only shown)."""
+    if actor.console.waiting is None or button not in ("ok", "back"):
+        return False
+    now = ctx.clock()
+    answer = _answer(ctx, actor)
+    if button == "ok":
+        actor.console.ok(None, now, answer)
+    else:
+        actor.console.refuse(now, answer)
+    ctx.out.host(actor)
+    return True
+
+
+def tick(ctx: HubContext, actor: TableActor, now: float) -> None:
+    """A request nobody answered ends (the phone is told), and leaves the glass."""
+    if actor.console.waiting is None:
+        return
+    actor.console.expire(now, _answer(ctx, actor))
+    if actor.console.waiting is None:
+        ctx.out.host(actor)

@@ -3,8 +3,8 @@ host's yes bound to the request and its code, and the same limits as pairing."""
 
 from __future__ import annotations
 
-from firmware.hub import console as hc
-from firmware.hub.console import GRANTED, ConsoleRequests
+from firmware.hub import console_state as hc
+from firmware.hub.console_state import GRANTED, ConsoleRequests
 
 
 class Answers:
@@ -19,9 +19,13 @@ def test_a_request_waits_on_the_glass_and_the_hosts_yes_answers_it() -> None:
     table, answers = ConsoleRequests(), Answers()
     table.ask("a", "4721", 0.0, answers)
     assert answers.said == []  # answered only when it ends
-    assert table.title(1.0, answers) == ("Console? {code}", {"code": "4721"})
-    assert table.ok(None, 1.0, answers) == (False, "A new request: look at its code")
-    assert table.ok(None, 0.0 + hc.SETTLE_SECONDS, answers) == (True, GRANTED)
+    assert table.ok(None, 5.0, answers) == (False, "A new request: look at its code")
+    assert table.title(6.0, answers) == ("Console? {code}", {"code": "4721"})
+    assert table.ok(None, 6.5, answers) == (False, "A new request: look at its code")
+    table.hidden()  # a pairing code took the glass: the request settles again after
+    assert table.title(7.0, answers) is not None
+    assert table.ok(None, 7.0 + hc.SETTLE_SECONDS / 2, answers)[0] is False
+    assert table.ok(None, 7.0 + hc.SETTLE_SECONDS, answers) == (True, GRANTED)
     assert answers.said == [("a", True, GRANTED)]
     assert table.title(2.0, answers) is None
 

@@ -5,6 +5,8 @@ user. Screenshots go to ``$COFFRE_SHOTS`` when it is set (to be looked at)."""
 from __future__ import annotations
 
 import os
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +17,11 @@ from firmware.display.console_auth import SETTLE_SECONDS
 from firmware.display.console_link import MqttHubLink
 from firmware.hub.brokerconf import HOST_USER
 from firmware.hub.store import Store
+from firmware.link import protocol as proto
+from firmware.tools import host
 from firmware.tools.simtable import TABLE, SimTable
 from tests.support.browser import chromium, new_page, start_display
-from tests.support.tables import TableFactory, director
+from tests.support.tables import TableFactory, director, wait_host_title
 
 GAME = "secret-identity"
 PHONE = {"width": 390, "height": 844}
@@ -48,26 +52,56 @@ def granted(console: Console) -> str:
     return token
 
 
-def test_a_browser_without_a_session_reads_only_the_sign_in_page(
+def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
     make_table: TableFactory,
 ) -> None:
+    """Without a session the page is the sign-in page and nothing else. The phone asks;
+    the hub's glass shows its code; ``coffre host console-ok`` with another code grants
+    nothing, with that code signs the phone in."""
     sim = make_table(players=3)
     _console, url = console_display(sim)
+    broker = sim.broker.config(HOST_USER)
     with chromium() as browser:
         page = new_page(browser, PHONE)
         page.goto(url)
         assert page.locator("#ask").is_visible()
         assert page.locator("button.cmd").count() == 0
         shot(page, "sign-in")
-        # A hub that does not know console requests (it answers "No game running", as to
-        # any command) never grants: the phone is told why, and stays signed out.
         page.click("#ask")
-        expect(page.locator("#said")).to_have_text(
-            "This hub cannot grant a console: update it", timeout=15_000
-        )
-        shot(page, "refused")
-        page.reload()
+        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
+        code = page.locator("#code").text_content() or ""
+        wait_host_title(sim, f"Console? {code}")
+        shot(page, "code")
+        other = f"{(int(code) + 1) % 10_000:04d}"
+        wrong = host.send(broker, TABLE, ok_command(other))
+        assert (wrong.ok, wrong.message) == (False, "The request shows another code")
         assert page.locator("button.cmd").count() == 0
+        right = host.send(broker, TABLE, ok_command(code))
+        assert (right.ok, right.message) == (True, "Console granted")
+        expect(page.locator("button.cmd")).to_have_count(3, timeout=10_000)
+        cookies = {c["name"]: c for c in page.context.cookies()}
+        assert (
+            cookies[SESSION_COOKIE]["httpOnly"] and cookies[SESSION_COOKIE]["sameSite"] == "Strict"
+        )
+
+
+def test_the_panels_back_refuses_and_the_phone_is_told(make_table: TableFactory) -> None:
+    sim = make_table(players=3)
+    _console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        page.click("#ask")
+        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
+        code = page.locator("#code").text_content() or ""
+        wait_host_title(sim, f"Console? {code}")
+        sim.panel.press("back")
+        expect(page.locator("#said")).to_have_text("Refused by the host", timeout=10_000)
+        assert page.locator("button.cmd").count() == 0
+
+
+def ok_command(code: str) -> proto.HostCommand:
+    return proto.HostCommand(cmd="console-ok", code=code, id=f"cli-{code}-{time.monotonic_ns()}")
 
 
 def test_a_game_is_set_up_started_undone_and_aborted_from_the_phone(
@@ -87,7 +121,7 @@ def test_a_game_is_set_up_started_undone_and_aborted_from_the_phone(
         page.select_option("#start select[name=game]", GAME)
         chosen = page.locator(f"#start fieldset[data-game={GAME}]")
         chosen.locator("select[name=players]").select_option("3")
-        chosen.locator("select[name='o.mode']").select_option("coop")
+        chosen.locator("select[name='o.mode']").select_option(label="co-op")
         shot(page, "console")
         page.click("#start button[type=submit]")
         expect(page.locator("#said")).to_have_text("Game started")
