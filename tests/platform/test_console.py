@@ -100,6 +100,29 @@ def test_the_panels_back_refuses_and_the_phone_is_told(make_table: TableFactory)
         assert page.locator("button.cmd").count() == 0
 
 
+def test_the_panels_ok_grants_the_request_once_it_has_been_on_the_glass(
+    make_table: TableFactory,
+) -> None:
+    """An ok pressed as the code appears only shows it (it may have come under the host's
+    finger); an ok once it has been on the glass 1.5 s signs the phone in."""
+    sim = make_table(players=3)
+    _console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        page.click("#ask")
+        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
+        code = page.locator("#code").text_content() or ""
+        wait_host_title(sim, f"Console? {code}")
+        sim.panel.press("ok")
+        page.wait_for_timeout(800)
+        assert page.locator("button.cmd").count() == 0
+        assert sim.watch.host.get("title") == f"Console? {code}"
+        page.wait_for_timeout(int(SETTLE_SECONDS * 1000))
+        sim.panel.press("ok")
+        expect(page.locator("button.cmd")).to_have_count(3, timeout=10_000)
+
+
 def ok_command(code: str) -> proto.HostCommand:
     return proto.HostCommand(cmd="console-ok", code=code, id=f"cli-{code}-{time.monotonic_ns()}")
 
