@@ -126,6 +126,9 @@ class ConsoleDoor:
         """A new request and the secret its browser keeps; :class:`Refused` if the limits say no."""
         now = self.clock()
         self._expire(table, now)
+        for digest, ended in list(self.ended.items()):
+            if now - ended.born > 2 * REQUEST_SECONDS:
+                del self.ended[digest]  # its browser never came back to read how it ended
         if now < self.cool_until.get(table, 0.0):
             raise Refused("Too soon: wait a little and ask again")
         waiting = self.pending.get(table)
