@@ -24,7 +24,8 @@ refused with a readable message).
   also while a hit, re-aim, ability or discard waits, and for the actor inside its
   own window; the menus simply follow the engine's legal actions.
 - The victory check announces only "The game goes on" or the winners.
-- Seats go by the table's colours; past the key set's eight, by number (S9...).
+- Seats go by the table's colours; past the key set's eight, by number ("Seat 9",
+  "S9" in lists; French "Place 9", "P9": :func:`firmware.link.lang.seat_label`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import msgspec
 
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
-from firmware.link.lang import N_, _, in_language, label
+from firmware.link.lang import N_, _, in_language, label, seat_label
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import (
     BODY_LINES,
@@ -63,18 +64,17 @@ TIMEOUT = {"rules": {"type": "timeout"}}
 
 
 def seat_name(table: Table, seat: int | None) -> str:
-    """A seat's colour at this table (``S9``... past the key set's eight colours)."""
+    """A seat's colour at this table ("Seat 9" / "Place 9" past the key set's colours)."""
     if seat is None:
         return "-"
-    colours = table.seating.colours
-    return table.seating.name(seat) if seat < len(colours) else f"S{seat + 1}"
+    return seat_label(seat, table.seating.colours)
 
 
 def short(table: Table, seat: int | None) -> str:
-    """A seat in three letters ("Blu", "Blk"; "S9" past the box's colours)."""
+    """A seat's short form for lists ("Blue", "Blk"; "S9" / "P9" past the box's colours)."""
     if seat is None:
         return "-"
-    return table.seating.short(seat) if seat < len(table.seating.colours) else f"S{seat + 1}"
+    return seat_label(seat, table.seating.colours, short=True)
 
 
 def plain(action: Action) -> dict[str, Any]:

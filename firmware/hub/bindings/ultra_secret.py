@@ -64,7 +64,7 @@ COLOUR_SHORT = {
     "green": N_("Grn|short"),
     "black": N_("Blk|short"),
     "lilac": N_("Lil|short"),
-    "blue": N_("Blu|short"),
+    "blue": N_("Blue|short"),
 }
 #: The secret places of the shipped board data, for the catalogue (a box's own file may differ).
 PLACE_WORDS = (N_("lab safe"), N_("bar"), N_("park monument"), N_("embassy files"), N_("library"))
