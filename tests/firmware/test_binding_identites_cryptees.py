@@ -84,8 +84,8 @@ def test_turn_menu_groups_targets_in_sub_menus() -> None:
         "Look Yel right",
         "Look Grn left",
         "Look Grn right",
-        "Look Blu left",
-        "Look Blu right",
+        "Look Blue left",
+        "Look Blue right",
         BACK,
     ]
     choose(t, 0, BACK)

@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from firmware.hub.bindings.legend import key_pages, seat_rows, spaced
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label, seat_label
@@ -52,6 +53,7 @@ from firmware.link.render import (
     titled,
     wrap,
 )
+from rules._ic_data import FACTIONS
 from rules.core import Action, action_to_json
 from rules.identites_cryptees import INFO
 
@@ -410,7 +412,11 @@ class IdentitesCrypteesBinding(KnobMenus):
             if target is None:
                 return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
             seat = short(table, target)
-            return shrink(lambda c: _("{who}: {card} on {seat}", who=who, card=c, seat=seat), card)
+            # The card whole: with its target where the line holds both, else without it.
+            aimed = _("{who}: {card} on {seat}", who=who, card=card, seat=seat)
+            if len(glass(aimed)) <= CHARS:
+                return aimed
+            return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
         if kind in ("skip", "skip_next"):
             return _("{who} loses a turn", who=who)
         if kind == "heal":
@@ -529,7 +535,25 @@ class IdentitesCrypteesBinding(KnobMenus):
             rows = [row for entry in seen[first:last] for row in entry]
             pages.append((_("Seen {first}-{last}", first=first + 1, last=last), rows))
             first = last
-        return pages
+        return [*pages, *key_pages(self.key_rows(table))]
+
+    def key_rows(self, table: Table) -> list[str]:
+        """The short forms of this game's screens in words (the last pages the knob turns)."""
+        sides = [
+            f"({_(side.letter)}) {_(side.word)}"
+            for key in FACTIONS
+            if (side := INFO.side(key)) is not None and side.letter and side.word
+        ]
+        return [
+            _("ID: identity card"),
+            _("L: left loyalty card"),
+            _("R: right loyalty card"),
+            *spaced(sides),
+            _("x2: counts twice"),
+            _("HP: hit points"),
+            _("prog.: program"),
+            *seat_rows(table),
+        ]
 
     def _secret(self, table: Table, seat: int) -> Secret:
         clock = self._countdown(table)  # the window's seconds stay in sight under the flap
