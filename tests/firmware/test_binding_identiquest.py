@@ -211,7 +211,7 @@ def test_a_waiting_seats_knob_turns_to_the_key(language: str) -> None:
         assert secret is not None and secret.title.startswith(say("Key|legend page"))
         key = " ".join(row for _t, rows in table.binding.pages(table, waiting) for row in rows)
         for seat, letter in enumerate(seat_letters(table)):
-            assert f"{letter}: {table.seating.name(seat)}" in key
+            assert say("{short}: {words}", short=letter, words=table.seating.name(seat)) in key
         assert say("!: unmasked") in key and say("^: escaped") in key
         send(table, waiting, "knob", step=-1)
         assert table.binding.station_screen(table, waiting).secret.title == say("Your identity")

@@ -17,9 +17,9 @@ import pytest
 
 from firmware.hub.table import Table
 from firmware.link.lang import speaking
-from firmware.link.render import glass
+from firmware.link.render import LINE_ROOM, drawn_width, glass
 from rules import get_info
-from tests.support.screens import GAMES, tables
+from tests.support.screens import GAMES, new_table, tables
 
 #: The games whose stations draw short forms, each with the pages of its key.
 KEYED = ["identites-cryptees", "ultra-secret", "identiquest"]
@@ -103,3 +103,18 @@ def test_every_short_form_on_a_station_is_on_its_key(game: str, language: str) -
                 missing.update({t: text for t, text in found if t not in key})
     assert steps > 10
     assert not missing, sorted(missing.items())[:40]
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("game", KEYED)
+def test_every_key_page_fits_the_glass(game: str, language: str) -> None:
+    """The key pages themselves, at the smallest and the largest table: no row wider than
+    the glass, four rows a page."""
+    for players in GAMES[game]:
+        table = new_table(game, players, seed=1)
+        with speaking(language):
+            pages = table.binding.pages(table, 0)  # type: ignore[attr-defined]
+        for title, rows in pages:
+            assert len(rows) <= 4, (title, rows)
+            wide = [row for row in (title, *rows) if drawn_width(row) > LINE_ROOM]
+            assert not wide, (players, wide)

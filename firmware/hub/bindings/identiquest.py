@@ -1,6 +1,9 @@
 """Identiquest at a physical table (table binding; rules in rules/docs/identiquest.md).
 
-- Your identity colour (and your loot, bottom to top) only under the flap.
+- Your identity colour (and your loot's top gems, by name) only under the flap. While
+  it is not your turn the knob turns the pages under the flap: your identity, then
+  the key, which spells out every short form of the screens (seat letters, "!" and
+  "^", gem codes).
 - On your turn the knob menu offers "Steal 2 gems" or "Accuse a player".
   Steal: pick a market slot, then a second one (pressing a picked slot again
   puts it back); Accuse: pick a player, then a colour. Every submenu ends with
@@ -10,7 +13,7 @@
   public part says to lift the flap.
 - The public part of every station shows the market, your loot's size and top and
   a summary of the suspect rows (per seat its colour letter and the "?" left, or
-  u unmasked / e escaped; in French d / é);
+  "!" unmasked / "^" escaped: signs, never read as a second letter);
   the hub display shows every loot too.
 - There are no tags in this game: a tap is refused.
 
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from firmware.hub.bindings import ranking
-from firmware.hub.bindings.legend import key_pages, spaced
+from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus
 from firmware.hub.table import Table
 from firmware.link import lang
@@ -344,18 +347,18 @@ class IdentiquestBinding:
         letters = seat_letters(table)
         names = [table.seating.name(s) for s in range(table.players)]
         shorts = [
-            f"{table.seating.short(s)}: {names[s]}"
+            short_form(table.seating.short(s), names[s])
             for s in range(table.players)
             if table.seating.short(s) != names[s]
         ]
         codes = gem_codes(pub["colours"])
-        gems = [f"{code}: {gem_name(c)}" for c, code in codes.items() if code != gem_name(c)]
+        gems = [short_form(code, gem_name(c)) for c, code in codes.items() if code != gem_name(c)]
         first = letters[0]
         return [
             _("Suspects {code}7:", code=first),
             _("  {seat} may still be", seat=names[0]),
             _("  one of 7 colours"),
-            *spaced([f"{code}: {name}" for code, name in zip(letters, names, strict=True)]),
+            *spaced([short_form(code, name) for code, name in zip(letters, names, strict=True)]),
             *spaced([_("!: unmasked"), _("^: escaped")]),
             *spaced(shorts),
             *spaced(gems),

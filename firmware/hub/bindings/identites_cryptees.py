@@ -10,6 +10,8 @@ refused with a readable message).
   has a short title ("Program 3/6") and its name and text whole below, over two pages
   when they need it: nothing on the glass is cut (a sub-menu's title falls back to
   the card's name, then to the verb, where its words do not fit).
+- The last pages the knob turns are the key: "ID", "L"/"R" (French "G"/"D"), the sides'
+  letters ("(M)"), "x2", "HP", "prog." and the seats' short forms, in words.
 - HP, weapons and their targets, face-up cards and the last victory check are
   public: on every station (your own part) and on the hub display.
 - On your turn the menu lists what you may do: investigate, take a weapon, draw,

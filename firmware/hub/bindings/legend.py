@@ -21,7 +21,7 @@ def seat_rows(table: Table) -> list[str]:
     colours = table.seating.colours
     named = [i for i, c in enumerate(colours) if not c.startswith("seat")]
     cells = [
-        f"{table.seating.short(i)}: {colour(colours[i])}"
+        short_form(table.seating.short(i), colour(colours[i]))
         for i in named
         if table.seating.short(i) != colour(colours[i])
     ]
@@ -30,8 +30,13 @@ def seat_rows(table: Table) -> list[str]:
     if numbered:
         first, last = numbered[0] + 1, numbered[-1] + 1
         short = f"{seat_number(first, short=True)}-{seat_number(last, short=True)}"
-        rows.append(f"{short}: {seat_number(first)}-{last}")
+        rows.append(short_form(short, f"{seat_number(first)}-{last}"))
     return rows
+
+
+def short_form(short: str, words: str) -> str:
+    """One key entry: "Blc : Blanc" (French puts a space before the colon)."""
+    return _("{short}: {words}", short=short, words=words)
 
 
 def spaced(cells: list[str]) -> list[str]:

@@ -20,7 +20,9 @@ needed for this game (the box's cards stay in the box; the hub keeps them).
   square; the cursor starts where the sheet saw the true formula), then confirms.
 - The investigation sheet is the seat's secret: the last item of every menu,
   "Sheet >", opens it; the knob then turns its pages and a press goes back to the
-  menu. With nothing to choose, the knob turns the sheet's pages directly.
+  menu. With nothing to choose, the knob turns the sheet's pages directly. Its last
+  pages are the key: every short form of the sheet and the screens in words ("s:",
+  "P1-6", "H1-6", "-", "*", the hotels' colours).
   Cursor, page, mode and the steps already picked live in ``table.ui``.
 - Seats go by the game's colours (red, yellow, green, black, lilac, blue: hotels
   H1-H6), which differ from the key set's seat colours from the fourth seat on.
@@ -33,7 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from firmware.hub.bindings.legend import key_pages, spaced
+from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
@@ -665,7 +667,7 @@ def _legend() -> list[tuple[str, list[str]]]:
     bug, inf = _(" bug").strip(), _(" inf").strip()
     by_bug, by_inf = _("your bug saw it"), _("informant saw it")
     colours = [
-        f"{short(c)}: {_(COLOUR_NAMES[c])}" for c in COLOURS if short(c) != _(COLOUR_NAMES[c])
+        short_form(short(c), _(COLOUR_NAMES[c])) for c in COLOURS if short(c) != _(COLOUR_NAMES[c])
     ]
     rows = [
         f"{s} {suitcase}",
@@ -676,8 +678,8 @@ def _legend() -> list[tuple[str, list[str]]]:
         _("-: none, or not yet"),
         _("*: new this turn"),
         _("T8: seen in turn 8"),
-        f"{bug}: {by_bug}",
-        f"{inf}: {by_inf}",
+        short_form(bug, by_bug),
+        short_form(inf, by_inf),
         _("P1-6: ID cards"),
         _("X1-6: formula cards"),
         _("H1-6: hotels"),
