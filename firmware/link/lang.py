@@ -195,8 +195,8 @@ def alike(a: str, b: str) -> bool:
 
 def short_colours(names: list[str]) -> list[str]:
     """Each seat's short form, no two alike at one table (:func:`alike`): where two would
-    be ("Marie", "Marc" -> "Mar"), the first goes by its whole word where it is short
-    ("Marie", "Mar"), else by its first two letters and its last ("Bartholomew" ->
+    be ("Marie", "Marc" -> "Mar"), each goes by its whole word where it is short
+    ("Marie", "Marc"), else by its first two letters and its last ("Bartholomew" ->
     "Baw"), then its first letter and last two, then a number ("Ba11")."""
     return list(_short_colours(tuple(names), current()))
 
@@ -208,10 +208,11 @@ WHOLE_WORD = 5
 @cache
 def _short_colours(names: tuple[str, ...], _language: str) -> tuple[str, ...]:
     out = [short_colour(n) for n in names]
-    for i, name in enumerate(names):
+    # Every form alike another changes (both "Mar"s), so neither reads as the other.
+    clashing = [i for i, a in enumerate(out) if any(alike(a, b) for b in out[:i] + out[i + 1 :])]
+    for i in clashing:
+        name = names[i]
         others = [s for j, s in enumerate(out) if j != i]
-        if not any(alike(out[i], s) for s in others):
-            continue
         word = colour(name).strip()
         whole = (word,) if len(word) <= WHOLE_WORD else ()
         candidates = (*whole, word[:2] + word[-1:], word[:1] + word[-2:])
