@@ -380,3 +380,23 @@ def test_suspect_summary_speaks_the_table_language_and_fits(
     assert counts[1::2] == [
         cells[s][len(codes[s]) :] for s in range(6) if s not in (target, runaway)
     ]
+
+
+def test_an_accusation_reads_in_whole_names_where_they_fit() -> None:
+    """ "Green: Blue not green", not "Grn: Blue not green": a seat's short form only where
+    the whole names do not fit the glass."""
+    table = make(4, seed=5)
+    for _ in range(4):  # a round: every seat has gems to accuse with
+        steal(table, 0, 1)
+    seat = turn(table)
+    target = (seat + 1) % 4
+    wrong = next(
+        c
+        for c in table.view(None)["colours"]
+        if c != table.engine.view(table.state, target)["identity"]
+    )
+    accuse(table, target, wrong)
+    with speaking("en"):
+        lines = table.binding.station_screen(table, (seat + 2) % 4).lines
+        said = f"{table.seating.name(seat)}: {table.seating.name(target)} not"
+    assert any(line.startswith(said) for line in lines), lines

@@ -35,6 +35,7 @@ from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import (
     BODY_LINES,
+    first_fitting,
     fit,
     fit_list,
     glass,
@@ -487,11 +488,15 @@ def _last_event(table: Table, pub: dict[str, Any], seat: int) -> str:
     last = action_to_json(table.actions[-1])
     if last.get("type") != "accuse":
         return ""
-    short = table.seating.short
-    who, target, colour = short(last["seat"]), short(last["target"]), gem_name(last["colour"])
-    if pub["unmasked"][last["target"]] == last["colour"]:
-        return _("{who}: {target} is {colour}!", who=who, target=target, colour=colour)
-    return _("{who}: {target} not {colour}", who=who, target=target, colour=colour)
+    right = pub["unmasked"][last["target"]] == last["colour"]
+    said = N_("{who}: {target} is {colour}!") if right else N_("{who}: {target} not {colour}")
+    colour = gem_name(last["colour"])
+    # The seats' names whole where the line holds them, else their short forms.
+    forms = [
+        _(said, who=names(last["seat"]), target=names(last["target"]), colour=colour)
+        for names in (table.seating.name, table.seating.short)
+    ]
+    return first_fitting(forms)
 
 
 def _status(pub: dict[str, Any], seat: int) -> str:
