@@ -299,7 +299,7 @@ class UltraSecretBinding(KnobMenus):
         if kind == "dial":
             return self.square_label(table, a["square"])
         if kind == "informant":
-            return _("Informant {square}", square=self.square_label(table, a["square"]))
+            return _("At {square}", square=self.square_label(table, a["square"]))
         if kind == "search":
             slot = a.get("slot")
             if slot is None:
