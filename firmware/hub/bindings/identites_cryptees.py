@@ -332,10 +332,19 @@ class IdentitesCrypteesBinding(KnobMenus):
         return tuple(lines)
 
     def _status(self, table: Table, seat: int) -> str:
+        """What the table waits for, the seat by name ("Place 11"), or by its short form
+        ("P11") where the name leaves the line too long for the glass."""
+        pub = table.view(None)["table"]
+        who = pub["pending"].get("seat")
+        said = self._status_as(table, seat, seat_name(table, who))
+        if len(glass(said)) <= CHARS:
+            return said
+        return self._status_as(table, seat, short(table, who))
+
+    def _status_as(self, table: Table, seat: int, name: str) -> str:
         pub = table.view(None)["table"]
         pending = pub["pending"]
         kind, who = pending["kind"], pending.get("seat")
-        name = seat_name(table, who)
         if kind == "turn":
             return _("Your turn: lift flap") if who == seat else _("{seat}'s turn", seat=name)
         if kind == "window":
