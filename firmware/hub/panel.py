@@ -23,6 +23,12 @@ def pressed(ctx: HubContext, batch: Batch, button: str) -> None:
         return
     if pairing.panel(ctx, actor, button):  # "Pair p6? 4721": ok pairs it, back refuses it
         return
+    table = actor.table
+    if table is not None and table.over and actor.menu.dismissed is not table:
+        if button == "ok":  # the final ranking gives way to the menu
+            actor.menu.dismissed = table
+            ctx.out.host(actor)
+        return
     result = actor.menu.press(button, playing=actor.playing, now=ctx.clock())
     if isinstance(result, SwitchTable):
         switch(ctx, actor, result.step)

@@ -1,5 +1,6 @@
-"""What the hub sends the stations (issue 25): the game step on every screen, and the
-interrupt window's seconds counting down on the stations."""
+"""What the hub sends the stations: the game step on every screen, and the interrupt
+window's seconds counting down on the stations; what the hub display says of the host's
+next press."""
 
 from __future__ import annotations
 
@@ -7,10 +8,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from firmware.hub.config import TableConfig
+from firmware.hub.publish import game_screen, page_count, paged
 from firmware.hub.service import Hub
+from firmware.link.lang import _, speaking
 from firmware.link.mqtt import BrokerConfig
+from firmware.link.render import BODY_LINES, CHARS, glass
+from rules import get_info
 from tests.support.hub import KEYS, Clock, T, claimed, deliver, host
+from tests.support.screens import GAMES, tables
 
 
 def four_seat_hub(tmp_path: Path, clock: Clock) -> tuple[Hub, list[tuple[str, Any]]]:
@@ -66,3 +74,27 @@ def test_the_interrupt_window_counts_down_on_the_stations(tmp_path: Path) -> Non
         "Window 3s",
         "Window 2s",
     ]
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_every_hub_screen_says_what_next_does(game: str, language: str) -> None:
+    """Random whole games at the smallest and largest table: every page the hub display
+    shows ends on a line that says what the host's next press does, within the glass."""
+    problems: set[str] = set()
+    for players in GAMES[game]:
+        options = get_info(game).table_defaults(language)
+        for table in tables(game, players, seed=3, options=options):
+            with speaking(language):
+                prefix = _("next: {what}", what="")
+                title, lines, hint = game_screen(table)
+                if not table.over and not hint.startswith(prefix):
+                    problems.add(f"{players}p: hint {hint!r}")
+                for page in range(page_count(lines, hint)):
+                    shown, body = paged(title, lines, hint, page)
+                    if len(body) > BODY_LINES or body[-1] != hint:
+                        problems.add(f"{players}p: {body!r}")
+                    for text in (shown, *body):
+                        if len(glass(text)) > CHARS or "~" in text:
+                            problems.add(f"{players}p: {text!r} does not fit")
+    assert not problems, sorted(problems)[:20]

@@ -295,7 +295,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         if pub["phase"] == "window":
             return _("Window{clock}", clock=self._countdown(table))
         status = self._status(table, -1)
-        pages = -(-lines // BODY_LINES)
+        pages = -(-lines // (BODY_LINES - 1))  # the hub's last line is the host's hint
         room = CHARS - len(f" {pages}/{pages}") if pages > 1 else CHARS
         said = INFO.phase(pub["phase"])
         if len(glass(status)) <= room or said is None:
@@ -556,6 +556,10 @@ class IdentitesCrypteesBinding(KnobMenus):
             else:
                 headings += [self._weapon_name(table, which), _("Take|verb")]
         return Secret(title=titled(headings, f"{clock} {cur + 1}/{len(menu)}"), lines=rows)
+
+    def next_hint(self, table: Table) -> str | None:
+        """What the host's next press does now, for the hub display's last line."""
+        return _("end the window") if self.advance(table) is not None else None
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]

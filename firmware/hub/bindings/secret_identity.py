@@ -315,6 +315,22 @@ class SecretIdentityBinding:
             return Secret(title=_("Your mystery key"), big=str(number))
         return Secret(title=_("Your mystery key"), lines=(_("No key yet"),))
 
+    def next_hint(self, table: Table) -> str | None:
+        """What the host's next press does now, for the hub display's last line."""
+        pub = table.view(None)
+        phase = pub["phase"]
+        if phase == "vote":
+            return _("close the vote")
+        if phase == "answer":
+            return _("open the safe")
+        if phase == "reveal":
+            if pub["next_safe"] is not None:
+                return _("open {seat}", seat=table.seating.short(pub["next_safe"]))
+            if pub["round"] < pub["rounds"]:
+                return _("round {n}", n=pub["round"] + 1)
+            return _("final scores")
+        return None
+
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
         phase = _phase(pub["phase"])
