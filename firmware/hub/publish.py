@@ -329,7 +329,7 @@ class Publisher:
         if held == "help":  # ok stepped past the last page: what each button does
             title = shown = _("Host buttons")
             lines, hint, actor.host_pages = help_lines(hint), "", 1
-        page = int(now // PAGE_SECONDS) if held is None else int(held)
+        page = int(now // PAGE_SECONDS) if held is None or held == "help" else int(held)
         title, lines = paged(title, lines, hint, page)
         shown, _lines = paged(shown, [], "", page, pages=actor.host_pages)
         actor.host_page_at = now
