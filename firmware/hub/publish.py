@@ -26,6 +26,7 @@ import msgspec
 from device.panel import Panel
 from firmware.hub import health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
 from firmware.hub.throttle import Throttle
@@ -410,7 +411,7 @@ def final_ranking(table: Table) -> list[str]:
     cells, place = [], 1
     for group in pub["ranking"] or []:
         for seat in group:
-            cells.append(f"{place}.{shorts[seat]} {scores[seat]}")
+            cells.append(f"{place}.{numbered(shorts[seat], seat)} {scores[seat]}")
         place += len(group)
     if len(cells) % 2:
         cells.append("")

@@ -57,6 +57,13 @@ class Recorder:
         self.sent.append((topic, payload))
 
 
+def seat_tag(seat: int) -> str:
+    """A seat as the hub's glass names it: its short colour and, unless it has one, its
+    number (colour alone fails a colour-blind host)."""
+    short = short_colour(NAMES16[seat])
+    return short if short.startswith("S") and short[1:].isdigit() else f"{short}{seat + 1}"
+
+
 def hub_screens(table: Table, times: list[float]) -> list[dict[str, Any]]:
     """The host screens published at each clock time."""
     stations = [f"p{i + 1}" for i in range(table.players)]
@@ -83,8 +90,9 @@ def test_sixteen_seats_page_through_the_whole_ranking() -> None:
     assert all(p["lines"][-1] == "ok: back to the menu" for p in pages)
     assert [line for p in pages for line in p["lines"][:-1] if line] == rows
     winner = table.engine.ranking(table.state)[0][0]
-    assert rows[0].startswith(f"1.{short_colour(NAMES16[winner])} ")
-    shown = [short_colour(name) for name in NAMES16]  # as the hub track: Red, Yel, … S9
+    assert rows[0].startswith(f"1.{seat_tag(winner)} ")
+    shown = [seat_tag(s) for s in range(16)]  # a colour and its number: Red1, Yel2, … S9
+    assert shown[:2] == ["Red1", "Yel2"] and shown[8] == "S9"
     assert len(set(shown)) == 16, shown
     for name in shown:
         assert f".{name} " in " ".join(rows), name
@@ -113,5 +121,5 @@ def test_six_seats_fit_one_page_winner_first_with_ties_sharing_a_place() -> None
     text = " ".join(screen["lines"])
     for group in table.engine.ranking(table.state):
         for seat in group:
-            assert f"{place}.{short_colour(NAMES16[seat])} {scores[seat]}" in text
+            assert f"{place}.{seat_tag(seat)} {scores[seat]}" in text
         place += len(group)

@@ -466,8 +466,8 @@ def test_host_note_never_hides_a_seat_on_the_track(tmp_path: Path) -> None:
         pages += rig.host_lines()
         clock.now += PAGE_SECONDS
         rig.hub.out.host(actor)
-    for colour in COLOURS:
-        assert f"{short_colour(colour)} " in " ".join(pages), (colour, pages)
+    for seat, colour in enumerate(COLOURS):  # each with its number: "Red1 0"
+        assert f"{short_colour(colour)}{seat + 1} " in " ".join(pages), (colour, pages)
 
 
 def test_host_next_restarts_the_reveal_delay(tmp_path: Path) -> None:

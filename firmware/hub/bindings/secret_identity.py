@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.hub.bindings import ranking
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
@@ -325,7 +326,8 @@ class SecretIdentityBinding:
             return _("open the safe")
         if phase == "reveal":
             if pub["next_safe"] is not None:
-                return _("open {seat}", seat=table.seating.short(pub["next_safe"]))
+                safe = pub["next_safe"]
+                return _("open {seat}", seat=numbered(table.seating.short(safe), safe))
             if pub["round"] < pub["rounds"]:
                 return _("round {n}", n=pub["round"] + 1)
             return _("final scores")
@@ -349,7 +351,8 @@ class SecretIdentityBinding:
         cells = []
         for s in pub["seats"]:
             laps = "*" * s["markers"]
-            cells.append(f"{table.seating.short(s['seat'])} {s['position']:>2}{laps:<2}")
+            seat = numbered(table.seating.short(s["seat"]), s["seat"])  # "Red1": not colour alone
+            cells.append(f"{seat} {s['position']:>2}{laps:<2}")
         rows = ["   ".join(cells[i : i + 2]).rstrip() for i in range(0, len(cells), 2)]
         return title, rows
 
