@@ -36,6 +36,7 @@ from typing import Any
 import msgspec
 
 from firmware.hub.bindings.menus import KnobMenus, Option
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label
 from firmware.link.protocol import Screen, Secret
@@ -563,9 +564,11 @@ class IdentitesCrypteesBinding(KnobMenus):
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
-        # Hit points in words ("Red 3HP", "S10 out"), two seats a row, in columns.
+        # Hit points in words ("Red1 3HP", "S10 out"), two seats a row, in columns; a seat
+        # is its colour and number, never colour alone.
         cells = [
-            f"{short(table, s['seat'])} " + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
+            f"{numbered(short(table, s['seat']), s['seat'])} "
+            + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
             for s in pub["seats"]
         ]
         rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]

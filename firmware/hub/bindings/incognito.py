@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
@@ -286,7 +287,10 @@ class IncognitoBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        short = table.seating.short
+
+        def short(seat: int) -> str:  # "Red1": a seat is never its colour alone
+            return numbered(table.seating.short(seat), seat)
+
         left = self.seconds_left(table)
         clock = "" if left is None else _(" STOP {n}s", n=left)
         phase = pub["phase"]
