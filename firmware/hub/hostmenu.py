@@ -19,13 +19,16 @@ from typing import Any
 
 from firmware.link.lang import LANGUAGES, N_, _
 from firmware.link.protocol import HostCommand
-from firmware.link.render import scroll_title
+from firmware.link.render import CHARS, DOWN, UP, glass
 from rules import get_info
 from rules.declare import Option
 
 CONFIRM_SECONDS = 4.0
-#: The screen shows this many menu rows at a time (it scrolls with the cursor).
-VISIBLE_ROWS = 4
+#: A page the host stepped to with ``ok`` stays this long before the pages turn again.
+HOLD_SECONDS = 30.0
+#: The screen shows this many menu rows at a time (it scrolls with the cursor); the
+#: glass's last line says what ok and next do on the row under the cursor.
+VISIBLE_ROWS = 3
 
 #: The table's languages, as the host reads them.
 LANGUAGE_NAMES = {"fr": N_("French"), "en": N_("English")}
@@ -86,6 +89,12 @@ class HostMenu:
     #: The hub's tables (in hub.toml's order) and this menu's.
     tables: list[str] = field(default_factory=list)
     table: str = ""
+    #: ``ok`` presses during a game since the pages last turned by themselves, and when
+    #: the last was: each steps to the next page and holds it, then the help page.
+    stepped: int = 0
+    stepped_at: float = 0.0
+    #: The finished game whose final ranking the host has left for the menu (``ok``).
+    dismissed: Any = None
 
     def __post_init__(self) -> None:
         # A table of fewer stations than the default count starts within what it seats.
@@ -197,6 +206,12 @@ class HostMenu:
         if button == "next":
             self.armed = None
             return self._command("next")
+        if button == "ok":
+            self.armed = None
+            if now - self.stepped_at > HOLD_SECONDS:
+                self.stepped = 0
+            self.stepped, self.stepped_at = self.stepped + 1, now
+            return None
         if button in ("back", "stop"):
             if self.armed == button and now - self.armed_at <= CONFIRM_SECONDS:
                 self.armed = None
@@ -206,15 +221,39 @@ class HostMenu:
         self.armed = None
         return None
 
+    def held(self, pages: int, now: float) -> int | str | None:
+        """The page ``ok`` holds (an index, or "help"), None while the pages turn alone.
+        With one page, ``ok`` goes straight to the help page; a press past it lets go."""
+        if not self.stepped or now - self.stepped_at > HOLD_SECONDS:
+            return None
+        cycle: list[int | str | None] = [*(range(pages) if pages > 1 else []), "help", None]
+        return cycle[(self.stepped - 1) % len(cycle)]
+
     def lines(self, now: float) -> list[str]:
         """The idle menu's visible lines (cursor marked with '>'; scrolls past 4 rows)."""
         marked = [("> " if i == self.row else "  ") + r for i, r in enumerate(self._rows())]
-        return marked[self._top() : self._top() + VISIBLE_ROWS]
+        return [*marked[self._top() : self._top() + VISIBLE_ROWS], self.hint()]
+
+    def hint(self) -> str:
+        """What ok and next do on the row under the cursor."""
+        if self.row == self.start_row:
+            return _("ok: start the game")
+        if self.several and self.row == self.table_row:
+            return _("ok: next table")
+        return _("ok:change next:down")
 
     def title(self) -> str:
-        """The idle title, with a scroll marker when rows lie above or below the screen."""
+        """The idle title, with an arrow where more rows lie (above, below): a row count
+        ("1-3/6") meant nothing to a host."""
         title = f"{self.table[:8]}: {_('New game')}" if self.several else _("New game")
-        return scroll_title(title, self._top(), VISIBLE_ROWS, len(self._rows()))
+        top, rows = self._top(), len(self._rows())
+        arrows = (UP if top > 0 else "") + (DOWN if top + VISIBLE_ROWS < rows else "")
+        if not arrows:
+            return title
+        room = CHARS - len(arrows) - 1
+        head = glass(title)
+        head = head if len(head) <= room else head[: room - 1] + "."
+        return f"{head:<{room}} {arrows}"
 
     def _rows(self) -> list[str]:
         rows = [game_name(self.game_id), _("Players: {n}", n=self.players)]

@@ -25,6 +25,12 @@ def pressed(ctx: HubContext, batch: Batch, button: str) -> None:
         return
     if console.panel(ctx, actor, button):  # "Console? 4721": ok grants it, back refuses it
         return
+    table = actor.table
+    if table is not None and table.over and actor.menu.dismissed is not table:
+        if button == "ok":  # the final ranking gives way to the menu
+            actor.menu.dismissed = table
+            ctx.out.host(actor)
+        return
     result = actor.menu.press(button, playing=actor.playing, now=ctx.clock())
     if isinstance(result, SwitchTable):
         switch(ctx, actor, result.step)

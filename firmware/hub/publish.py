@@ -27,13 +27,14 @@ import msgspec
 from device.panel import Panel
 from firmware.hub import health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
 from firmware.hub.throttle import Throttle
 from firmware.link import protocol as proto
 from firmware.link.lang import N_, _, refusal, short_colours, speaking
 from firmware.link.mqtt import LinkState
-from firmware.link.render import BODY_LINES, CHARS, render_lines
+from firmware.link.render import BODY_LINES, CHARS, glass, render_lines
 from rules import get_info
 from rules.declare import Option
 
@@ -308,10 +309,9 @@ class Publisher:
             return
         now = self.clock()
         table = actor.table
-        if table is not None:
-            title, lines = table.binding.host_screen(table)
-            if table.over:
-                title, lines = _("Game over"), final_ranking(table)
+        hint = ""
+        if table is not None and actor.menu.dismissed is not table:
+            title, lines, hint = game_screen(table)
         else:
             title, lines = actor.menu.title(), actor.menu.lines(now)
         if actor.message and now - actor.message_at > NOTE_SECONDS:
@@ -329,12 +329,14 @@ class Publisher:
         # Which table the panel drives (the idle menu's title names it itself).
         named = self.tables > 1 and (table is not None or note or shout is not None)
         shown = _named(actor, title) if named else title
-        actor.host_pages = max(1, math.ceil(len(lines) / BODY_LINES))
-        if actor.host_pages > 1:  # no seat is ever dropped: the pages take turns
-            page = int(now // PAGE_SECONDS) % actor.host_pages
-            title = f"{title[: CHARS - 4]} {page + 1}/{actor.host_pages}"
-            shown = f"{shown[: CHARS - 4]} {page + 1}/{actor.host_pages}"
-            lines = lines[page * BODY_LINES : (page + 1) * BODY_LINES]
+        actor.host_pages = page_count(lines, hint)
+        held = actor.menu.held(actor.host_pages, now) if actor.playing else None
+        if held == "help":  # ok stepped past the last page: what each button does
+            title = shown = _("Host buttons")
+            lines, hint, actor.host_pages = help_lines(hint), "", 1
+        page = int(now // PAGE_SECONDS) if held is None or held == "help" else int(held)
+        title, lines = paged(title, lines, hint, page)
+        shown, _lines = paged(shown, [], "", page, pages=actor.host_pages)
         actor.host_page_at = now
         payload = proto.encode({"title": title, "lines": lines})
         self.retained(actor, actor.topics.host_screen, payload)
@@ -347,6 +349,56 @@ class Publisher:
                 self._paint = (title, lines)  # drawn once the batch is committed
             else:
                 self.painter.paint(title, lines)
+
+
+def game_screen(table: Table) -> tuple[str, list[str], str]:
+    """The hub display's title, lines and last line (what the host's next press does)
+    for a game, running or over."""
+    if table.over:
+        return _("Game over"), final_ranking(table), _("ok: back to the menu")
+    title, lines = table.binding.host_screen(table)
+    return title, lines, next_hint(table)
+
+
+def page_count(lines: list[str], hint: str) -> int:
+    """How many pages ``lines`` take on the glass (a hint keeps the last line)."""
+    return max(1, math.ceil(len(lines) / (BODY_LINES - 1 if hint else BODY_LINES)))
+
+
+def paged(
+    title: str, lines: list[str], hint: str, page: int, pages: int | None = None
+) -> tuple[str, list[str]]:
+    """One page of a screen (``page`` taken modulo the pages): its title ends "2/3" when
+    there are several, no seat is ever dropped, and the hint is always the last line."""
+    room = BODY_LINES - 1 if hint else BODY_LINES
+    pages = page_count(lines, hint) if pages is None else pages
+    if pages > 1:
+        page %= pages
+        title = f"{title[: CHARS - 4]} {page + 1}/{pages}"
+        lines = lines[page * room : (page + 1) * room]
+    if hint:
+        lines = [*lines, *[""] * (room - len(lines)), hint]
+    return title, lines
+
+
+def next_hint(table: Table) -> str:
+    """The hub display's last line during a game: what the host's next press does now
+    ("next: close the vote"), from the binding when it says, else from ``advance``."""
+    said = getattr(table.binding, "next_hint", None)
+    what = said(table) if said is not None else None
+    if what is None:
+        what = _("go on") if table.binding.advance(table) is not None else _("nothing now")
+    return fit(_("next: {what}", what=what))
+
+
+def help_lines(hint: str) -> list[str]:
+    """The page ``ok`` shows during a game: every button the host has."""
+    return [hint, _("back twice: undo"), _("stop twice: end game"), _("ok: pages, this help")]
+
+
+def fit(text: str) -> str:
+    """A line cut to the glass, as the renderer measures it."""
+    return text if len(glass(text)) <= CHARS else glass(text)[: CHARS - 1] + "."
 
 
 def game_step(table: Table) -> str:
@@ -363,7 +415,7 @@ def final_ranking(table: Table) -> list[str]:
     cells, place = [], 1
     for group in pub["ranking"] or []:
         for seat in group:
-            cells.append(f"{place}.{shorts[seat]} {scores[seat]}")
+            cells.append(f"{place}.{numbered(shorts[seat], seat)} {scores[seat]}")
         place += len(group)
     if len(cells) % 2:
         cells.append("")

@@ -216,7 +216,7 @@ def test_vote_countdown_fills_the_late_cards_and_results_show_everywhere() -> No
         assert lines[3] == "Knob: each drawing"
     _title, rows = table.binding.host_screen(table)
     for seat in range(4):
-        name = table.seating.short(seat)
+        name = f"{table.seating.short(seat)}{seat + 1}"  # colour and number, not colour alone
         gain, total = pub["reveal"]["points"][seat], pub["scores"][seat]
         assert rows[seat].startswith(f"{name} +{gain}, total {total} pt"), rows
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from firmware.hub.bindings import bound_games
-from firmware.hub.hostmenu import CONFIRM_SECONDS, HostMenu, option_text
+from firmware.hub.hostmenu import CONFIRM_SECONDS, HOLD_SECONDS, HostMenu, option_text
 from firmware.link.lang import speaking
 from firmware.link.render import CHARS, glass
 
@@ -87,7 +87,7 @@ def test_game_options_on_the_panel() -> None:
     for button in ("next", "next", "ok", "next", "ok", "next", "next"):
         m.press(button, playing=False, now=0)
     assert m.row == m.start_row
-    assert m.lines(0)[-1] == "> Start" and len(m.lines(0)) == 4
+    assert m.lines(0)[-2:] == ["> Start", "ok: start the game"] and len(m.lines(0)) == 4
     cmd = m.press("ok", playing=False, now=0)
     assert cmd is not None and cmd.options == {"mode": "coop", "mystery": "dealt"}
     m.press("prev", playing=False, now=0)
@@ -101,12 +101,12 @@ def test_language_row_switches_the_menu_language() -> None:
     m = menu()
     m.row = m.language_row
     with speaking(m.language):
-        assert m.lines(0)[-1] == "> Language: English"
+        assert m.lines(0)[-2:] == ["> Language: English", "ok:change next:down"]
     m.press("ok", playing=False, now=0)
     assert m.language == "fr"
     with speaking(m.language):
-        assert m.lines(0)[-1] == "> Langue : français"
-        assert m.title() == "Partie        2-5/6 ▼"
+        assert m.lines(0)[-2:] == ["> Langue : français", "ok:changer suiv.:bas"]
+        assert m.title() == "Nouvelle partie    ▲▼"  # rows above and below the glass
     assert m.state()["language"] == "fr"
 
 
@@ -118,7 +118,9 @@ def test_menu_names_games_and_options_not_ids() -> None:
     with speaking("fr"):
         assert m.lines(0)[0] == "> Incognito"
         assert "  Mots : français" in m.lines(0)
-        assert "  Chrono : 5 s" in m.lines(0)
+        m.row = 3  # the menu scrolls: three rows and the hint line on the glass
+        assert "> Chrono : 5 s" in m.lines(0)
+        m.row = 0
     m.game = 0
     with speaking("en"):
         assert m.lines(0)[0] == "> Secret Identity"
@@ -223,3 +225,20 @@ def test_every_row_of_every_game_fits_the_hub_display_whole(language: str) -> No
     too_long = sorted(r for r in rows if len(glass("> " + r)) > CHARS)
     assert not too_long, too_long
     assert len(rows) > 20 and len(glass(title)) <= CHARS, title
+
+
+def test_ok_steps_and_holds_the_pages_then_shows_the_help() -> None:
+    """During a game ok steps through the hub display's pages and holds each, then shows
+    the help page, then lets the pages turn by themselves; a lone page goes to the help."""
+    m = menu()
+    assert m.held(3, now=0) is None
+    shown = []
+    for t in range(5):
+        assert m.press("ok", playing=True, now=t) is None
+        shown.append(m.held(3, now=t))
+    assert shown == [0, 1, 2, "help", None]
+    m.press("ok", playing=True, now=10)
+    assert m.held(3, now=10 + HOLD_SECONDS - 1) == 0
+    assert m.held(3, now=10 + HOLD_SECONDS + 1) is None  # let go: the pages turn again
+    m.press("ok", playing=True, now=100)
+    assert m.held(1, now=100) == "help"

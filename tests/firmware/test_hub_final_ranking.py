@@ -57,6 +57,13 @@ class Recorder:
         self.sent.append((topic, payload))
 
 
+def seat_tag(seat: int) -> str:
+    """A seat as the hub's glass names it: its short colour and, unless it has one, its
+    number (colour alone fails a colour-blind host)."""
+    short = short_colour(NAMES16[seat])
+    return short if short.startswith("S") and short[1:].isdigit() else f"{short}{seat + 1}"
+
+
 def hub_screens(table: Table, times: list[float]) -> list[dict[str, Any]]:
     """The host screens published at each clock time."""
     stations = [f"p{i + 1}" for i in range(table.players)]
@@ -73,16 +80,19 @@ def hub_screens(table: Table, times: list[float]) -> list[dict[str, Any]]:
 
 
 def test_sixteen_seats_page_through_the_whole_ranking() -> None:
-    """Identités cryptées at 16: two pages of four lines, together naming all 16 seats."""
+    """Identités cryptées at 16: three pages of three rows, together naming all 16 seats,
+    each ending on what the host's ok does now (back to the menu)."""
     table = finished("identites-cryptees", 16)
     rows = final_ranking(table)
     assert len(rows) == 8 and all(len(r) <= 21 for r in rows)
-    first, second = hub_screens(table, [0.0, PAGE_SECONDS + 0.1])
-    assert first["title"] == "Game over 1/2" and second["title"] == "Game over 2/2"
-    assert first["lines"] + second["lines"] == rows
+    pages = hub_screens(table, [0.0, PAGE_SECONDS + 0.1, 2 * PAGE_SECONDS + 0.1])
+    assert [p["title"] for p in pages] == ["Game over 1/3", "Game over 2/3", "Game over 3/3"]
+    assert all(p["lines"][-1] == "ok: back to the menu" for p in pages)
+    assert [line for p in pages for line in p["lines"][:-1] if line] == rows
     winner = table.engine.ranking(table.state)[0][0]
-    assert rows[0].startswith(f"1.{short_colour(NAMES16[winner])} ")
-    shown = [short_colour(name) for name in NAMES16]  # as the hub track: Red, Yel, … S9
+    assert rows[0].startswith(f"1.{seat_tag(winner)} ")
+    shown = [seat_tag(s) for s in range(16)]  # a colour and its number: Red1, Yel2, … S9
+    assert shown[:2] == ["Red1", "Yel2"] and shown[8] == "S9"
     assert len(set(shown)) == 16, shown
     for name in shown:
         assert f".{name} " in " ".join(rows), name
@@ -95,7 +105,7 @@ def test_a_paged_screen_wakes_the_hub_to_turn_the_page() -> None:
     actor = TableActor(TableConfig("main", stations), proto.Topics("main"), HostMenu([], 16))
     actor.table, actor.client = table, Recorder()
     Publisher(lambda: 1.0).host(actor)
-    assert actor.host_pages == 2
+    assert actor.host_pages == 2  # six rows, three a page above the host's hint
     wake = next_wake([actor], 1.0)
     assert wake is not None and 0 < wake <= PAGE_SECONDS
 
@@ -104,11 +114,12 @@ def test_six_seats_fit_one_page_winner_first_with_ties_sharing_a_place() -> None
     """Identiquest at 6: one page, places as the engine ranks them (ties share one)."""
     table = finished("identiquest", 6, seed=3)
     (screen,) = hub_screens(table, [0.0])
-    assert screen["title"] == "Game over" and len(screen["lines"]) == 3
+    assert screen["title"] == "Game over" and len(screen["lines"]) == 4
+    assert screen["lines"][-1] == "ok: back to the menu"
     scores = table.engine.scores(table.state)
     place = 1
     text = " ".join(screen["lines"])
     for group in table.engine.ranking(table.state):
         for seat in group:
-            assert f"{place}.{short_colour(NAMES16[seat])} {scores[seat]}" in text
+            assert f"{place}.{seat_tag(seat)} {scores[seat]}" in text
         place += len(group)

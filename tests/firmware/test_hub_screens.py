@@ -1,5 +1,6 @@
-"""What the hub sends the stations (issue 25): the game step on every screen, and the
-interrupt window's seconds counting down on the stations."""
+"""What the hub sends the stations: the game step on every screen, and the interrupt
+window's seconds counting down on the stations; what the hub display says of the host's
+next press."""
 
 from __future__ import annotations
 
@@ -7,10 +8,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from firmware.hub.actor import PAGE_SECONDS
 from firmware.hub.config import TableConfig
+from firmware.hub.events import PanelPress
+from firmware.hub.publish import game_screen, page_count, paged
 from firmware.hub.service import Hub
+from firmware.link.lang import _, speaking
 from firmware.link.mqtt import BrokerConfig
+from firmware.link.render import BODY_LINES, CHARS, glass
+from rules import get_info
 from tests.support.hub import KEYS, Clock, T, claimed, deliver, host
+from tests.support.screens import GAMES, tables
 
 
 def four_seat_hub(tmp_path: Path, clock: Clock) -> tuple[Hub, list[tuple[str, Any]]]:
@@ -66,3 +76,85 @@ def test_the_interrupt_window_counts_down_on_the_stations(tmp_path: Path) -> Non
         "Window 3s",
         "Window 2s",
     ]
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_every_hub_screen_says_what_next_does(game: str, language: str) -> None:
+    """Random whole games at the smallest and largest table: every page the hub display
+    shows ends on a line that says what the host's next press does, within the glass."""
+    problems: set[str] = set()
+    for players in GAMES[game]:
+        options = get_info(game).table_defaults(language)
+        for table in tables(game, players, seed=3, options=options):
+            with speaking(language):
+                prefix = _("next: {what}", what="")
+                title, lines, hint = game_screen(table)
+                if not table.over and not hint.startswith(prefix):
+                    problems.add(f"{players}p: hint {hint!r}")
+                for page in range(page_count(lines, hint)):
+                    shown, body = paged(title, lines, hint, page)
+                    if len(body) > BODY_LINES or body[-1] != hint:
+                        problems.add(f"{players}p: {body!r}")
+                    for text in (shown, *body):
+                        if len(glass(text)) > CHARS or "~" in text:
+                            problems.add(f"{players}p: {text!r} does not fit")
+    assert not problems, sorted(problems)[:20]
+
+
+def host_screens(sent: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    return [p for t, p in sent if t == T.host_screen]
+
+
+def test_ok_leaves_the_final_ranking_for_the_menu(tmp_path: Path) -> None:
+    """After the last move the hub shows the ranking and says ok goes back to the menu;
+    ok does, and the menu's presses then show on the glass (they moved it unseen)."""
+    clock = Clock()
+    hub, sent = four_seat_hub(tmp_path, clock)
+    hub.out.panel_actor = actor = hub.actors["t"]
+    host(hub, {"cmd": "start", "game": "identiquest", "players": 4, "seed": 3})
+    clock.now += 60.0  # past the "Game started" note
+    *_, finished = tables("identiquest", 4, seed=3)
+    assert finished.over
+    actor.table = finished
+    hub.out.host(actor)
+    over = host_screens(sent)[-1]
+    assert over["title"] == "Game over" and over["lines"][-1] == "ok: back to the menu"
+    hub.feed(PanelPress("next"))  # not ok: the ranking stays
+    assert host_screens(sent)[-1] == over
+    hub.feed(PanelPress("ok"))
+    menu = host_screens(sent)[-1]
+    assert menu["title"].startswith("New game") and menu["lines"][0].startswith(">")
+    hub.feed(PanelPress("next"))
+    assert host_screens(sent)[-1]["lines"] != menu["lines"]  # the cursor moved, in sight
+
+
+def test_ok_holds_a_page_of_the_hub_display_then_shows_the_help(tmp_path: Path) -> None:
+    """Identités cryptées at 9: the hub's pages turn every few seconds; ok steps to a page
+    and holds it while the clock runs, then a help page names undo and abort."""
+    clock = Clock()
+    config = TableConfig("t", [f"p{i + 1}" for i in range(9)])
+    hub = claimed(Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=clock))
+    sent: list[tuple[str, Any]] = []
+    hub.client.publish = lambda topic, payload, **_kw: sent.append(  # type: ignore[method-assign]
+        (topic, json.loads(payload))
+    )
+    hub.out.panel_actor = actor = hub.actors["t"]
+    host(hub, {"cmd": "start", "game": "identites-cryptees", "players": 9, "seed": 5})
+    pages = actor.host_pages
+    assert pages > 1
+    clock.now += 10 * PAGE_SECONDS  # past the "Game started" note
+    hub.feed(PanelPress("ok"))
+    held = host_screens(sent)[-1]
+    assert held["title"].endswith(f" 1/{pages}")
+    for _turn in range(3):
+        clock.now += PAGE_SECONDS
+        hub.out.host(actor)
+        assert host_screens(sent)[-1] == held  # held: no turning
+    for _page in range(pages):
+        hub.feed(PanelPress("ok"))
+    help_page = host_screens(sent)[-1]
+    assert help_page["title"] == "Host buttons"
+    assert help_page["lines"][0].startswith("next: ")
+    assert "back twice: undo" in help_page["lines"]
+    assert "stop twice: end game" in help_page["lines"]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from firmware.hub.actor import PAGE_SECONDS
 from firmware.hub.events import TimersDue
 from firmware.hub.service import Hub
 from firmware.link.lang import short_colour
@@ -452,14 +453,21 @@ def test_knob_step_that_moves_nothing_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_host_note_never_hides_a_seat_on_the_track(tmp_path: Path) -> None:
-    """8 players: after 'Game started' or a refused next, every colour is still on the display."""
-    rig = Rig(tmp_path, tuple(f"p{i}" for i in range(1, 9)))
+    """8 players: after 'Game started' or a refused next, every colour is still on the
+    display (on one of its pages, which take turns)."""
+    clock = Clock()
+    rig = Rig(tmp_path, tuple(f"p{i}" for i in range(1, 9)), clock=clock)
     rig.connected()
     rig.start(8)
     rig.host("next")  # refused in prepare: 'Nothing to skip now'
-    shown = " ".join(rig.host_lines())
-    for colour in COLOURS:
-        assert f"{short_colour(colour)} " in shown, (colour, rig.host_lines())
+    actor = rig.hub.actors[TABLE]
+    pages = []
+    for _page in range(actor.host_pages):
+        pages += rig.host_lines()
+        clock.now += PAGE_SECONDS
+        rig.hub.out.host(actor)
+    for seat, colour in enumerate(COLOURS):  # each with its number: "Red1 0"
+        assert f"{short_colour(colour)}{seat + 1} " in " ".join(pages), (colour, pages)
 
 
 def test_host_next_restarts_the_reveal_delay(tmp_path: Path) -> None:

@@ -384,7 +384,8 @@ def test_the_identiquest_hub_says_each_loot_and_suspect_count_in_words(language:
     assert not any(re.search(r"\b[A-Z][a-z]?\d+[a-z]{3}\b|Susp\.", line) for line in hub), hub
     assert hub[hub.index(head) + 1 :][:6] == rows, hub
     at = hub.index(suspects)
-    assert at % BODY_LINES == 0, hub  # the suspects start a page of the hub display
+    # The suspects start a page of the hub display (whose last line is the host's hint).
+    assert at % (BODY_LINES - 1) == 0, hub
     counts = " ".join(hub[at + 1 :]).split()
     assert counts[0::2] == short and counts[1::2] == [str(x.count("?")) for x in pub["suspects"]]
     assert len(glass(title)) + len(" 1/4") <= CHARS and all(len(glass(x)) <= CHARS for x in hub)
@@ -417,7 +418,7 @@ def test_the_incognito_reveal_on_the_hub_says_points(language: str) -> None:
     pub = table.view(None)
     with speaking(language):
         _title, lines = table.binding.host_screen(table)
-        names = [table.seating.short(s) for s in range(6)]
+        names = [f"{table.seating.short(s)}{s + 1}" for s in range(6)]  # colour and number
         nxt = _("Next: new round")
     assert not any("=" in line for line in lines), lines
     for s, line in enumerate(lines[:6]):

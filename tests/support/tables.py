@@ -92,8 +92,9 @@ def assert_hub_shows_ranking(
     host: dict[str, Any], final: dict[str, Any], colours: list[str]
 ) -> None:
     """The hub display at game over: the winner first, every seat with its place and score
-    (seats by their colours' three-letter forms, as on the score track)."""
-    names = [short_colour(c) for c in colours]
+    (seats by their colours' three-letter forms and their numbers, as on the score track:
+    "Red1", never colour alone)."""
+    names = [f"{short_colour(c)}{seat + 1}" for seat, c in enumerate(colours)]
     assert len(set(names)) == len(names), names
     assert host["title"] == "Game over"
     assert host["lines"][0].startswith(f"1.{names[final['ranking'][0][0]]} ")

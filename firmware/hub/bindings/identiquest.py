@@ -421,7 +421,8 @@ class IdentiquestBinding:
             if len(glass(row)) > WIDTH:
                 row = _("{seat} {n}, top {gem}", seat=seat, n=loot["size"], gem=gems[loot["top"]])
             rows.append(fit(row))
-        return rows + [""] * (-len(rows) % BODY_LINES)
+        # The hub's last line is the host's hint: a page holds one line fewer.
+        return rows + [""] * (-len(rows) % (BODY_LINES - 1))
 
     @staticmethod
     def _suspects_page(table: Table, pub: dict[str, Any]) -> list[str]:

@@ -40,6 +40,7 @@ import msgspec
 
 from firmware.hub.bindings.legend import key_pages, seat_rows, spaced
 from firmware.hub.bindings.menus import KnobMenus, Option
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label, seat_label
 from firmware.link.protocol import Screen, Secret
@@ -299,7 +300,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         if pub["phase"] == "window":
             return _("Window{clock}", clock=self._countdown(table))
         status = self._status(table, -1)
-        pages = -(-lines // BODY_LINES)
+        pages = -(-lines // (BODY_LINES - 1))  # the hub's last line is the host's hint
         room = CHARS - len(f" {pages}/{pages}") if pages > 1 else CHARS
         said = INFO.phase(pub["phase"])
         if len(glass(status)) <= room or said is None:
@@ -592,11 +593,17 @@ class IdentitesCrypteesBinding(KnobMenus):
                 headings += [self._weapon_name(table, which), _("Take|verb")]
         return Secret(title=titled(headings, f"{clock} {cur + 1}/{len(menu)}"), lines=rows)
 
+    def next_hint(self, table: Table) -> str | None:
+        """What the host's next press does now, for the hub display's last line."""
+        return _("end the window") if self.advance(table) is not None else None
+
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]
-        # Hit points in words ("Red 3HP", "S10 out"), two seats a row, in columns.
+        # Hit points in words ("Red1 3HP", "S10 out"), two seats a row, in columns; a seat
+        # is its colour and number, never colour alone.
         cells = [
-            f"{short(table, s['seat'])} " + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
+            f"{numbered(short(table, s['seat']), s['seat'])} "
+            + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
             for s in pub["seats"]
         ]
         rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]

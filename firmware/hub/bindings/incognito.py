@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import _, plural
@@ -273,9 +274,23 @@ class IncognitoBinding:
             rows += packed(_("Votes:"), cards) if cards else [_("No card laid")]
         return Secret(title=_("Your secret word") + clock, lines=tuple(rows[:4]))
 
+    def next_hint(self, table: Table) -> str | None:
+        """What the host's next press does now, for the hub display's last line."""
+        pub = table.view(None)
+        if pub["phase"] == "reveal":
+            if pub["round"] < pub["rounds"]:
+                return _("round {n}", n=pub["round"] + 1)
+            return _("final scores")
+        if pub["countdown"]["running"]:
+            return _("stop the clock")
+        return None
+
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        short = table.seating.short
+
+        def short(seat: int) -> str:  # "Red1": a seat is never its colour alone
+            return numbered(table.seating.short(seat), seat)
+
         left = self.seconds_left(table)
         clock = "" if left is None else _(" STOP {n}s", n=left)
         phase = pub["phase"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.hub.bindings import ranking
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
@@ -333,6 +334,23 @@ class SecretIdentityBinding:
             return Secret(title=_("Your mystery key"), big=str(number))
         return Secret(title=_("Your mystery key"), lines=(_("No key yet"),))
 
+    def next_hint(self, table: Table) -> str | None:
+        """What the host's next press does now, for the hub display's last line."""
+        pub = table.view(None)
+        phase = pub["phase"]
+        if phase == "vote":
+            return _("close the vote")
+        if phase == "answer":
+            return _("open the safe")
+        if phase == "reveal":
+            if pub["next_safe"] is not None:
+                safe = pub["next_safe"]
+                return _("open {seat}", seat=numbered(table.seating.short(safe), safe))
+            if pub["round"] < pub["rounds"]:
+                return _("round {n}", n=pub["round"] + 1)
+            return _("final scores")
+        return None
+
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
         phase = _phase(pub["phase"])
@@ -351,7 +369,8 @@ class SecretIdentityBinding:
         cells = []
         for s in pub["seats"]:
             laps = "*" * s["markers"]
-            cells.append(f"{table.seating.short(s['seat'])} {s['position']:>2}{laps:<2}")
+            seat = numbered(table.seating.short(s["seat"]), s["seat"])  # "Red1": not colour alone
+            cells.append(f"{seat} {s['position']:>2}{laps:<2}")
         rows = ["   ".join(cells[i : i + 2]).rstrip() for i in range(0, len(cells), 2)]
         return title, rows
 

@@ -601,8 +601,9 @@ class UltraSecretBinding(KnobMenus):
         else:
             lines += _whose(_("Informants:"), pub["informants"], _("Informants: none"))
             lines += _whose(_("Bugs:"), pub["bugs"], _("Bugs: none"))
-        # The hub display pages more than four lines, its title then ending "1/2".
-        room = CHARS if len(lines) <= 4 else CHARS - 4
+        # The hub display pages more than three lines (its last is the host's hint), its
+        # title then ending "1/2".
+        room = CHARS if len(lines) <= 3 else CHARS - 4
         phase = _phase(pub["phase"])
         if not pub["turn"]:
             return phase, lines
