@@ -1,5 +1,11 @@
 """The ``coffre`` command line: sim, hub, station, display, host, play, bench,
-broker-config, selftest, keys.
+broker-config, backup, restore, doctor, selftest, keys.
+
+This module holds the arguments, the logging set-up and the exit statuses; each command
+runs in its own subsystem's module (``firmware/hub/run_hub.py`` for ``coffre hub``,
+``firmware/station/run_station.py``, ``firmware/display/run_display.py``,
+``firmware/hub/run_broker_config.py``, ``firmware/hub/run_backup.py``, the tools' and
+the station's ``main``), imported only when its command is asked for.
 
 A mistake a user can make (a config typo, a missing file, an unknown backend) ends the
 program with one line ``coffre: <what and where>`` on stderr, never a traceback: exit
@@ -9,25 +15,16 @@ status 78 (EX_CONFIG) for configuration, which the systemd units do not restart 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
-import signal
 import sys
-import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from firmware.hub.brokerconf import Venue
+from firmware.link.process import EX_CONFIG, EX_USAGE, UsageError, fail, version
 
 BACKENDS = ("real", "mock", "emulated")
 LOG_LEVELS = ("debug", "info", "warning", "error")
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-EX_USAGE = 64
-EX_IOERR = 74  # sysexits.h: the disk refused the store (the units restart on it)
-EX_CONFIG = 78  # sysexits.h; the same value as firmware.link.config.EX_CONFIG
 #: Optional libraries and the extra that brings each (a station installs none of them).
 _EXTRAS = {
     "amqtt": "sim",
@@ -36,10 +33,6 @@ _EXTRAS = {
     "lgpio": "station",
     "spidev": "station",
 }
-
-
-class UsageError(Exception):
-    """A command line that cannot be carried out; the message is the one line shown."""
 
 
 class _GameIds:
@@ -77,17 +70,6 @@ def _count(low: int, high: int) -> Any:
         return value
 
     return parse
-
-
-def version() -> str:
-    """The installed package's version."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return dist_version("coffre")
-    except PackageNotFoundError:  # a checkout run without installing
-        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -383,10 +365,6 @@ def _hardware_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-#: Where a provisioned station keeps its password and ``ca.crt`` (its unit's state folder).
-STATION_STATE = "/var/lib/coffre-station"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns the process exit status (user mistakes: one line)."""
     from device.base import DeviceError
@@ -399,27 +377,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except (ConfigError, UnknownBackend, PinMapError) as exc:
-        return _fail(str(exc), EX_CONFIG)
+        return fail(str(exc), EX_CONFIG)
     except UsageError as exc:
-        return _fail(str(exc), EX_USAGE)
+        return fail(str(exc), EX_USAGE)
     except DeviceError as exc:
-        return _fail(f"hardware: {exc}", 1)
+        return fail(f"hardware: {exc}", 1)
     except ModuleNotFoundError as exc:
         extra = _EXTRAS.get((exc.name or "").split(".")[0])
         if extra is None:
             raise
-        return _fail(
+        return fail(
             f"{args.command} needs {exc.name}, which this install lacks: "
             f"pip install 'coffre[{extra}]'",
             1,
         )
     except KeyboardInterrupt:
         return 130
-
-
-def _fail(message: str, status: int) -> int:
-    print(f"coffre: {message}", file=sys.stderr, flush=True)
-    return status
 
 
 def setup_logging(level: str | None, command: str) -> None:
@@ -457,416 +430,42 @@ def _dispatch(args: Any) -> int:
 
         return sim.main(args)
     if args.command == "hub":
-        return _run_hub(args)
+        from firmware.hub import run_hub
+
+        return run_hub.main(args)
     if args.command == "station":
-        return _run_station(args)
+        from firmware.station import run_station
+
+        return run_station.main(args)
     if args.command == "display":
-        return _run_display(args)
+        from firmware.display import run_display
+
+        return run_display.main(args)
     if args.command == "bench":
         from firmware.bench import command
 
         return command.main(args)
     if args.command == "broker-config":
-        return _broker_config(args)
+        from firmware.hub import run_broker_config
+
+        return run_broker_config.main(args)
     if args.command == "keys":
         from firmware.station import keylearn
 
         return keylearn.main(args)
     if args.command == "selftest":
-        return _selftest(args)
+        from firmware.station import selftest
+
+        return selftest.main(args)
     if args.command in ("backup", "restore"):
-        return _backup(args)
+        from firmware.hub import run_backup
+
+        return run_backup.main(args)
     if args.command == "doctor":
         from firmware.tools import doctor
 
         return doctor.main(args)
     return 1
-
-
-@contextlib.contextmanager
-def _stop_on_signal() -> Iterator[threading.Event]:
-    """An event SIGTERM or SIGINT sets; installed before anything starts, so a stop that
-    comes early (the broker unreachable, systemd giving up) is still a clean exit 0. The
-    previous handlers come back on exit.
-
-    The event is set by a thread of its own, woken through :func:`signal.set_wakeup_fd`
-    (a self-pipe): a Python handler that set it could be re-entered by a second signal
-    while it held the event's lock, and never return (a stop that hung 1 time in 35).
-    The handlers themselves do nothing; the pipe byte is written by the C handler.
-    """
-    done = threading.Event()
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(write_fd, False)  # set_wakeup_fd's demand: a full pipe drops bytes
-
-    def relay() -> None:
-        while os.read(read_fd, 64):  # b"": our write end closed, the context is over
-            done.set()
-
-    relay_thread = threading.Thread(target=relay, name="stop-signals", daemon=True)
-    relay_thread.start()
-    saved_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-    saved = {sig: signal.signal(sig, _ignore_signal) for sig in STOP_SIGNALS}
-    try:
-        yield done
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
-        signal.set_wakeup_fd(saved_fd)
-        os.close(write_fd)
-        relay_thread.join()
-        os.close(read_fd)
-
-
-def _ignore_signal(_signum: int, _frame: object) -> None:
-    """The Python half of a stop signal: nothing (the wake-up fd carries it)."""
-
-
-def _run_hub(args: Any) -> int:
-    with _stop_on_signal() as stop:
-        return _hub(args, stop)
-
-
-def _hub(args: Any, stop: threading.Event) -> int:
-    from device.base import DeviceError
-    from device.factory import open_panel
-    from firmware.hub.config import load_hub
-    from firmware.hub.pairing import BrokerDoor
-    from firmware.hub.service import Hub, HubRefused
-    from firmware.link import notify
-    from firmware.link.config import ConfigError
-    from hardware.keys import load_keyset
-    from hardware.pins import load_hub_pins
-
-    log = logging.getLogger("coffre.hub")
-    settings = load_hub(args.config)
-    keys = _load_keyset(load_keyset, settings.keyset)
-    _check_colours(keys, settings, args.config)
-    if not settings.store.parent.is_dir():  # checked here: backup and doctor read hub.toml too
-        raise ConfigError(
-            f"{args.config}: [store] path {settings.store}: folder {settings.store.parent} "
-            "does not exist (create it, owned by the hub's user)"
-        )
-    pins_file = args.pins or settings.panel_pins
-    panel = None
-    if settings.panel != "none":
-        pin_map = load_hub_pins(pins_file) if pins_file else None  # a bad map: exit 78
-        try:
-            panel = open_panel(pin_map, settings.panel)
-        except DeviceError as exc:
-            # The referee matters more than its buttons: a panel that is missing or
-            # miswired must not stop the table (nor make systemd restart the hub forever).
-            log.error(
-                "panel: %s; the hub runs without it (host commands still work). "
-                'If no panel is wired, set [panel] backend = "none" in %s',
-                exc,
-                args.config,
-            )
-    try:
-        hub = Hub(
-            settings.broker,
-            settings.tables,
-            settings.store,
-            keys=keys,
-            panel=panel,
-            take_over=[t for arg in args.take_over for t in arg.split(",") if t],
-            door=BrokerDoor(settings.pairing_dir) if settings.pairing_dir else None,
-        )
-    except HubRefused as exc:  # another hub on the store, a table the key set cannot seat
-        return _fail(" ".join(str(exc).split()), 2)
-    log.info(
-        "hub %s starting: tables %s, broker %s:%d, store %s",
-        version(),
-        ", ".join(t.name for t in settings.tables),
-        settings.broker.host,
-        settings.broker.port,
-        settings.store,
-    )
-    # Every table refused (another hub runs it, the broker's ACL): nothing to run. Exit
-    # EX_CONFIG: two hubs given one table is a configuration to fix, not worth a restart.
-    hub.on_give_up = lambda _why: stop.set()
-    hub.on_failed = lambda _why: stop.set()  # a refused fsync: exit, and systemd restarts
-    hub.start()
-    notify.ready()
-    with notify.Watchdog(alive=hub.alive):
-        stop.wait()
-    notify.stopping()
-    log.info("hub stopping")
-    hub.stop()
-    if hub.gave_up is not None:
-        return _fail(hub.gave_up, EX_CONFIG)
-    if hub.failed is not None:
-        return _fail(hub.failed, EX_IOERR)
-    return 0
-
-
-def _load_keyset(load: Any, path: Any) -> Any:
-    from firmware.link.config import ConfigError
-
-    try:
-        return load(path)
-    except FileNotFoundError:
-        raise ConfigError(f"keyset {path} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"keyset {path}: {exc}") from None
-
-
-def _check_colours(keys: Any, settings: Any, config: str) -> None:
-    """Every table's seat colours must have keys (else no vote key could ever count)."""
-    from firmware.link.config import ConfigError
-    from hardware.keys import KeySetError
-
-    source = settings.keyset or "the default key set"
-    for n, table in enumerate(settings.tables, start=1):
-        try:
-            keys.check_colours(table.colours or (), f"{config}: [[table]] {n} colours")
-        except KeySetError as exc:
-            raise ConfigError(f"{exc} ({source})") from None
-
-
-def _run_station(args: Any) -> int:
-    with _stop_on_signal() as stop:
-        return _station(args, stop)
-
-
-def _station(args: Any, stop: threading.Event) -> int:
-    from firmware.link import notify
-    from firmware.station.boot import Boot, Started
-    from firmware.station.service import Station
-
-    log = logging.getLogger("coffre.station")
-    # A config mistake, a missing file or a silent part: on the glass too (see boot.py).
-    boot = Boot(args.config, args.pins, retry_seconds=args.retry, pair=args.retry is not None)
-    outcome = boot.run(stop)
-    if not isinstance(outcome, Started):
-        if outcome != 0 and boot.problems:
-            return _fail(boot.problems[-1].message, outcome)
-        return outcome
-    settings, devices = outcome.settings, outcome.devices
-    station = Station(settings.broker, settings.table, settings.id, devices)
-    log.info(
-        "station %s/%s %s starting: broker %s:%d",
-        settings.table,
-        settings.id,
-        version(),
-        settings.broker.host,
-        settings.broker.port,
-    )
-    station.start()
-    notify.ready()
-    with notify.Watchdog(alive=station.alive):
-        stop.wait()
-    notify.stopping()
-    log.info("station stopping")
-    station.stop()
-    devices.close()
-    return 0
-
-
-def _run_display(args: Any) -> int:
-    with _stop_on_signal() as stop:
-        return _display(args, stop)
-
-
-def _display(args: Any, stop: threading.Event) -> int:
-    from firmware.display.config import load_display
-
-    settings = load_display(args.config)
-    from firmware.display.server import Display  # aiohttp: the "display" extra
-
-    port = settings.port if args.port is None else args.port
-    language = settings.language if args.language is None else args.language
-    display = Display(
-        settings.broker, settings.tables, host=settings.host, port=port, language=language
-    )
-    try:
-        display.start()
-    except RuntimeError as err:
-        return _fail(f"display: {err}", 1)
-    print(f"table display on {display.url} for {', '.join(settings.tables)}", flush=True)
-    stop.wait()
-    display.stop()
-    return 0
-
-
-def _venue_of(args: Any, out: Path) -> Venue:
-    """The venue ``broker-config`` writes: ``--venue``'s file, or ``out``'s venue with the
-    ``--table`` options' tables (played by the hub ``hub``)."""
-    from firmware.hub import brokerconf as bc
-
-    if args.venue is not None:
-        if args.stations is not None:
-            raise UsageError("broker-config: --stations goes with --table; a venue file lists them")
-        return bc.read_venue(Path(args.venue))
-    if args.stations is None:
-        raise UsageError("broker-config: --table needs --stations")
-    tables = [t.strip() for t in args.table.split(",") if t.strip()]
-    stations = [s.strip() for s in args.stations.split(",") if s.strip()]
-    start = bc.current_venue(out) or bc.Venue({}, {}, venue_host=True)
-    try:
-        return start.with_tables(bc.DEFAULT_HUB, tables, stations)
-    except ValueError as exc:
-        raise UsageError(f"broker-config: {exc}") from None
-
-
-def _broker_config(args: Any) -> int:
-    from firmware.hub import brokerconf as bc
-    from firmware.hub.certs import broker_hostnames
-    from firmware.link.tls import TLS_PORT
-
-    out = Path(args.out)
-    port = args.port or (TLS_PORT if args.tls else 1883)
-    names = broker_hostnames(args.hostname) if args.tls else None
-    try:
-        venue = _venue_of(args, out)
-        data = Path(args.data_dir) if args.data_dir else bc.BROKER_DATA
-        report = bc.configure_broker(
-            out, venue, port, bind=args.bind, tls_hostnames=names, data_dir=data
-        )
-    except PermissionError as exc:
-        raise UsageError(f"broker-config: cannot write {exc.filename}: run it with sudo") from None
-    creds = out / bc.CREDENTIALS
-    if report.tls is not None and names is not None:
-        what = (
-            "kept the venue's CA (ca.key, root only)" if report.kept_ca else "made the venue's CA"
-        )
-        print(f"TLS on port {port}: {what}; broker certificate for {', '.join(names)}")
-    for line in bc.changes(report):
-        print(line)
-    print(f"wrote {report.conf}, passwd, acl, {bc.VENUE_FILE} and {creds}/")
-    if report.legacy_conf_d is not None:
-        print(
-            f"an older coffre's {report.legacy_conf_d} is still in the distribution's mosquitto "
-            f"(coffre now runs its own, {bc.BROKER_UNIT}): sudo rm {report.legacy_conf_d} "
-            "&& sudo systemctl restart mosquitto"
-        )
-    print(_apply_broker(report.apply, args.apply))
-    print("next:")
-    for hub, tables in venue.hubs.items():
-        user = bc.hub_user(hub)
-        print(
-            f"  hub {hub} ({', '.join(tables)}): its hub.toml [broker] has "
-            # A hub on another machine dials a name on the broker's certificate.
-            + (f'host = "{names[0]}", ' if names else "")
-            + (f"port = {port}, " if port not in (TLS_PORT, 1883) else "")
-            + f'username = "{user}", password_file = "/etc/coffre/hub.password"'
-            + (', ca_file = "/etc/coffre/ca.crt"' if report.tls else "")
-        )
-        print(
-            f"    on it: sudo install -m 0600 -o coffre -g coffre {creds / user}.password "
-            "/etc/coffre/hub.password"
-        )
-    print(
-        f"  the table display: user {bc.SPECTATOR_USER} ({creds / bc.SPECTATOR_USER}.password); "
-        f"a table's host: user {bc.host_user('<table>')} (coffre host --table <table> "
-        f"--broker-dir {out})"
-    )
-    fresh = [u for u in report.new_users if "." in u]
-    if report.tls is not None and not report.kept_ca:
-        fresh = [u for u in venue.users() if "." in u]  # a new CA: every station needs it
-    if not fresh:
-        print("  no station needs new files")
-        return 0
-    print(
-        "  stations pair by themselves (docs/pairing.md): start each one and press ok on "
-        "the hub when it shows the station's code; a hub.toml needs [pairing] broker_dir = "
-        f'"{out}". Or by hand:'
-    )
-    # The paths a provisioned station.toml names (deploy/provision-pi.sh station).
-    print(
-        f"  stations: copy {creds}/<table>.<id>.password to the station's "
-        f"{STATION_STATE}/station.password"
-        + (f" and {report.tls.ca} to {STATION_STATE}/ca.crt" if report.tls else "")
-        + " (the paths its station.toml names), owned by coffre, 0600; for"
-    )
-    for table in venue.tables():
-        ids = [s for s in venue.stations.get(table, []) if bc.station_user(table, s) in fresh]
-        if ids:
-            print(f"    table {table}: {', '.join(ids)}")
-    return 0
-
-
-def _backup(args: Any) -> int:
-    import datetime
-    import socket
-
-    from firmware.hub import backup as bk
-
-    try:
-        if args.command == "restore":
-            done = bk.restore_backup(
-                Path(args.archive),
-                store=Path(args.store) if args.store else None,
-                broker_dir=Path(args.broker_dir) if args.broker_dir else None,
-                etc_dir=Path(args.etc) if args.etc else None,
-                config=Path(args.config) if args.config else None,
-                force=args.force,
-                owners=bk.Owners.of_this_machine() if os.geteuid() == 0 else None,
-            )
-            where = ", ".join(f"{part} {path}" for part, path in done.folders.items())
-            print(f"restored {done.files} files: store {done.store}, {where}")
-            if done.replaced is not None:
-                print(f"the store that was there: {done.replaced}")
-            for note in done.notes:
-                print(f"note: {note}")
-            print("next: sudo systemctl restart coffre-broker coffre-hub coffre-display")
-            return 0
-        store = Path(args.store) if args.store else bk.store_of(Path(args.config))
-        day = datetime.date.today().isoformat()
-        out = Path(args.out or f"coffre-backup-{socket.gethostname()}-{day}.tar.gz")
-        manifest = bk.make_backup(
-            out,
-            store=store,
-            broker_dir=Path(args.broker_dir),
-            etc_dir=Path(args.etc),
-            version=version(),
-        )
-    except bk.BackupError as exc:
-        raise UsageError(f"{args.command}: {exc}") from None
-    except PermissionError as exc:
-        raise UsageError(f"{args.command}: cannot write {exc.filename}: run it with sudo") from None
-    parts = ", ".join(f"{p} ({path})" for p, path in manifest.parts.items())
-    print(f"wrote {out} (0600, {len(manifest.files)} files): {parts}")
-    print("keep it off this SD card: it holds the CA's key and every password (docs/backup.md)")
-    return 0
-
-
-def _apply_broker(apply: str, run: bool) -> str:
-    """What the running broker needs (and, with ``--apply``, what was done): one line."""
-    import shutil
-    import subprocess
-
-    from firmware.hub.brokerconf import BROKER_UNIT
-
-    if apply == "none":
-        return f"broker: nothing changed for {BROKER_UNIT}"
-    why = (
-        "users and ACL changed; connected clients stay connected"
-        if apply == "reload"
-        else "its listener or certificate changed"
-    )
-    command = f"sudo systemctl {apply} {BROKER_UNIT}"
-    if not run:
-        return f"broker: {why}: {command} (or re-run with --apply)"
-    systemctl = shutil.which("systemctl")
-    if systemctl is None:
-        return f"broker: no systemctl here; {why}: {apply} {BROKER_UNIT} yourself"
-    active = subprocess.run([systemctl, "is-active", "--quiet", BROKER_UNIT], check=False)
-    if active.returncode != 0:
-        return f"broker: {BROKER_UNIT} is not running; start it: sudo systemctl start {BROKER_UNIT}"
-    done = subprocess.run(
-        [systemctl, apply, BROKER_UNIT], check=False, capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        reason = (done.stderr.strip().splitlines() or ["failed"])[-1]
-        return f"broker: {apply} {BROKER_UNIT} failed: {reason}"
-    verb = "reloaded" if apply == "reload" else "restarted"
-    return f"broker: {verb} {BROKER_UNIT} ({why})"
-
-
-def _selftest(args: Any) -> int:
-    from firmware.station.selftest import hardware_choice, run_parts
-
-    return run_parts(hardware_choice(args), sys.stdout, interactive=not args.yes)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from typing import Any
 
 def hub_main(ns: argparse.Namespace) -> int:
     """``coffre hub`` with its inputs, commits and screens stamped into ``--trace``."""
-    from firmware.hub import service
+    from firmware.hub.batches import Batches
     from firmware.hub.store import Store
     from firmware.link import mqtt
 
@@ -51,7 +51,7 @@ def hub_main(ns: argparse.Namespace) -> int:
             note(ev="sync", t0=t0, t1=time.perf_counter())
         return done
 
-    send_held = service.Hub._send_held
+    send_held = Batches.send_held
 
     def _send_held(self: Any, item: Any) -> None:
         # Stamped as it is handed to the client: a station may have the screen before
@@ -65,7 +65,7 @@ def hub_main(ns: argparse.Namespace) -> int:
     Store.commit = _commit  # type: ignore[method-assign]
     if sync is not None:
         Store.sync = _sync  # type: ignore[method-assign]
-    service.Hub._send_held = _send_held  # type: ignore[method-assign]
+    Batches.send_held = _send_held  # type: ignore[method-assign]
     # The real command line, as the unit runs it (the bench never imports the CLI module).
     sys.argv = ["coffre", "hub", "--config", ns.config]
     try:

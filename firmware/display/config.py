@@ -3,6 +3,8 @@
 ```toml
 tables = ["main", "side"]        # the tables this display follows
 language = "fr"                   # spoken until a table's hub says its own language: fr | en
+[names]                           # what guests read on each table's page (default: its id)
+main = "La grande table"
 [broker]                          # as in hub.toml / station.toml; user "spectator"
 host = "coffre-hub.local"
 username = "spectator"
@@ -11,12 +13,15 @@ ca_file = "/etc/coffre/ca.crt"
 [http]
 host = "0.0.0.0"                  # every interface: TVs and phones on the venue's network
 port = 8080
+address = "http://coffre-hub.local:8080/"  # what a phone opens (its QR code is on the
+                                  # idle page); default: this machine's address on the
+                                  # venue's network
 ```
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -30,11 +35,13 @@ from firmware.link.protocol import check_name
 class _Http(msgspec.Struct, forbid_unknown_fields=True):
     host: str = "0.0.0.0"
     port: int = 8080
+    address: str = ""
 
 
 class _DisplayFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tables: list[str]
     language: str = LANGUAGES[0]
+    names: dict[str, str] = msgspec.field(default_factory=dict)
     broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
     http: _Http = msgspec.field(default_factory=_Http)
 
@@ -43,6 +50,8 @@ _HINTS = {
     "tables": "tables is a top-level key: write it above [broker]",
     "language": "language is a top-level key: write it above [broker]",
 }
+#: The longest table name a page shows (it is the idle page's title).
+NAME_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,10 @@ class DisplaySettings:
     host: str = "0.0.0.0"
     port: int = 8080
     language: str = LANGUAGES[0]
+    #: Each table's name as guests read it (a table not listed goes by its id).
+    names: dict[str, str] = field(default_factory=dict)
+    #: The address a phone opens ("http://coffre-hub.local:8080/"); empty: found at start.
+    address: str = ""
 
 
 def load_display(path: str | Path) -> DisplaySettings:
@@ -68,10 +81,26 @@ def load_display(path: str | Path) -> DisplaySettings:
         raise ConfigError(f"{where}: {err}") from None
     if not 0 < settings.http.port < 65536:
         raise ConfigError(f"{where}: [http] port must be a port number")
+    for table, name in settings.names.items():
+        if table not in names:
+            raise ConfigError(f"{where}: [names] {table} is not one of the tables")
+        if not name.strip() or len(name) > NAME_CHARS or not name.isprintable():
+            raise ConfigError(
+                f"{where}: [names] {table} must be 1 to {NAME_CHARS} printable characters"
+            )
+    address = settings.http.address
+    if address and not (address.startswith(("http://", "https://")) and address.isprintable()):
+        raise ConfigError(f'{where}: [http] address must start with http://, e.g. "{EXAMPLE}"')
     return DisplaySettings(
         broker_config(settings.broker, where),
         names,
         settings.http.host,
         settings.http.port,
         language,
+        {t: n.strip() for t, n in settings.names.items()},
+        address if not address or address.endswith("/") else address + "/",
     )
+
+
+#: An address as the config writes it.
+EXAMPLE = "http://coffre-hub.local:8080/"

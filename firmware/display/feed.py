@@ -39,6 +39,15 @@ class Snapshot:
     heard: str | None = None
     #: The last moves of the game, as the page's sound cues need them (firmware.display.sound).
     moments: list[dict[str, Any]] = field(default_factory=list)
+    #: The table's name as guests read it (display.toml's ``[names]``; empty: its id).
+    name: str = ""
+    #: The address a phone opens to follow this table (empty: not known).
+    address: str = ""
+
+    @property
+    def title(self) -> str:
+        """What the page calls the table: its name, else its id."""
+        return self.name or self.table
 
     @property
     def hub_online(self) -> bool:

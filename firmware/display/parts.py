@@ -6,7 +6,8 @@ ranking. The page (:mod:`firmware.display.render`) and every game's board
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from firmware.link.lang import _, colour, label, plural
@@ -18,6 +19,24 @@ Narration = Callable[[dict[str, Any], dict[str, Any], "Names"], list[str]]
 
 def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
+
+
+#: A space before French high punctuation (" :", " ?", " !", " ;", " »") or after "«".
+_LOOSE = re.compile(r"[ \u00a0]([:;!?»])|(«)[ \u00a0]")
+#: The text between two tags of an HTML fragment (never inside a tag).
+_TEXT = re.compile(r">[^<]+<")
+
+
+def french_spaces(fragment: str) -> str:
+    """French typography on screen: the space before ":", ";", "!", "?" and "»" (and after
+    "«") does not break, so a colon never wraps alone onto a line."""
+
+    def tie(match: re.Match[str]) -> str:
+        if match.group(1):
+            return "\u00a0" + match.group(1)
+        return match.group(2) + "\u00a0"
+
+    return _TEXT.sub(lambda m: _LOOSE.sub(tie, m.group(0)), fragment)
 
 
 def seat_colour(name: str) -> str:
@@ -72,25 +91,38 @@ class Names:
         return seat_colour(self.colours[seat])
 
     def chip(self, seat: int | None) -> str:
-        """A name with its colour swatch (colour is never the only cue: the name is there).
+        """A name with its colour swatch, the seat's number in the swatch: colour is never
+        the only cue (a colour-blind player reads the number or the name, and two colours
+        that look alike to a deuteranope still differ by their number).
 
         Seats past a box's colours (``seat9``..``seat16``) get a swatch of their own
-        colour with their number in it, so no two of sixteen chips look alike."""
+        colour, so no two of sixteen chips look alike."""
         if seat is None or not 0 <= seat < len(self.colours):
             return esc(self.text(seat))
         colour = self.colours[seat]
-        number = numbered(colour)
-        mark = "" if number is None else str(number)
+        mark = self.number(seat)
         name = self.text(seat)
         long = " long" if len(name) > LONG_NAME else ""  # wraps inside its chip
         off = ""
         if seat in self.off:  # hub/status says its station is not online
             off = f' <em class="off">{esc(_("station offline"))}</em>'
-        return f'<span class="chip{long} c-{esc(colour)}"><i>{mark}</i>{esc(name)}</span>{off}'
+        # The number is drawn by the stylesheet (``data-n``): the text stays the name.
+        swatch = f'<i data-n="{esc(mark)}"></i>'
+        return f'<span class="chip{long} c-{esc(colour)}">{swatch}{esc(name)}</span>{off}'
+
+    def number(self, seat: int) -> str:
+        """The seat's number as its swatch and its tokens show it (1 for the first seat; a
+        seat named by number keeps it)."""
+        number = numbered(self.colours[seat]) if 0 <= seat < len(self.colours) else None
+        return str(seat + 1 if number is None else number)
 
     def list(self, seats: Iterable[int]) -> str:
+        """Chips separated by commas; a comma stays on its chip's line."""
         chips = [self.chip(s) for s in seats]
-        return ", ".join(chips) if chips else esc(_("nobody"))
+        if not chips:
+            return esc(_("nobody"))
+        kept = [f'<span class="nw">{chip},</span>' for chip in chips[:-1]]
+        return " ".join([*kept, chips[-1]])
 
 
 #: The countdown ring's circle (its circumference is 100: the arc is a percentage).
@@ -129,14 +161,19 @@ def ranking(public: dict[str, Any], names: Names, verdict: str = "") -> str:
     rows = []
     place = 1
     for group in groups:
-        for seat in group:
-            score = scores[seat] if seat < len(scores) else ""
-            tie = " <em>" + esc(_("tie")) + "</em>" if len(group) > 1 else ""
-            win = ' class="winner"' if place == 1 else ""
-            rows.append(
-                f"<tr{win}><td>{place}.</td><td>{names.chip(seat)}{tie}</td>"
-                f"<td class=num>{esc(score)}</td></tr>"
-            )
+        # Tied seats share one row: their place and "tie" said once, then every seat.
+        said = [scores[seat] if seat < len(scores) else "" for seat in group]
+        win = ' class="winner"' if place == 1 else ""
+        if len(group) > 1:
+            tie = "<em>" + esc(_("tie")) + "</em>"
+            if len(set(map(str, said))) == 1:
+                who, score = f"{tie} {names.list(group)}", esc(said[0])
+            else:
+                pairs = (f"{names.chip(s)} {esc(v)}" for s, v in zip(group, said, strict=True))
+                who, score = f"{tie} {', '.join(pairs)}", ""
+        else:
+            who, score = names.chip(group[0]), esc(said[0])
+        rows.append(f"<tr{win}><td>{place}.</td><td>{who}</td><td class=num>{score}</td></tr>")
         place += len(group)
     won = bool(groups) and not nobody_won(groups, scores)
     tie_break = (public.get("labels") or {}).get("tie_break")
@@ -187,8 +224,14 @@ def waiting_for(seats: Sequence[int], names: Names) -> str:
     return _("Waiting for {seats}", seats=names.list(seats))
 
 
-def seat_table(names: Names, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A table with one row per seat (cells are HTML already)."""
+def seat_table(
+    names: Names,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    numeric: Collection[int] = (),
+) -> str:
+    """A table with one row per seat (cells are HTML already); the columns in ``numeric``
+    (counting the seat's as 0) are numbers, right-aligned."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     seat = esc(_("seat"))
     # On a phone each row is a card and each cell says what it is (``data-label``).
@@ -196,7 +239,8 @@ def seat_table(names: Names, header: Sequence[str], rows: Sequence[Sequence[str]
     body = "".join(
         f'<tr><td class="who">{names.chip(i)}</td>'
         + "".join(
-            f'<td data-label="{labels[k] if k < len(labels) else ""}">{c}</td>'
+            f"<td{' class=num' if k + 1 in numeric else ''} "
+            f'data-label="{labels[k] if k < len(labels) else ""}">{c}</td>'
             for k, c in enumerate(row)
         )
         + "</tr>"

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from firmware.display.address import qr_svg
 from firmware.display.boards import (
     board,
+    board_side,
+    board_wide,
     headline,
     log_lines,
     now_line,
@@ -21,7 +24,7 @@ from firmware.display.boards import (
     verdict,
 )
 from firmware.display.feed import Snapshot
-from firmware.display.parts import Names, countdown, esc, ranking, whole
+from firmware.display.parts import Names, countdown, esc, french_spaces, ranking, whole
 from firmware.display.sound import cue_sheet
 from firmware.link.lang import N_, _, label, speaking
 
@@ -38,7 +41,8 @@ HUB_STATES = {
 def table_fragment(snap: Snapshot) -> str:
     """The live part of a table's page (what the server pushes on every change)."""
     with speaking(snap.language):
-        return _table_fragment(snap)
+        fragment = _table_fragment(snap)
+    return french_spaces(fragment) if snap.language == "fr" else fragment
 
 
 def _table_fragment(snap: Snapshot) -> str:
@@ -54,7 +58,7 @@ def _table_fragment(snap: Snapshot) -> str:
         parts.append(_idle(snap))
         parts.append(cue_sheet(public, snap.moments, names, snap.language))
         return "".join(parts) + "</section>"
-    where = esc(_("table {name}", name=snap.table))
+    where = esc(snap.name or _("table {name}", name=snap.table))
     title = f"{esc(game_name(public))} <small>{where}</small>"
     parts.append(f'<header><div class="title"><h1>{title}</h1>')
     parts.append(f'<p class="state">{headline(public, names)}</p></div>')
@@ -65,12 +69,17 @@ def _table_fragment(snap: Snapshot) -> str:
         parts.append(f'<p class="now" role="status">{said}</p>')
     # Wide screens: the board left, the result and the feed in a column on the right.
     side = [ranking(public, names, verdict(public, names))] if public.get("over") else []
+    extra = board_side(public, names)
+    if extra:
+        side.append(extra)
     lines = log_lines(public, names)
     if lines:
         items = "".join(f"<li>{line}</li>" for line in lines[-FEED_LINES:])
         heading = esc(_("What happened"))
         side.append(f'<div class="log"><h2>{heading}</h2><ol>{items}</ol></div>')
     cols = "cols side" if side else "cols"
+    if board_wide(public) and not public.get("over"):  # at the end, the end box needs room
+        cols += " wide"
     parts.append(f'<div class="{cols}"><div class="board">{board(public, names)}</div>')
     parts.append(f"<aside>{''.join(side)}</aside></div>")
     parts.append(cue_sheet(public, snap.moments, names, snap.language))
@@ -100,15 +109,36 @@ def _idle(snap: Snapshot) -> str:
             f"<li{mark}><b>{esc(_(game['name']))}</b> "
             f'<span class="range">{esc(players_range(game))}</span>{card}</li>'
         )
+    join = _join(snap, "div" if chosen or not items else "li")
+    if not chosen and items:  # the address is one more card among the games'
+        items.append(join)
+        join = ""
     menu = ""
     if items:
         heading = esc(_("Games on this table"))
         menu = f'<div class="menu"><h2>{heading}</h2><ul>{"".join(items)}</ul></div>'
     rules = _rules_card(chosen, snap.status) if chosen else ""
     wide = " picked" if chosen else ""
+    # The table's name for guests (its id under it, as the hub's panel says it).
+    tag = f" <small>{esc(_('table {name}', name=snap.table))}</small>" if snap.name else ""
     return (
-        f'<div class="idle{wide}"><h1>{esc(snap.table)}</h1><p class="big">{waiting}</p>'
-        f'<div class="idle-cols">{menu}{rules}</div><p class="note">{hint}</p></div>'
+        f'<div class="idle{wide}"><h1>{esc(snap.title)}{tag}</h1><p class="big">{waiting}</p>'
+        f'<div class="idle-cols">{menu}{rules}{join}</div>'
+        f'<p class="note">{hint}</p></div>'
+    )
+
+
+def _join(snap: Snapshot, tag: str = "div") -> str:
+    """The page's own address and its QR code (in a ``tag`` box): a guest's phone follows
+    the table too."""
+    if not snap.address:
+        return ""
+    said = esc(_("Follow this table on your phone: scan the code or open"))
+    alt = esc(_("QR code of {address}", address=snap.address))
+    return (
+        f'<{tag} class="join"><div class="qr" role="img" aria-label="{alt}">'
+        f"{qr_svg(snap.address)}</div><p>{said}</p>"
+        f'<p class="address">{esc(snap.address).replace("/", "/<wbr>")}</p></{tag}>'
     )
 
 
@@ -170,8 +200,11 @@ def _banner(snap: Snapshot) -> str:
 
 
 def page(title: str, body: str, *, stream: str | None = None, language: str = "en") -> str:
-    """A whole HTML document; with ``stream`` the page follows that SSE URL."""
+    """A whole HTML document; with ``stream`` the page follows that SSE URL, and says so in
+    words when it loses it (the script shows the hidden banner while it reconnects)."""
     data = f' data-stream="{esc(stream)}"' if stream else ""
+    with speaking(language):
+        lost = esc(_("Connection to the hub lost: reconnecting…"))
     return (
         f"<!doctype html><html lang={esc(language)}><head><meta charset=utf-8>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -180,7 +213,8 @@ def page(title: str, body: str, *, stream: str | None = None, language: str = "e
         '<link rel="stylesheet" href="/static/sound.css">'
         '<script src="/static/display.js" defer></script>'
         '<script src="/static/sound.js" defer></script>'
-        f'</head><body><main id="live"{data}>{body}</main></body></html>'
+        f'</head><body><p id="lost" class="reconnecting" role="alert" hidden>{lost}</p>'
+        f'<main id="live"{data}>{body}</main></body></html>'
     )
 
 
@@ -190,7 +224,8 @@ def overview_fragment(snaps: Sequence[Snapshot], language: str = "en") -> str:
     cards = []
     for snap in snaps:
         with speaking(snap.language):
-            cards.append(_overview_card(snap))
+            card = _overview_card(snap)
+        cards.append(french_spaces(card) if snap.language == "fr" else card)
     with speaking(language):
         heading = esc(_("coffre tables"))
     return f'<section class="overview"><h1>{heading}</h1>{"".join(cards)}</section>'
@@ -241,7 +276,7 @@ def _overview_card(snap: Snapshot) -> str:
     return (
         f'<a class="card" href="/table/{esc(snap.table)}" lang="{snap.language}" '
         f'data-version="{esc(public.get("version", 0))}">'
-        f"<h2>{esc(snap.table)} · {esc(name)}</h2>"
+        f"<h2>{esc(snap.title)} · {esc(name)}</h2>"
         f"{''.join(lines)}<p class=seats-line>{seats}</p></a>"
     )
 

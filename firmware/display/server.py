@@ -20,11 +20,12 @@ import logging
 import resource
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from aiohttp import web
 
+from firmware.display.address import own_address
 from firmware.display.feed import Feed, Snapshot
 from firmware.display.render import overview_fragment, page, table_fragment
 from firmware.link.lang import LANGUAGES, _, check_language, speaking
@@ -316,8 +317,12 @@ class Display:
         connections_per_address: int = CONNECTIONS_PER_ADDRESS,
         connections_total: int | None = None,
         idle_seconds: float = IDLE_SECONDS,
+        names: Mapping[str, str] | None = None,
+        address: str = "",
     ) -> None:
         self.tables = list(tables)
+        #: Each table's name for guests, and the address phones open (empty: found at start).
+        self.names, self.address = dict(names or {}), address
         #: The display's own language: the overview's heading, and any table whose hub has
         #: not said its language yet (each table's page follows its hub's ``language``).
         self.language = check_language(language)
@@ -363,7 +368,18 @@ class Display:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError(f"the display could not listen on {self.host}:{self.port}")
+        self._describe()
         self.feed.start()
+
+    def _describe(self) -> None:
+        """Each table's name and its page's address (the port is known now), before the
+        feed runs: the idle page shows them, with a QR code of the address."""
+        base = self.address or own_address(self.feed.client.config.host, self.port, self.host)
+        for table, snap in self.feed.snapshots.items():
+            snap.name = self.names.get(table, "")
+            snap.address = f"{base}table/{table}" if base else ""
+            self.fragments[table] = table_fragment(snap)
+        self.fragments[OVERVIEW] = self._overview_fragment()
 
     def stop(self) -> None:
         self.feed.stop()

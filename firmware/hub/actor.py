@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from firmware.hub.claim import Verdict
 from firmware.hub.config import TableConfig
 from firmware.hub.hostmenu import HostMenu
+from firmware.hub.pair_state import Guard, Pending
 from firmware.hub.store import GameRecord
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
@@ -21,7 +22,6 @@ from firmware.link.mqtt import Message
 
 if TYPE_CHECKING:
     from firmware.hub.links import TableLink
-    from firmware.hub.pairing import Guard, Pending
 
 #: A station whose status flaps redraws the screens at most this often (seconds; see
 #: hub.inputs.redraw_due), after a first burst of STATUS_BURST.

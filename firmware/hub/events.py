@@ -1,4 +1,4 @@
-"""What the hub's thread works on besides MQTT messages, and the batch it works them in.
+"""What the hub's thread works on besides MQTT messages.
 
 The hub has one mailbox (see :mod:`firmware.hub.service`). MQTT messages land in it from
 the hub's broker connection; everything else that must happen on the hub's thread comes as one
@@ -8,9 +8,8 @@ callbacks, or the hub's own loop when time passes. Tests hand them to ``Hub.feed
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from firmware.hub.actor import TableActor
 from firmware.hub.claim import Verdict
 from firmware.link.mqtt import Message
 
@@ -72,16 +71,3 @@ class Synced:
 Event = PanelPress | ClaimDecided | Connected | LinkChanged | Denied | TimersDue | Tick | Synced
 #: What the hub's mailbox holds.
 Item = Message | Event
-
-
-@dataclass
-class Batch:
-    """What one batch (one store transaction) did so far, handed to every handler in it."""
-
-    #: The tables it changed: rebuilt from the store if the batch cannot be committed.
-    touched: dict[str, TableActor] = field(default_factory=dict)
-    #: The store error that breaks the batch (rolled back, its answers taken back).
-    broken: BaseException | None = None
-
-    def touch(self, actor: TableActor) -> None:
-        self.touched[actor.config.name] = actor

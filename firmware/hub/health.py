@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from firmware.hub import pairing
 from firmware.hub.actor import TableActor
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
@@ -46,8 +45,8 @@ def report(actor: TableActor) -> dict[str, SeatHealth]:
     for station in actor.config.stations:
         now = state(actor, station)
         reason = actor.reasons.get(station, "") if now == "error" else ""
-        asking = now != "pairing" and pairing.asking(actor, station)
-        out[station] = SeatHealth(now, reason, asking)
+        waits = now != "pairing" and asking(actor, station)
+        out[station] = SeatHealth(now, reason, waits)
     return out
 
 
@@ -61,9 +60,9 @@ def not_ready(actor: TableActor, stations: list[str] | None = None) -> list[str]
 def host_title(actor: TableActor, *, noted: bool) -> tuple[str, dict[str, str]] | None:
     """The hub display's title when a seat needs the host: a pairing code first, then
     (unless a note is up: "p6 paired") the seats not ready (in a game, its seats only)."""
-    asking = pairing.title(actor)
-    if asking is not None or noted:
-        return asking
+    shown = pairing_title(actor)
+    if shown is not None or noted:
+        return shown
     table = actor.table
     seats = table.seating.stations[: table.players] if table is not None else None
     missing = not_ready(actor, seats)
@@ -85,6 +84,31 @@ def may_start(actor: TableActor, stations: list[str], now: float) -> list[str]:
         return []
     actor.start_asked = now
     return missing
+
+
+def asking(actor: TableActor, station: str) -> bool:
+    """Whether a request for ``station`` waits (shown beside the seat in hub/status)."""
+    pending = actor.pairing.get(station)
+    return pending is not None and pending.granting is None
+
+
+def first_asking(actor: TableActor) -> str | None:
+    """The first seat (in seat order) whose pairing code waits for the host."""
+    ready = [
+        s
+        for s in actor.config.stations
+        if (p := actor.pairing.get(s)) and p.code and p.granting is None
+    ]
+    return ready[0] if ready else None
+
+
+def pairing_title(actor: TableActor) -> tuple[str, dict[str, str]] | None:
+    """The hub display's title while a code waits for the host: ("Pair {station}? {code}")."""
+    station = first_asking(actor)
+    if station is None:
+        return None
+    code = actor.pairing[station].code or ""
+    return N_("Pair {station}? {code}"), {"station": station, "code": code}
 
 
 def status_reason(status: proto.StationStatus) -> str:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING
 
 from firmware.hub import health, pairing
 from firmware.hub.actor import TableActor
 from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import own_card_set
-from firmware.hub.events import Batch
+from firmware.hub.context import Batch, HubContext
 from firmware.hub.inputs import bad_payload
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
 from firmware.link import protocol as proto
@@ -22,53 +21,50 @@ from firmware.link.lang import N_
 from rules import get_game, get_info
 from rules.core import IllegalAction, RulesError
 
-if TYPE_CHECKING:
-    from firmware.hub.service import Hub
-
 log = logging.getLogger(__name__)
 
 
-def host_payload(hub: Hub, batch: Batch, actor: TableActor, payload: bytes) -> None:
+def host_payload(ctx: HubContext, batch: Batch, actor: TableActor, payload: bytes) -> None:
     """A command as ``host/command`` carries it: decoded, run, the host screen redrawn."""
     try:
         cmd = proto.decode_host_command(payload)
     except proto.ProtocolError as exc:
-        bad_payload(hub, actor, "host", exc)
-        hub.out.note(actor, str(exc))
+        bad_payload(ctx, actor, "host", exc)
+        ctx.out.note(actor, str(exc))
         if exc.id is not None:
-            hub.out.answer(actor, None, proto.Ack(exc.id, False, str(exc)))
-        hub.out.host(actor)
+            ctx.out.answer(actor, None, proto.Ack(exc.id, False, str(exc)))
+        ctx.out.host(actor)
         return
-    host_command(hub, batch, actor, cmd)
-    hub.out.host(actor)
+    host_command(ctx, batch, actor, cmd)
+    ctx.out.host(actor)
 
 
-def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:
+def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:
     """Run one command once (a resent one gets its first answer again) and answer it."""
     # Host ids live apart from station ids (a station may be called "host").
     source_id = f"{actor.config.name}!host/{cmd.id}"
 
     def answer(ok: bool, message: str) -> None:
         """Every command is answered on host/ack (the command line waits)."""
-        hub.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
+        ctx.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
 
     # Nothing stored: a pairing lives only while it waits. ``pair`` grants only the
     # request whose code the host compared (``pair p6 4721``), never "whatever waits".
     if cmd.cmd == "pair":
-        answer(*pairing.confirm(hub, actor, cmd.station, code=cmd.code))
+        answer(*pairing.confirm(ctx, actor, cmd.station, code=cmd.code))
         return
     if cmd.cmd == "refuse":
-        answer(*pairing.refuse(hub, actor, cmd.station))
+        answer(*pairing.refuse(ctx, actor, cmd.station))
         return
-    prior = hub.store.answer(source_id)
+    prior = ctx.store.answer(source_id)
     if prior is not None:
         answer(*prior)  # a resent command: the first answer again, nothing redone
         return
     try:
         if cmd.cmd == "start":
-            start(hub, batch, actor, cmd)
-            remember(hub, batch, actor, source_id, True, "Game started", keep=True)
-            hub.out.note(actor, N_("Game started"))
+            start(ctx, batch, actor, cmd)
+            remember(ctx, batch, actor, source_id, True, "Game started", keep=True)
+            ctx.out.note(actor, N_("Game started"))
             answer(True, "Game started")
             return
         table = actor.table
@@ -78,40 +74,40 @@ def host_command(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostComma
             body = table.binding.advance(table)
             if body is None:
                 raise IllegalAction("Nothing to skip now")
-            apply(hub, batch, actor, body, source_id)
+            apply(ctx, batch, actor, body, source_id)
         elif cmd.cmd == "undo":
-            apply(hub, batch, actor, {"undo": True}, source_id)
+            apply(ctx, batch, actor, {"undo": True}, source_id)
         elif cmd.cmd == "abort":
             assert actor.record is not None
-            hub.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
+            ctx.store.set_status(actor.record.table_id, actor.record.game_no, "aborted")
             log.info("%s: game %d aborted by the host", actor.config.name, actor.record.game_no)
             batch.touch(actor)
-            remember(hub, batch, actor, source_id, True, "", keep=True)
+            remember(ctx, batch, actor, source_id, True, "", keep=True)
             actor.table = None
             actor.record = None
             actor.timer_due = None
-            hub.out.all(actor)
+            ctx.out.all(actor)
         actor.message = ""
         answer(True, "")
     except IllegalAction as exc:
-        remember(hub, batch, actor, source_id, False, exc.message, keep=True)
-        hub.out.note(actor, exc.msgid, exc.params)
+        remember(ctx, batch, actor, source_id, False, exc.message, keep=True)
+        ctx.out.note(actor, exc.msgid, exc.params)
         answer(False, exc.message)
     except RulesError as exc:
-        remember(hub, batch, actor, source_id, False, str(exc)[:63], keep=True)
-        hub.out.note(actor, str(exc))
+        remember(ctx, batch, actor, source_id, False, str(exc)[:63], keep=True)
+        ctx.out.note(actor, str(exc))
         answer(False, str(exc)[:63])
     except STORE_ERRORS as exc:
         batch.broken = exc
-        hub.out.note(actor, NOT_SAVED)
+        ctx.out.note(actor, NOT_SAVED)
         answer(False, NOT_SAVED)
     except Exception:
         log.exception("hub: host command %s failed", cmd.cmd)
-        hub.out.note(actor, N_("Hub error: see its log"))
+        ctx.out.note(actor, N_("Hub error: see its log"))
         answer(False, "Hub error: see its log")
 
 
-def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:
+def start(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:
     """A new game on the table, stored before anything shows it."""
     if actor.playing:
         # Only an explicit abort ends a game: a second panel, a script or a stray command
@@ -127,7 +123,7 @@ def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> 
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "big") >> 1  # 63 bits: no brute force
     stations = actor.config.stations[:players]
-    missing = health.may_start(actor, stations, hub.clock())
+    missing = health.may_start(actor, stations, ctx.clock())
     if missing:
         raise IllegalAction(
             "Not online: {stations}. Start again to go ahead", stations=" ".join(missing)
@@ -139,10 +135,10 @@ def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> 
     options = get_game(game).pin_options(own_card_set(actor.config, game, given))
     # Validate by setting up before anything is stored.
     get_game(game).setup(players, options, seed)
-    record = hub.store.new_game(actor.config.name, game, players, options, seed, stations)
+    record = ctx.store.new_game(actor.config.name, game, players, options, seed, stations)
     batch.touch(actor)
     actor.record = record
-    actor.table = new_table(hub, actor, record)
+    actor.table = new_table(ctx, actor, record)
     actor.timer_due = None
     log.info(
         "%s: game %d (%s) started for %d players",
@@ -151,4 +147,4 @@ def start(hub: Hub, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> 
         game,
         players,
     )
-    hub.out.all(actor)
+    ctx.out.all(actor)

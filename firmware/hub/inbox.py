@@ -8,7 +8,11 @@ waiting, and the mailbox at most LIMIT. Beyond that a message is dropped: acknow
 the broker (so a QoS 1 flood does not stall the connection's in-flight window) and
 never answered (a message with no broker ack, QoS 0, has a smaller share); a real
 station sends an unanswered input again. One log line per sender
-every LOG_EVERY seconds says so. The hub's own events (panel, timers, links) are never
+every LOG_EVERY seconds says so. A sender dropped this way many times a second floods:
+``on_flood`` is told (the links stop hearing that sender alone, see
+:mod:`firmware.hub.links`), and until they hear it again none of its messages get in, so
+what the broker had already sent of the flood costs the hub's thread nothing while the
+table's other seats are answered. The hub's own events (panel, timers, links) are never
 dropped, and the writer's word that the store is durable (``Synced``) goes first in line.
 """
 
@@ -40,9 +44,15 @@ SHARE_QOS0 = 8
 #: Messages the mailbox holds at most, whoever sent them.
 LIMIT = 4096
 #: A sender with this many messages dropped within FLOOD_WINDOW seconds floods the hub:
-#: ``on_flood`` is told (the hub's links then stop hearing that topic for a while).
-FLOOD_DROPS = 100
+#: ``on_flood`` is told (the hub's links then stop hearing that sender for a while). Few:
+#: a real station never has its share waiting, and every message of a flood decoded
+#: before the links stop it is one more the broker has queued ahead of the other seats.
+FLOOD_DROPS = 20
 FLOOD_WINDOW = 1.0
+#: How long a sender that floods gets no share at all (seconds): as long as the hub's links
+#: do not hear it (firmware.hub.links.MUTE_SECONDS). What the broker had sent of the flood
+#: before then costs the hub a dropped message each, and none of its thread's work.
+SHED_SECONDS = 10.0
 
 
 def sender(topic: str) -> str:
@@ -75,6 +85,8 @@ class FairInbox(queue.Queue[Item | None]):
         #: floods (FLOOD_DROPS within FLOOD_WINDOW), once per such window.
         self.on_flood: Callable[[str], None] | None = None
         self._drops: dict[str, tuple[float, int]] = {}
+        #: Senders that flood, each with when it gets a share again.
+        self.shed: dict[str, float] = {}
 
     def put(self, item: Item | None, block: bool = True, timeout: float | None = None) -> None:
         if isinstance(item, Message):
@@ -82,6 +94,10 @@ class FairInbox(queue.Queue[Item | None]):
             share = self.share if item.ack is not None else self.share_qos0
             with self.mutex:
                 full = self.waiting[who] >= share or self._qsize() >= self.limit
+                if who in self.shed and not full:
+                    full = self.clock() < self.shed[who]
+                    if not full:
+                        del self.shed[who]
             if full:
                 self._drop(item, who)
                 return
@@ -121,6 +137,9 @@ class FairInbox(queue.Queue[Item | None]):
             count += 1
             flooding = count == FLOOD_DROPS
             self._drops[who] = (since, count)
+            if flooding:
+                with self.mutex:
+                    self.shed[who] = now + SHED_SECONDS
         if flooding and self.on_flood is not None:
             self.on_flood(item.topic)
         if held is not None:

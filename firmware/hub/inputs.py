@@ -8,19 +8,16 @@ stored (see :mod:`firmware.hub.play`); its answer goes out once the batch is com
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from firmware.hub.actor import TableActor
-from firmware.hub.events import Batch
+from firmware.hub.context import Batch, HubContext
 from firmware.hub.health import status_reason
 from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, remember
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
 from firmware.link.lang import refusal, speaking
 from rules.core import IllegalAction
-
-if TYPE_CHECKING:
-    from firmware.hub.service import Hub
 
 log = logging.getLogger(__name__)
 
@@ -32,29 +29,31 @@ MAX_SEQ_JUMP = 10_000
 BAD_SEQUENCE = "Bad message: id out of sequence"
 
 
-def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, payload: bytes) -> None:
+def station_input(
+    ctx: HubContext, batch: Batch, actor: TableActor, station: str, payload: bytes
+) -> None:
     """One input from a station: stored and applied, or refused; answered either way."""
 
     def ack(answer: proto.Ack) -> None:
-        hub.out.answer(actor, station, answer)  # sent once the batch is committed
+        ctx.out.answer(actor, station, answer)  # sent once the batch is committed
 
     try:
         inp = proto.decode_input(payload)
     except proto.ProtocolError as exc:
-        bad_payload(hub, actor, station, exc)
+        bad_payload(ctx, actor, station, exc)
         ack(proto.Ack(exc.id, False, str(exc)))
         return
     if station not in actor.config.stations:
         ack(proto.Ack(inp.id, False, say(actor, "Unknown station")))
         return
     source_id = f"{actor.config.name}/{station}/{inp.id}"
-    placed = sequence(hub, actor, station, inp.id)
+    placed = sequence(ctx, actor, station, inp.id)
     if placed == "jump":
-        bad_payload(hub, actor, station, proto.ProtocolError(BAD_SEQUENCE, inp.id))
+        bad_payload(ctx, actor, station, proto.ProtocolError(BAD_SEQUENCE, inp.id))
         ack(proto.Ack(inp.id, False, BAD_SEQUENCE))  # not remembered: it moves no floor
         return
     # A new id has no answer yet: the store is asked only about one it may have seen.
-    prior = hub.store.answer(source_id) if placed == "seen?" else None
+    prior = ctx.store.answer(source_id) if placed == "seen?" else None
     if prior is not None:
         # Delivered again (QoS 1, a resend): the same answer, and nothing applied twice.
         ack(proto.Ack(inp.id, *prior))
@@ -70,12 +69,12 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
         if "ui" in body and table.ui_noop(body):
             ack(proto.Ack(inp.id, True, ""))
             return  # a knob against its stop: nothing to store
-        apply(hub, batch, actor, body, source_id)
+        apply(ctx, batch, actor, body, source_id)
     except IllegalAction as exc:
         # Remembered, so a late copy of this input gets this answer, not a new one;
         # answered even when the disk cannot remember it (in the table's language).
         message = say(actor, exc.msgid, exc.params)
-        remember(hub, batch, actor, source_id, False, message)
+        remember(ctx, batch, actor, source_id, False, message)
         ack(proto.Ack(inp.id, False, message))
         return
     except STORE_ERRORS as exc:
@@ -84,7 +83,7 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
         return
     except Exception as exc:
         # A bug, not the player's fault: say so, keep the table as it was.
-        if hub.throttle.allow(("input bug", type(exc))) is not None:
+        if ctx.throttle.allow(("input bug", type(exc))) is not None:
             log.exception("hub: input %s from %s failed", inp.id, station)
         ack(proto.Ack(inp.id, False, say(actor, "Hub error: tell the host")))
         return
@@ -92,7 +91,7 @@ def station_input(hub: Hub, batch: Batch, actor: TableActor, station: str, paylo
 
 
 def sequence(
-    hub: Hub, actor: TableActor, station: str, input_id: str
+    ctx: HubContext, actor: TableActor, station: str, input_id: str
 ) -> Literal["new", "seen?", "jump"]:
     """Where an input id stands in its station's ids of that boot.
 
@@ -111,7 +110,7 @@ def sequence(
         if len(actor.last_seq) > 4 * len(actor.config.stations) + 64:
             actor.last_seq.clear()  # old boots: asked of the store again if ever seen
         try:
-            last = hub.store.last_n(stream)
+            last = ctx.store.last_n(stream)
         except STORE_ERRORS:
             return "seen?"  # the disk's trouble is not the station's: its input goes on
     n = int(seq)
@@ -121,7 +120,7 @@ def sequence(
     return "new" if n > last else "seen?"
 
 
-def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) -> None:
+def station_status(ctx: HubContext, actor: TableActor, station: str, payload: bytes) -> None:
     """A station came online (it gets its screen again) or went away (the host sees it).
 
     A station whose status flaps (a bad link, a hostile client with its credentials) gets
@@ -131,13 +130,13 @@ def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) ->
     try:
         status = proto.decode_status(payload)
     except proto.ProtocolError as exc:
-        bad_payload(hub, actor, f"{station}/status", exc)
+        bad_payload(ctx, actor, f"{station}/status", exc)
         return
     actor.reasons[station] = status_reason(status)
     changed = actor.station_states.get(station) != status.state
     if changed:
         actor.station_states[station] = status.state
-        held = hub.throttle.allow(("status", actor.config.name, station, status.state))
+        held = ctx.throttle.allow(("status", actor.config.name, station, status.state))
         if held is not None:
             level = logging.WARNING if status.state == "lost" else logging.INFO
             more = f" (+{held} more)" if held else ""
@@ -152,10 +151,10 @@ def station_status(hub: Hub, actor: TableActor, station: str, payload: bytes) ->
     # A change of state and a mere "online again" draw at their own pace: a station that
     # says "online" often cannot hold back the news that it is gone.
     actor.status_pending.add((station, "state" if changed else "again"))
-    redraw_due(hub, actor, hub.clock())
+    redraw_due(ctx, actor, ctx.clock())
 
 
-def redraw_due(hub: Hub, actor: TableActor, now: float) -> None:
+def redraw_due(ctx: HubContext, actor: TableActor, now: float) -> None:
     """Draw what station statuses changed: at once at a human pace, then (a station whose
     status flaps) one redraw per station every STATUS_REDRAW seconds at most, the last
     state winning; the hub's loop wakes for the next (see TableActor.status_due)."""
@@ -168,12 +167,12 @@ def redraw_due(hub: Hub, actor: TableActor, now: float) -> None:
         if station in actor.reborn:
             actor.reborn.discard(station)
             actor.published.pop(actor.topics.station(station, "screen"), None)
-    hub.out.all(actor)
+    ctx.out.all(actor)
 
 
-def bad_payload(hub: Hub, actor: TableActor, source: str, exc: proto.ProtocolError) -> None:
+def bad_payload(ctx: HubContext, actor: TableActor, source: str, exc: proto.ProtocolError) -> None:
     """One log line (throttled: a station cannot flood the log) for a payload refused."""
-    hub.throttle.warning(
+    ctx.throttle.warning(
         ("bad", actor.config.name, source), f"hub: {actor.config.name}/{source}: {exc}"
     )
 

@@ -22,15 +22,20 @@ nothing more, and the hub keeps it tied to the shared connection:
   cleanly: no will overwrites another hub's claim or the hub's goodbye.
 
 One connection is one stream: what one sender floods in (a station's credentials
-publishing at full speed) would queue every other table behind it. The hub's mailbox
-drops a sender's messages beyond its share and says who floods (see
-:mod:`firmware.hub.inbox`); the links then **mute** that subscription (the table's
-station inputs, say) for MUTE_SECONDS: the broker stops sending it, so the backlog stays
-small and the other tables are answered. The flooded table's honest stations send their
-unanswered inputs again afterwards (they keep them until answered), so nothing acked is lost.
+publishing at full speed) would queue every other table, and every other seat of its own
+table, behind it. The hub's mailbox drops a sender's messages beyond its share and says who
+floods (see :mod:`firmware.hub.inbox`), but that is not enough: decoding every message of a
+flood keeps paho's thread busy far behind the broker (a seat's answers waited 15 s with
+the mailbox alone). So the links then stop hearing **that sender alone** for MUTE_SECONDS:
+the table's wildcard subscription that brings it (``station/+/input``, say) is replaced by
+one subscription per other station of the table, and the broker stops sending the
+flooder's messages at all. The table's other seats are heard throughout; the flooding
+station's own inputs are heard again afterwards (a real station keeps them until
+answered, so nothing acked is lost). A subscription that is not per station (the host's
+commands) has one sender: it is muted whole.
 
-Why not one connection per table, as before: each had a network thread of its own, and at
-100 tables the hub spent its time handing the interpreter lock between them and fighting
+Why not one connection per table: each would have a network thread of its own, and at
+100 tables the hub would spend its time handing the interpreter lock between them and fighting
 over its mailbox's lock (docs/benchmarks.md). A will connection keeps a network thread
 too, but an idle one: no message passes over it, only a keepalive every few seconds.
 """
@@ -40,7 +45,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import paho.mqtt.client as paho
@@ -57,19 +62,46 @@ log = logging.getLogger(__name__)
 #: wait a broker round trip per 20 messages, for all its tables), and with any limit paho
 #: walks every message in flight at each PUBACK (a burst of n costs n*n/2 steps).
 SEND_WINDOW = 0
-#: How long a flooded subscription stays muted (seconds), then it is asked again.
+#: How long a flooding sender stays unheard (seconds), then it is heard again.
 MUTE_SECONDS = 10.0
+#: Who a muted subscription sheds: every sender (a subscription muted whole).
+EVERYONE = ""
+
+
+def station_wildcard(sub: str) -> bool:
+    """Whether ``sub`` is one of a table's per-station wildcards (``coffre/<t>/station/+/x``)."""
+    parts = sub.split("/")
+    return len(parts) == 5 and parts[2] == "station" and parts[3] == "+"
+
+
+def for_station(sub: str, station: str) -> str:
+    """A station wildcard narrowed to one station's topic."""
+    parts = sub.split("/")
+    parts[3] = station
+    return "/".join(parts)
 
 
 class TableLink:
     """A table's share of the hub's links: what it sends goes over the shared connection,
     and its will connection says ``lost`` for it. What the hub's code talks to."""
 
-    def __init__(self, hub: HubLinks, name: str, topics: list[str], will: Will) -> None:
+    def __init__(
+        self,
+        hub: HubLinks,
+        name: str,
+        topics: list[str],
+        will: Will,
+        stations: Sequence[str] = (),
+    ) -> None:
         self.hub = hub
         self.name = name
         self.topics = topics
         self.will = will
+        #: The table's stations: what a station wildcard is narrowed to while one floods.
+        self.stations = list(stations)
+        #: Who each of ``topics`` is not heard from for now (a station, or EVERYONE), each
+        #: with the token of the timer that lifts it (see HubLinks.mute).
+        self.shed: dict[str, dict[str, object]] = {}
         #: Set while the table is up (see the module), cleared when either link goes.
         self.connected = threading.Event()
         self.will_link: Client | None = None
@@ -104,6 +136,20 @@ class TableLink:
     def wait_connected(self, timeout: float = 10.0) -> bool:
         return self.connected.wait(timeout)
 
+    def heard(self, sub: str) -> list[str]:
+        """What is subscribed for ``sub`` now, less whom it sheds (see the module)."""
+        shed = self.shed.get(sub)
+        if not shed:
+            return [sub]
+        if EVERYONE in shed or not station_wildcard(sub):
+            return []
+        return [for_station(sub, s) for s in self.stations if s not in shed]
+
+    def narrowed(self) -> list[str]:
+        """Every per-station topic a station wildcard of this table may be narrowed to."""
+        wildcards = [t for t in self.topics if station_wildcard(t)]
+        return [for_station(t, s) for t in wildcards for s in self.stations]
+
 
 class HubLinks:
     """The shared connection and the tables' will connections (see the module).
@@ -129,8 +175,6 @@ class HubLinks:
         self._lock = threading.RLock()
         self._mids: dict[int, str] = {}
         self._started = False
-        #: Subscriptions muted for flooding (see the module).
-        self.muted: set[str] = set()
         #: Tables this hub no longer runs whose subscriptions it dropped (see forget).
         self.forgotten: set[str] = set()
         #: Says the will connections' trouble (they log nothing above DEBUG themselves).
@@ -152,8 +196,10 @@ class HubLinks:
             inflight=SEND_WINDOW,
         )
 
-    def table(self, name: str, topics: list[str], will: Will) -> TableLink:
-        link = self.tables[name] = TableLink(self, name, topics, will)
+    def table(
+        self, name: str, topics: list[str], will: Will, stations: Sequence[str] = ()
+    ) -> TableLink:
+        link = self.tables[name] = TableLink(self, name, topics, will, stations)
         return link
 
     # --- the hub's thread ------------------------------------------------------------
@@ -175,7 +221,8 @@ class HubLinks:
             link.joined = False
             link.connected.clear()
             if was and self.data.connected.is_set():
-                self.data.unsubscribe(link.topics)
+                self.data.unsubscribe([h for t in link.topics for h in link.heard(t)])
+            link.shed.clear()
         self.close_will(link, clean=True)
 
     def close_will(self, link: TableLink, *, clean: bool) -> None:
@@ -211,35 +258,65 @@ class HubLinks:
         )
 
     def mute(self, topic: str) -> None:
-        """A sender floods with ``topic``: stop hearing the subscription that brings it for
-        MUTE_SECONDS (any thread; the mailbox calls this)."""
+        """A sender floods with ``topic``: stop hearing that sender for MUTE_SECONDS (any
+        thread; the mailbox calls this). A station is cut out of the table's wildcard
+        subscription that brings it; any other subscription is muted whole."""
         with self._lock:
             link = self.tables.get(topic.partition("/")[2].partition("/")[0])  # coffre/<table>/...
             if link is None or not link.joined:
                 return
             sub = next((s for s in link.topics if paho.topic_matches_sub(s, topic)), None)
-            if sub is None or sub in self.muted:
+            if sub is None:
                 return
-            self.muted.add(sub)
-            self.data.unsubscribe([sub])
-        log.warning(
-            "hub: table %s: %s floods the hub; not hearing %s for %.0f s (its stations "
-            "send their inputs again then)",
-            link.name,
-            topic,
-            sub,
-            MUTE_SECONDS,
-        )
-        timer = threading.Timer(MUTE_SECONDS, self._unmute, (link, sub))
+            who = topic.split("/")[3] if station_wildcard(sub) and link.stations else EVERYONE
+            shed = link.shed.setdefault(sub, {})
+            if who in shed or EVERYONE in shed:
+                return
+            token = object()
+            self._reshape(link, sub, lambda: shed.__setitem__(who, token))
+        if who == EVERYONE:
+            log.warning(
+                "hub: table %s: %s floods the hub; not hearing %s for %.0f s",
+                link.name,
+                topic,
+                sub,
+                MUTE_SECONDS,
+            )
+        else:
+            log.warning(
+                "hub: table %s: station %s floods the hub (%s); not hearing it for %.0f s "
+                "(the table's other stations are heard)",
+                link.name,
+                who,
+                topic,
+                MUTE_SECONDS,
+            )
+        timer = threading.Timer(MUTE_SECONDS, self._unmute, (link, sub, who, token))
         timer.daemon = True
         timer.start()
 
-    def _unmute(self, link: TableLink, sub: str) -> None:
+    def _unmute(self, link: TableLink, sub: str, who: str, token: object) -> None:
         with self._lock:
-            self.muted.discard(sub)
-            if link.joined and self.data.connected.is_set():
-                self.data.subscribe([sub])
-        log.info("hub: table %s: hearing %s again", link.name, sub)
+            shed = link.shed.get(sub, {})
+            if shed.get(who) is not token:
+                return  # lifted already: the connection or the table started over
+            self._reshape(link, sub, lambda: shed.pop(who))
+        log.info("hub: table %s: hearing %s again", link.name, who or sub)
+
+    def _reshape(self, link: TableLink, sub: str, change: Callable[[], object]) -> None:
+        """Apply ``change`` to whom ``sub`` sheds, and tell the broker: the new
+        subscriptions first, then the old ones dropped, so no message of a seat still
+        heard falls between them (one may come twice: the hub answers an input again
+        under its id, and the station takes the first answer). Under the lock."""
+        before = link.heard(sub)
+        change()
+        after = link.heard(sub)
+        if not (link.joined and self.data.connected.is_set()):
+            return  # subscribed afresh on (re)connection
+        new = [t for t in after if t not in before]
+        if new:
+            self.data.subscribe(new)
+        self.data.unsubscribe([t for t in before if t not in after])
 
     def clients(self) -> list[Client]:
         """The shared connection and the open will connections."""
@@ -252,10 +329,13 @@ class HubLinks:
     def _data_up(self) -> None:
         with self._lock:
             self._mids.clear()
-            self.muted.clear()  # a new connection hears everything again
             for link in self.tables.values():
+                link.shed.clear()  # a new connection hears everything again
                 if link.joined:
                     self._subscribe(link)
+                    # A persistent session keeps what a flood had narrowed, even that of a
+                    # hub that died meanwhile: such a topic would bring every input twice.
+                    self.data.unsubscribe(link.narrowed())
                     self._open_will(link)
 
     def _subscribe(self, link: TableLink) -> None:

@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING
 
 from firmware.hub.actor import TableActor
 from firmware.hub.claim import ECHO_SECONDS, REPAINT_SECONDS, Verdict, read_status, will_delay
+from firmware.hub.context import HubContext
 from firmware.hub.events import Connected, Denied, LinkChanged
 from firmware.hub.panel import link_changed
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
 from firmware.link.mqtt import Message
-
-if TYPE_CHECKING:
-    from firmware.hub.service import Hub
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +30,11 @@ log = logging.getLogger(__name__)
 HELD_MOST = 1000
 
 
-def claimed(hub: Hub, verdict: Verdict) -> None:
+def claimed(ctx: HubContext, verdict: Verdict) -> None:
     """The probe decided a table: connect to it, or leave it alone."""
-    actor = hub.actors[verdict.table]
+    actor = ctx.actors[verdict.table]
     if not verdict.free:
-        refuse(hub, actor, verdict)
+        refuse(ctx, actor, verdict)
         return
     actor.state = "live"
     actor.taken_from = verdict.taken_from
@@ -47,67 +44,70 @@ def claimed(hub: Hub, verdict: Verdict) -> None:
     actor.client.start()
 
 
-def link_event(hub: Hub, event: Connected | LinkChanged | Denied) -> None:
+def link_event(ctx: HubContext, event: Connected | LinkChanged | Denied) -> None:
     """A connection's news: the probe's link, or a table's (up, changed, a subscription
     refused). A table's connection comes up only once the probe found the table free."""
     if event.table is None:  # the probe's link: shown while the panel's table waits for it
-        shown = hub.out.panel_actor
+        shown = ctx.out.panel_actor
         if shown is not None and shown.state == "probing":
-            link_changed(hub, shown)
+            link_changed(ctx, shown)
         return
-    actor = hub.actors[event.table]
+    actor = ctx.actors[event.table]
     if isinstance(event, Connected) and actor.state == "probing":
         actor.state = "live"  # a client connects only once its table is claimed
     if actor.state != "live":
         return  # refused (its client's last words), or not claimed yet
     if isinstance(event, LinkChanged):
-        link_changed(hub, actor)
+        link_changed(ctx, actor)
     elif isinstance(event, Denied):
-        refuse(hub, actor, Verdict(actor.config.name, denied=True))
+        refuse(ctx, actor, Verdict(actor.config.name, denied=True))
     else:
-        connected(hub, actor)
+        connected(ctx, actor)
 
 
-def connected(hub: Hub, actor: TableActor) -> None:
+def connected(ctx: HubContext, actor: TableActor) -> None:
     """The table's connection is up: its claim first, then everything it shows, again."""
     actor.published.clear()
     # Its claim must come back: a broker whose ACL drops what this hub writes shows it
     # nothing (see tick).
     if actor.client is not None and actor.client.connected.is_set():
-        actor.echo_due = hub.clock() + ECHO_SECONDS
+        actor.echo_due = ctx.clock() + ECHO_SECONDS
     if actor.holding and actor.hold_until is None:
         # The old owner, if alive, sees the claim this hub sends now and says so at once; if
         # its link is dead but not yet noticed, the broker sends its will by then.
-        actor.hold_until = hub.clock() + will_delay(actor.taken_from)
-    hub.out.all(actor, hub_ready=True)
+        actor.hold_until = ctx.clock() + will_delay(actor.taken_from)
+    ctx.out.all(actor, hub_ready=True)
 
 
-def hub_status(hub: Hub, actor: TableActor, payload: bytes, *, retained: bool = False) -> None:
+def hub_status(
+    ctx: HubContext, actor: TableActor, payload: bytes, *, retained: bool = False
+) -> None:
     """The table's hub status as the broker has it: ours, or another hub's claim."""
     if payload == actor.published.get(actor.topics.hub_status):
         actor.echo_due = None  # our own: the broker lets this hub on the table
         return
     status = read_status(payload)
     claim = status.claim if status is not None else None
-    if claim is not None and claim.hub == hub.claim.hub:
-        if claim.run == hub.claim.run:
+    ours = ctx.claim()
+    if claim is not None and claim.hub == ours.hub:
+        if claim.run == ours.run:
             actor.echo_due = None  # an earlier status of ours
             return
     elif claim is not None and claim.same_run(actor.taken_from):
         if not retained and status is not None and status.state == "ready":
             # The hub this one was told to take the table over from is alive: it keeps it.
-            refuse(hub, actor, Verdict(actor.config.name, owner=claim, taken_from=claim))
+            refuse(ctx, actor, Verdict(actor.config.name, owner=claim, taken_from=claim))
             return
         # Else the stale copy this hub took the table over from, or that hub's goodbye.
         if not retained and status is not None and status.state != "ready" and actor.holding:
-            actor.hold_until = hub.clock()  # its will or goodbye: it is gone, answer now
+            actor.hold_until = ctx.clock()  # its will or goodbye: it is gone, answer now
     elif status is not None and status.state == "ready" and claim is not None:
-        if claim.took == hub.claim.run:
+        if claim.took == ours.run:
             why = "was told to take it over from this hub, which is alive"
-        elif hub.claim.beats(claim):  # two hubs claimed it at once: both decide alike
+        elif ours.beats(claim):  # two hubs claimed it at once: both decide alike
             why = "claimed it too (this hub's identity is the lower)"
         else:
-            refuse(hub, actor, Verdict(actor.config.name, owner=claim))
+            refuse(ctx, actor, Verdict(actor.config.name, owner=claim))
             return
         log.warning(
             "hub: table %s: hub %s on %s %s; this hub keeps it and sends the table's screens again",
@@ -117,21 +117,21 @@ def hub_status(hub: Hub, actor: TableActor, payload: bytes, *, retained: bool = 
             why,
         )
         actor.published.clear()
-        actor.repaint_due = hub.clock() + REPAINT_SECONDS
+        actor.repaint_due = ctx.clock() + REPAINT_SECONDS
     # Another hub's goodbye, an old will of ours, a cleared status: ours stands.
-    hub.out.all(actor, hub_ready=True)
+    ctx.out.all(actor, hub_ready=True)
 
 
-def tick(hub: Hub, actor: TableActor, now: float) -> bool:
+def tick(ctx: HubContext, actor: TableActor, now: float) -> bool:
     """Time passed: give the table up if the broker never echoed its claim (False: the
     table is refused now), or send it all again once another hub's claim is gone."""
     if actor.echo_due is not None and now >= actor.echo_due:
-        refuse(hub, actor, Verdict(actor.config.name, denied=True))
+        refuse(ctx, actor, Verdict(actor.config.name, denied=True))
         return False
     if actor.repaint_due is not None and now >= actor.repaint_due:
         actor.repaint_due = None
         actor.published.clear()
-        hub.out.all(actor, hub_ready=True)
+        ctx.out.all(actor, hub_ready=True)
     return True
 
 
@@ -156,22 +156,22 @@ def release_due(actor: TableActor, now: float) -> list[Message]:
     return held
 
 
-def goodbye(hub: Hub) -> None:
+def goodbye(ctx: HubContext) -> None:
     """The hub stops: "disconnected" on every table it runs (its claim ends, no will)."""
-    for actor in hub.live():
+    for actor in ctx.live():
         if actor.client is None or not actor.client.connected.is_set():
             continue  # no broker: nobody to say goodbye to (the will says "lost")
         # Straight to the client: the hub thread may be holding a batch's messages.
         info = actor.client.publish(
             actor.topics.hub_status,
-            proto.encode(proto.HubStatus(state="disconnected", claim=hub.claim)),
+            proto.encode(proto.HubStatus(state="disconnected", claim=ctx.claim())),
             retain=True,
         )
         with contextlib.suppress(RuntimeError, ValueError):
             info.wait_for_publish(2)
 
 
-def refuse(hub: Hub, actor: TableActor, verdict: Verdict) -> None:
+def refuse(ctx: HubContext, actor: TableActor, verdict: Verdict) -> None:
     """Leave a table: nothing more is published on it, said in the log and on the panel."""
     if actor.state == "refused":
         return
@@ -181,13 +181,11 @@ def refuse(hub: Hub, actor: TableActor, verdict: Verdict) -> None:
     actor.state, actor.refused = "refused", verdict
     actor.timer_due = actor.echo_due = actor.repaint_due = None
     actor.holding, actor.held_inputs = False, []  # never answered, never acked: the owner's
-    panel = hub.out.panel_actor
+    panel = ctx.out.panel_actor
     if panel is not None and panel is not actor:
-        hub.out.note(panel, N_("Table {table} refused: see log"), {"table": verdict.table})
-        hub.out.host(panel)
-    hub.out.host(actor)
-    if all(a.state == "refused" for a in hub.actors.values()):
-        lines = "; ".join(a.refused.line() for a in hub.actors.values() if a.refused is not None)
-        hub.gave_up = f"hub: no table left to run: {lines}"
-        if hub.on_give_up is not None:
-            hub.on_give_up(hub.gave_up)
+        ctx.out.note(panel, N_("Table {table} refused: see log"), {"table": verdict.table})
+        ctx.out.host(panel)
+    ctx.out.host(actor)
+    if all(a.state == "refused" for a in ctx.actors.values()):
+        lines = "; ".join(a.refused.line() for a in ctx.actors.values() if a.refused is not None)
+        ctx.give_up(f"hub: no table left to run: {lines}")

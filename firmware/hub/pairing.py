@@ -11,9 +11,9 @@ request on the screen, ``coffre host pair p6 4721`` grants p6's request if its c
 Whoever asks to pair learns the hub's nonce with the challenge, so he can work out the
 hub's code before he reveals and, had he as many challenges as he likes, pick one that
 matches a code he has seen on a station's glass. Challenges are therefore scarce (see
-:class:`Guard`): a pending pairing is never replaced (a second request for its seat
-refuses both, on both screens), a seat whose pairing ended without a grant answers no
-hello for :data:`SEAT_COOLDOWN` seconds, and a table issues at most
+:class:`~firmware.hub.pair_state.Guard`): a pending pairing is never replaced (a second
+request for its seat refuses both, on both screens), a seat whose pairing ended without a
+grant answers no hello for :data:`SEAT_COOLDOWN` seconds, and a table issues at most
 :data:`TABLE_BURST` challenges at once, then one every :data:`TABLE_REFILL` seconds.
 
 Granting seals the box first (a key no box can be sealed to changes nothing), then
@@ -35,22 +35,21 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from firmware.hub.actor import TableActor
 from firmware.hub.brokerconf import CREDENTIALS, Venue, hash_password, station_user
 from firmware.hub.certs import write_private
-from firmware.hub.events import TimersDue
+from firmware.hub.context import HubContext
+from firmware.hub.health import first_asking as _first
+from firmware.hub.pair_state import TABLE_BURST as TABLE_BURST  # the limits, named here too
+from firmware.hub.pair_state import TABLE_REFILL as TABLE_REFILL
+from firmware.hub.pair_state import Granting, Guard, Pending
 from firmware.link import pairing as pair
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.link.tls import CA_FILE
-
-if TYPE_CHECKING:
-    from firmware.hub.service import Hub
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +59,6 @@ MAX_PENDING = 8
 #: its next challenge waits this long (seconds); a station asks again after
 #: :data:`firmware.station.pairing.AGAIN_SECONDS`, which is no shorter.
 SEAT_COOLDOWN = 30.0
-#: Challenges a table gives at once (a first night: every seat asks together)...
-TABLE_BURST = 8
-#: ...then one every this many seconds.
-TABLE_REFILL = 20.0
 #: The panel's ok or back on a pairing shown for less than this long (seconds) shows it
 #: (the host may have been looking at the one before), it does not answer it.
 SETTLE_SECONDS = 1.5
@@ -146,89 +141,39 @@ def login_works(config: BrokerConfig, timeout: float) -> bool:
         time.sleep(0.05)
 
 
-@dataclass
-class Granting:
-    """A grant sealed and written, waiting for the broker to take the new password."""
-
-    user: str
-    box: str
-    done: threading.Event = field(default_factory=threading.Event)
-    effective: bool = False
-
-
-@dataclass
-class Pending:
-    """One station's pairing in progress."""
-
-    session: str
-    public: bytes
-    commit: str
-    hub_nonce: bytes
-    expires: float
-    ca: str
-    #: Set once the station revealed its nonce: the four digits the host compares.
-    code: str | None = None
-    #: Since when the hub display shows this pairing (None: it does not).
-    shown_at: float | None = None
-    #: Set once the host said yes: the grant, sent when the broker takes its password.
-    granting: Granting | None = None
-
-
-@dataclass
-class Guard:
-    """How often a table's seats may be challenged: a cooldown per seat after a pairing
-    that ended without a grant, and a token bucket for the whole table."""
-
-    tokens: float = float(TABLE_BURST)
-    at: float = 0.0
-    cool_until: dict[str, float] = field(default_factory=dict)
-
-    def cooling(self, station: str, now: float) -> bool:
-        return now < self.cool_until.get(station, -1.0)
-
-    def take(self, now: float) -> bool:
-        """One challenge from the table's bucket, if any is left."""
-        self.tokens = min(float(TABLE_BURST), self.tokens + (now - self.at) / TABLE_REFILL)
-        self.at = now
-        if self.tokens < 1.0:
-            return False
-        self.tokens -= 1.0
-        return True
-
-
 def guard(actor: TableActor, now: float) -> Guard:
     if actor.pair_guard is None:
         actor.pair_guard = Guard(at=now)
     return actor.pair_guard
 
 
-def request(hub: Hub, actor: TableActor, station: str, payload: bytes) -> None:
+def request(ctx: HubContext, actor: TableActor, station: str, payload: bytes) -> None:
     """A station's ``hello`` or ``reveal``."""
     try:
         req = pair.decode_request(payload)
     except proto.ProtocolError as exc:
-        hub.throttle.warning(("enrol", actor.config.name), f"hub: pairing {station}: {exc}")
+        ctx.throttle.warning(("enrol", actor.config.name), f"hub: pairing {station}: {exc}")
         return
-    now = hub.clock()
+    now = ctx.clock()
     pending = actor.pairing.get(station)
     if req.step == "hello":
-        _hello(hub, actor, station, req, pending, now)
+        _hello(ctx, actor, station, req, pending, now)
     elif pending is not None and pending.session == req.session and pending.code is None:
         try:
             nonce = pair.unb64(req.nonce, 16)
         except proto.ProtocolError:
             nonce = b""
         if pair.commitment(pending.public, nonce) != pending.commit:
-            _end(hub, actor, station, N_("{station}: pairing failed"), pending)
+            _end(ctx, actor, station, N_("{station}: pairing failed"), pending)
             return
         pending.code = pair.pair_code(pending.public, pending.ca, nonce, pending.hub_nonce)
         log.info("%s: %s asks to pair, code %s", actor.config.name, station, pending.code)
         _restage(actor, now)
-        hub.out.all(actor)  # the code on the hub display, the request beside the seat
+        ctx.out.all(actor)  # the code on the hub display, the request beside the seat
 
 
 def _hello(
-    hub: Hub,
+    ctx: HubContext,
     actor: TableActor,
     station: str,
     req: pair.Request,
@@ -237,37 +182,37 @@ def _hello(
 ) -> None:
     name = actor.config.name
     if station not in actor.config.stations:
-        _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Not a seat here"))
+        _reply(ctx, actor, station, pair.Reply("refused", req.session, reason="Not a seat here"))
         return
     if pending is not None and pending.session != req.session:
         if pending.granting is not None:  # the host said yes to the request on the screen
-            _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Seat busy"))
+            _reply(ctx, actor, station, pair.Reply("refused", req.session, reason="Seat busy"))
             return
         # A second key for a seat already asked for: one of them is not the station. Never
         # replace the first (each replacement would be a new challenge, a new guess at the
         # code on the station's glass): both end, the seat cools down.
         log.warning("%s: two pairing requests for %s: both refused", name, station)
-        _end(hub, actor, station, N_("{station}: two requests, refused"), pending)
-        _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Two requests"))
+        _end(ctx, actor, station, N_("{station}: two requests, refused"), pending)
+        _reply(ctx, actor, station, pair.Reply("refused", req.session, reason="Two requests"))
         return
-    door = hub.pairing
+    door = ctx.door
     if pending is not None:  # the same hello again (the station did not hear the challenge)
         if pending.code is None and door is not None:
-            _reply(hub, actor, station, _challenge(pending))
+            _reply(ctx, actor, station, _challenge(pending))
         return
     if len(actor.pairing) >= MAX_PENDING:
         return  # a flood: no more answers until some pairings end
     if req.suite != pair.SUITE:  # an older station: its box is not one we seal any more
         _reply(
-            hub, actor, station, pair.Reply("refused", req.session, reason="Update this station")
+            ctx, actor, station, pair.Reply("refused", req.session, reason="Update this station")
         )
-        hub.out.note(actor, N_("{station}: pairing failed"), {"station": station})
-        hub.out.all(actor)
+        ctx.out.note(actor, N_("{station}: pairing failed"), {"station": station})
+        ctx.out.all(actor)
         return
     if door is None:
         reason = "Hub cannot pair"
-        _reply(hub, actor, station, pair.Reply("refused", req.session, reason=reason))
-        hub.out.note(actor, N_("{station}: hub cannot pair"), {"station": station})
+        _reply(ctx, actor, station, pair.Reply("refused", req.session, reason=reason))
+        ctx.out.note(actor, N_("{station}: hub cannot pair"), {"station": station})
         return
     try:
         public = pair.unb64(req.pub, 32)
@@ -275,22 +220,22 @@ def _hello(
         return
     limits = guard(actor, now)
     if limits.cooling(station, now):
-        hub.throttle.warning(
+        ctx.throttle.warning(
             ("enrol-cool", name, station), f"hub: {name}: {station} asked to pair too soon"
         )
-        _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Too soon: wait"))
+        _reply(ctx, actor, station, pair.Reply("refused", req.session, reason="Too soon: wait"))
         return
     if not limits.take(now):
-        hub.throttle.warning(("enrol-dry", name), f"hub: {name}: too many pairing requests")
-        _reply(hub, actor, station, pair.Reply("refused", req.session, reason="Too many requests"))
+        ctx.throttle.warning(("enrol-dry", name), f"hub: {name}: too many pairing requests")
+        _reply(ctx, actor, station, pair.Reply("refused", req.session, reason="Too many requests"))
         return
     nonce = os.urandom(16)
     pending = Pending(
         req.session, public, req.commit, nonce, now + pair.PAIR_SECONDS, door.ca_pem()
     )
     actor.pairing[station] = pending
-    _reply(hub, actor, station, _challenge(pending))
-    hub.out.all(actor)  # a seat not online is "pairing" in hub/status
+    _reply(ctx, actor, station, _challenge(pending))
+    ctx.out.all(actor)  # a seat not online is "pairing" in hub/status
 
 
 def _challenge(pending: Pending) -> pair.Reply:
@@ -304,7 +249,7 @@ def _challenge(pending: Pending) -> pair.Reply:
 
 
 def confirm(
-    hub: Hub,
+    ctx: HubContext,
     actor: TableActor,
     station: str | None,
     *,
@@ -329,34 +274,34 @@ def confirm(
     try:
         box = pair.b64(pair.seal(pending.public, grant))
     except pair.BoxError:  # a key no box can be sealed to (a low-order point): not a station
-        _end(hub, actor, station, N_("{station}: pairing failed"), pending)
+        _end(ctx, actor, station, N_("{station}: pairing failed"), pending)
         return False, f"{station}: pairing failed (bad key)"
-    assert hub.pairing is not None
+    assert ctx.door is not None
     try:
-        hub.pairing.grant(actor.config.name, station, password)
+        ctx.door.grant(actor.config.name, station, password)
     except OSError as exc:
         log.error(
             "%s: pairing %s: cannot write the broker's users: %s", actor.config.name, station, exc
         )
-        _end(hub, actor, station, N_("{station}: pairing failed"), pending)
+        _end(ctx, actor, station, N_("{station}: pairing failed"), pending)
         return False, f"Cannot write the broker's users: {exc}"[:63]
-    now = hub.clock()
+    now = ctx.clock()
     pending.granting = granting = Granting(user, box)
     pending.expires = now + VERIFY_SECONDS + 2.0  # a net: the check below wakes the hub
-    check = dataclasses.replace(hub.broker, username=user, password=password)
+    check = dataclasses.replace(ctx.broker, username=user, password=password)
 
     def verify() -> None:
         granting.effective = login_works(check, VERIFY_SECONDS)
         granting.done.set()
-        hub.inbox.put(TimersDue())  # the hub's loop ticks: tick() sends the grant
+        ctx.wake()  # the hub's loop ticks: tick() sends the grant
 
     threading.Thread(target=verify, name=f"pair-{station}", daemon=True).start()
     _restage(actor, now)
-    hub.out.all(actor)
+    ctx.out.all(actor)
     return True, f"{station} paired"
 
 
-def _granted(hub: Hub, actor: TableActor, station: str, pending: Pending) -> None:
+def _granted(ctx: HubContext, actor: TableActor, station: str, pending: Pending) -> None:
     """The broker takes the new password (or VERIFY_SECONDS passed): the grant goes out."""
     granting = pending.granting
     assert granting is not None
@@ -369,16 +314,16 @@ def _granted(hub: Hub, actor: TableActor, station: str, pending: Pending) -> Non
             station,
             VERIFY_SECONDS,
         )
-    _reply(hub, actor, station, pair.Reply("granted", pending.session, box=granting.box))
+    _reply(ctx, actor, station, pair.Reply("granted", pending.session, box=granting.box))
     del actor.pairing[station]
     actor.station_states.pop(station, None)  # its old status (if any) is history
     log.info("%s: %s paired (user %s)", name, station, granting.user)
-    hub.out.note(actor, N_("{station} paired"), {"station": station})
-    hub.out.all(actor)
+    ctx.out.note(actor, N_("{station} paired"), {"station": station})
+    ctx.out.all(actor)
 
 
 def refuse(
-    hub: Hub, actor: TableActor, station: str | None, *, session: str | None = None
+    ctx: HubContext, actor: TableActor, station: str | None, *, session: str | None = None
 ) -> tuple[bool, str]:
     """The host's no (to the one shown when ``station`` is None)."""
     station = station or _first(actor)
@@ -387,35 +332,26 @@ def refuse(
         return False, f"No pairing waits for {station}" if station else "No pairing waits"
     if session is not None and pending.session != session:
         return False, f"{station}: not the request shown"
-    _end(hub, actor, station, N_("{station}: pairing refused"), pending)
+    _end(ctx, actor, station, N_("{station}: pairing refused"), pending)
     return True, f"{station}: pairing refused"
 
 
-def tick(hub: Hub, actor: TableActor, now: float) -> None:
+def tick(ctx: HubContext, actor: TableActor, now: float) -> None:
     """Pairings past their time end, on both screens; grants whose password the broker
     took go out."""
     for station, pending in list(actor.pairing.items()):
         if pending.granting is not None:
             if pending.granting.done.is_set() or now >= pending.expires:
-                _granted(hub, actor, station, pending)
+                _granted(ctx, actor, station, pending)
         elif now >= pending.expires:
-            _end(hub, actor, station, N_("{station}: pairing expired"), pending)
+            _end(ctx, actor, station, N_("{station}: pairing expired"), pending)
 
 
 def next_due(actor: TableActor) -> float | None:
     return min((p.expires for p in actor.pairing.values()), default=None)
 
 
-def title(actor: TableActor) -> tuple[str, dict[str, str]] | None:
-    """The hub display's title while a code waits for the host: ("Pair {station}? {code}")."""
-    station = _first(actor)
-    if station is None:
-        return None
-    code = actor.pairing[station].code or ""
-    return N_("Pair {station}? {code}"), {"station": station, "code": code}
-
-
-def panel(hub: Hub, actor: TableActor, button: str) -> bool:
+def panel(ctx: HubContext, actor: TableActor, button: str) -> bool:
     """The panel's ok confirms and back refuses the pairing shown; True if it was one.
 
     Bound to the request on the screen (its session), not to a seat; one that came on
@@ -424,17 +360,17 @@ def panel(hub: Hub, actor: TableActor, button: str) -> bool:
     if station is None or button not in ("ok", "back"):
         return False
     pending = actor.pairing[station]
-    now = hub.clock()
+    now = ctx.clock()
     if pending.shown_at is None or now - pending.shown_at < SETTLE_SECONDS:
         log.info("%s: %s on a pairing just shown: shown, not answered", actor.config.name, button)
         if pending.shown_at is None:
             pending.shown_at = now
-        hub.out.host(actor)
+        ctx.out.host(actor)
         return True
     if button == "ok":
-        confirm(hub, actor, station, session=pending.session)
+        confirm(ctx, actor, station, session=pending.session)
     else:
-        refuse(hub, actor, station, session=pending.session)
+        refuse(ctx, actor, station, session=pending.session)
     return True
 
 
@@ -443,22 +379,6 @@ def shown_again(actor: TableActor, now: float) -> None:
     station = _first(actor)
     if station is not None:
         actor.pairing[station].shown_at = now
-
-
-def asking(actor: TableActor, station: str) -> bool:
-    """Whether a request for ``station`` waits (shown beside the seat in hub/status)."""
-    pending = actor.pairing.get(station)
-    return pending is not None and pending.granting is None
-
-
-def _first(actor: TableActor) -> str | None:
-    """The first seat (in seat order) whose code waits for the host."""
-    ready = [
-        s
-        for s in actor.config.stations
-        if (p := actor.pairing.get(s)) and p.code and p.granting is None
-    ]
-    return ready[0] if ready else None
 
 
 def _restage(actor: TableActor, now: float) -> None:
@@ -479,19 +399,19 @@ _REASONS = {
 }
 
 
-def _end(hub: Hub, actor: TableActor, station: str, msgid: str, pending: Pending) -> None:
+def _end(ctx: HubContext, actor: TableActor, station: str, msgid: str, pending: Pending) -> None:
     """A pairing that will not be granted: one line on the station and on the hub
     display, and the seat cools down."""
     actor.pairing.pop(station, None)
-    now = hub.clock()
+    now = ctx.clock()
     guard(actor, now).cool_until[station] = now + SEAT_COOLDOWN
     _restage(actor, now)
     reason = _REASONS.get(msgid, "Refused")
-    _reply(hub, actor, station, pair.Reply("refused", pending.session, reason=reason))
+    _reply(ctx, actor, station, pair.Reply("refused", pending.session, reason=reason))
     log.info("%s: %s: %s", actor.config.name, station, reason.lower())
-    hub.out.note(actor, msgid, {"station": station})
-    hub.out.all(actor)
+    ctx.out.note(actor, msgid, {"station": station})
+    ctx.out.all(actor)
 
 
-def _reply(hub: Hub, actor: TableActor, station: str, reply: pair.Reply) -> None:
-    hub.out.send(actor, pair.enrol_topic(actor.config.name, station, "reply"), pair.encode(reply))
+def _reply(ctx: HubContext, actor: TableActor, station: str, reply: pair.Reply) -> None:
+    ctx.out.send(actor, pair.enrol_topic(actor.config.name, station, "reply"), pair.encode(reply))

@@ -4,58 +4,55 @@ switches tables from the menu), and its display says when the hub's own link is 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from firmware.hub import pairing
 from firmware.hub.actor import TableActor
-from firmware.hub.events import Batch
+from firmware.hub.context import Batch, HubContext
 from firmware.hub.hostcmd import host_command
 from firmware.hub.hostmenu import SwitchTable
 from firmware.hub.publish import link_screen
 from firmware.link.mqtt import LinkState
 
-if TYPE_CHECKING:
-    from firmware.hub.service import Hub
 
-
-def pressed(hub: Hub, batch: Batch, button: str) -> None:
+def pressed(ctx: HubContext, batch: Batch, button: str) -> None:
     """A press on the panel: for the table it drives, or a switch to another table."""
-    actor = hub.out.panel_actor
+    actor = ctx.out.panel_actor
     if actor is None:
         return
     if actor.state == "refused":  # nothing to drive there: any button moves on
-        switch(hub, actor, -1 if button in ("back", "prev") else 1)
+        switch(ctx, actor, -1 if button in ("back", "prev") else 1)
         return
-    if pairing.panel(hub, actor, button):  # "Pair p6? 4721": ok pairs it, back refuses it
+    if pairing.panel(ctx, actor, button):  # "Pair p6? 4721": ok pairs it, back refuses it
         return
-    result = actor.menu.press(button, playing=actor.playing, now=hub.clock())
+    result = actor.menu.press(button, playing=actor.playing, now=ctx.clock())
     if isinstance(result, SwitchTable):
-        switch(hub, actor, result.step)
+        switch(ctx, actor, result.step)
         return
     if result is not None:
-        host_command(hub, batch, actor, result)
-    hub.out.all(actor)  # the language may have changed: the idle stations too
+        host_command(ctx, batch, actor, result)
+    ctx.out.all(actor)  # the language may have changed: the idle stations too
 
 
-def switch(hub: Hub, actor: TableActor, step: int) -> None:
+def switch(ctx: HubContext, actor: TableActor, step: int) -> None:
     """The panel drives the next (or previous) of this hub's tables."""
-    names = list(hub.actors)
-    shown = hub.actors[names[(names.index(actor.config.name) + step) % len(names)]]
+    names = list(ctx.actors)
+    shown = ctx.actors[names[(names.index(actor.config.name) + step) % len(names)]]
     if not shown.playing:
         shown.menu.row = shown.menu.table_row  # another ok moves on again
-    hub.out.panel_actor = shown
-    pairing.shown_again(shown, hub.clock())  # its code was not on the glass until now
-    hub.out.host(shown)
+    ctx.out.panel_actor = shown
+    pairing.shown_again(shown, ctx.clock())  # its code was not on the glass until now
+    ctx.out.host(shown)
 
 
-def link_changed(hub: Hub, actor: TableActor) -> None:
+def link_changed(ctx: HubContext, actor: TableActor) -> None:
     """The hub's own connection changed: a problem goes on the host's display at once
     (the client logs it); a good connection redraws the host screen on connect."""
-    client = hub.probe.client if hub.probe and actor.state == "probing" else actor.client
-    state = client.state if client is not None else LinkState("idle", "")
+    state = ctx.probe_state() if actor.state == "probing" else None
+    if state is None:
+        client = actor.client
+        state = client.state if client is not None else LinkState("idle", "")
     if not state.ok:
         actor.echo_due = None  # no broker, no echo: asked again at the next connection
     if state.ok or state.state in ("idle", "stopped"):
         return
-    if hub.out.painter is not None and actor is hub.out.panel_actor:
-        hub.out.painter.paint(*link_screen(actor, state, hub.broker.host))
+    if ctx.out.painter is not None and actor is ctx.out.panel_actor:
+        ctx.out.painter.paint(*link_screen(actor, state, ctx.broker.host))

@@ -2,26 +2,23 @@
 time (a station's input, a host command, a timer), each stored before it counts.
 
 Every function here runs on the hub's thread, inside the batch it is given (see
-:class:`firmware.hub.events.Batch`): a write the store refuses breaks the batch, which the
-service then rolls back and answers "not saved".
+:class:`firmware.hub.context.Batch`): a write the store refuses breaks the batch, which
+:mod:`firmware.hub.batches` then rolls back and answers "not saved".
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from firmware.hub.actor import TableActor
 from firmware.hub.bindings import binding_for
-from firmware.hub.events import Batch
+from firmware.hub.context import Batch, HubContext
 from firmware.hub.store import GameRecord, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link.lang import N_
 from rules.core import RulesError
-
-if TYPE_CHECKING:
-    from firmware.hub.service import Hub
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +29,13 @@ STORE_ERRORS = (sqlite3.Error, StoreError, OSError)
 
 
 def apply(
-    hub: Hub, batch: Batch, actor: TableActor, body: dict[str, Any], source_id: str | None
+    ctx: HubContext, batch: Batch, actor: TableActor, body: dict[str, Any], source_id: str | None
 ) -> None:
     """Check, commit, apply, publish. Raises IllegalAction and changes nothing."""
     table, record = actor.table, actor.record
     assert table is not None and record is not None
     checked = table.check(body)
-    if not hub.store.append(record.table_id, record.game_no, body, source_id):
+    if not ctx.store.append(record.table_id, record.game_no, body, source_id):
         return  # a duplicate that raced past answer(): already applied
     batch.touch(actor)
     was_over = table.over
@@ -46,21 +43,21 @@ def apply(
     noted = bool(actor.message)
     actor.message = ""  # a note about the last host command is stale once the game moves
     if table.over and not was_over:
-        hub.store.set_status(record.table_id, record.game_no, "over")
+        ctx.store.set_status(record.table_id, record.game_no, "over")
         log.info("%s: game %d (%s) is over", actor.config.name, record.game_no, record.game)
     try:
-        actor.arm_timer(hub.clock())
+        actor.arm_timer(ctx.clock())
         # A ui event (a knob turn) repaints its own station only, unless it ends a note.
         ui = body.get("ui")
         seat = ui.get("seat") if isinstance(ui, dict) and not noted else None
-        hub.out.all(actor, seat=seat)
+        ctx.out.all(actor, seat=seat)
     except Exception:
         # Stored: the move counts and is acked; screens catch up on the next publish.
         log.exception("hub: publishing after %s failed", source_id or "an event")
 
 
 def remember(
-    hub: Hub,
+    ctx: HubContext,
     batch: Batch,
     actor: TableActor,
     source_id: str,
@@ -76,48 +73,48 @@ def remember(
     """
     game_no = actor.record.game_no if actor.record is not None else 0
     try:
-        hub.store.remember(
+        ctx.store.remember(
             source_id, ok, message, table_id=actor.config.name, game_no=game_no, keep=keep
         )
     except STORE_ERRORS as exc:
         batch.broken = exc
 
 
-def fire_timers(hub: Hub, batch: Batch) -> None:
+def fire_timers(ctx: HubContext, batch: Batch) -> None:
     """Apply the timer events that are due, on every table this hub runs."""
-    now = hub.clock()
-    for actor in hub.live():
+    now = ctx.clock()
+    for actor in ctx.live():
         if actor.timer_due is None or actor.timer_due > now or actor.timer_body is None:
             continue
         body = actor.timer_body
         actor.timer_due = None
         try:
-            apply(hub, batch, actor, body, None)
+            apply(ctx, batch, actor, body, None)
         except STORE_ERRORS as exc:
             batch.broken = exc
-            actor.arm_timer(hub.clock())  # try again when it is due again
+            actor.arm_timer(ctx.clock())  # try again when it is due again
         except Exception:
-            actor.arm_timer(hub.clock())
+            actor.arm_timer(ctx.clock())
             raise
 
 
-def resume(hub: Hub, actor: TableActor) -> None:
+def resume(ctx: HubContext, actor: TableActor) -> None:
     """Rebuild the table's unfinished game (or its last finished one) from the store."""
-    record = hub.store.current_game(actor.config.name)
+    record = ctx.store.current_game(actor.config.name)
     if record is None:
         # A finished game stays on the screens (its ranking) until the next start.
-        record = hub.store.last_game(actor.config.name)
+        record = ctx.store.last_game(actor.config.name)
         if record is None or record.status != "over":
             return
     try:
-        actor.table = new_table(hub, actor, record)
+        actor.table = new_table(ctx, actor, record)
     except RulesError as exc:
         log.error("cannot resume %s: %s", actor.config.name, exc)
         return
     actor.record = record
-    actor.table.replay_events(hub.store.events(record.table_id, record.game_no))
+    actor.table.replay_events(ctx.store.events(record.table_id, record.game_no))
     # Also after every batch a failing disk rolled back: one line per LOG_EVERY, not 30.
-    held = hub.throttle.allow(("resumed", actor.config.name))
+    held = ctx.throttle.allow(("resumed", actor.config.name))
     if held is not None:
         log.info(
             "resumed %s game %d at v%d%s",
@@ -126,14 +123,14 @@ def resume(hub: Hub, actor: TableActor) -> None:
             actor.table.state.version,
             f" (+{held} more)" if held else "",
         )
-    actor.arm_timer(hub.clock())
+    actor.arm_timer(ctx.clock())
 
 
-def new_table(hub: Hub, actor: TableActor, record: GameRecord) -> Table:
+def new_table(ctx: HubContext, actor: TableActor, record: GameRecord) -> Table:
     """The stored game's table, seated as it was started."""
     seating = actor.config.seating()
     seating = Seating(record.seating, seating.colours[: len(record.seating)])
     binding = binding_for(record.game, reveal_delay=actor.config.reveal_delay)
     return Table(
-        record.game, record.players, record.options, record.seed, seating, hub.keys, binding
+        record.game, record.players, record.options, record.seed, seating, ctx.keys, binding
     )

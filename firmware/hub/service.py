@@ -1,32 +1,23 @@
-"""The hub: the authority of every table it runs.
+"""The hub: the authority of every table it runs; here its life cycle, its loop and its wiring.
 
 One thread processes everything in order (MQTT messages, panel presses, timers), so each
 table behaves as an actor with a single mailbox. What lands there is an MQTT message or
 one of the typed events of :mod:`firmware.hub.events`; :meth:`Hub.feed` is the public
 door to it for tests and tools that drive a hub without its thread.
 
-The mailbox is worked in batches: whatever is waiting in it (up to MAX_BATCH) is
-handled in one store transaction, so one fsync pays for all of it. Only after that
-commit is durable are the screens published, the answers sent, and the messages
-acknowledged to the broker (paho's manual acks), so a crash loses nothing that was
-answered and the broker delivers again what was not. If the store fails, the batch is
-rolled back, the tables it touched are rebuilt from the store, and every input that
-would have been acked ok is answered "not saved" instead.
+The mailbox is worked in batches, each one store transaction whose screens, answers and
+broker acks go out once the writer thread has made it durable (:mod:`firmware.hub.batches`).
+A stalled SD card delays answers, not the work on other tables; a disk that refuses an
+fsync stops the hub (nothing after it is trusted; the broker delivers again what was not
+acked). ``feed`` (tests, tools) syncs on the caller's thread and sends before it returns.
 
-The fsync is the writer thread's (:mod:`~firmware.hub.store_writer`): the hub's thread
-commits a batch, keeps what it would send aside (in order, with whatever the hub sends
-after it, a countdown's redraw included) and goes on with the next batch; when the
-writer reports a sync (a :class:`~firmware.hub.events.Synced` in the mailbox), what the
-synced batches held goes out. A stalled SD card delays answers, not the work on other
-tables; a disk that refuses an fsync stops the hub (nothing after it is trusted; the
-broker delivers again what was not acked). ``feed`` (tests, tools) syncs on the caller's
-thread and sends before it returns, as before.
-
-Here: the life cycle, the loop, batching and dispatch. The handlers, by concern: station
-inputs in :mod:`~firmware.hub.inputs`, host commands in :mod:`~firmware.hub.hostcmd`,
-table ownership in :mod:`~firmware.hub.ownership`, the panel in :mod:`~firmware.hub.panel`,
-a game's store-then-apply path in :mod:`~firmware.hub.play`; a table's runtime and timers
-in :mod:`~firmware.hub.actor`, what goes out in :mod:`~firmware.hub.publish`.
+The layers below, each importing only those under it: :mod:`~firmware.hub.dispatch` sends
+each item to its handler (station inputs in :mod:`~firmware.hub.inputs`, host commands in
+:mod:`~firmware.hub.hostcmd`, table ownership in :mod:`~firmware.hub.ownership`, the panel
+in :mod:`~firmware.hub.panel`, pairing in :mod:`~firmware.hub.pairing`, a game's
+store-then-apply path in :mod:`~firmware.hub.play`); the handlers see the hub only through
+the :class:`~firmware.hub.context.HubContext` built here; a table's runtime and timers are
+:mod:`~firmware.hub.actor`'s, what goes out :mod:`~firmware.hub.publish`'s.
 """
 
 from __future__ import annotations
@@ -38,43 +29,29 @@ import queue
 import sqlite3
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from device.panel import Panel
-from firmware.hub import hostcmd, inputs, ownership, pairing, play
-from firmware.hub import panel as host_panel
-from firmware.hub.actor import NOTE_SECONDS, TableActor, next_wake, page_turn
+from firmware.hub import ownership, play
+from firmware.hub.actor import TableActor, next_wake
+from firmware.hub.batches import Batches
 from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import card_set_names
 from firmware.hub.claim import HUB_KEEPALIVE, ClaimProbe, new_claim
 from firmware.hub.config import TableConfig
-from firmware.hub.events import (
-    Batch,
-    ClaimDecided,
-    Item,
-    LinkChanged,
-    PanelPress,
-    Synced,
-    Tick,
-    TimersDue,
-)
+from firmware.hub.context import Batch, Door, HubContext
+from firmware.hub.dispatch import Dispatcher, table_of, table_subscriptions
+from firmware.hub.events import ClaimDecided, Item, LinkChanged, PanelPress, Synced, Tick, TimersDue
 from firmware.hub.hostmenu import HostMenu
 from firmware.hub.inbox import FairInbox
 from firmware.hub.links import HubLinks, TableLink
-from firmware.hub.pairing import BrokerDoor
-from firmware.hub.play import NOT_SAVED, STORE_ERRORS
-from firmware.hub.publish import Held, Publisher
+from firmware.hub.publish import Publisher
 from firmware.hub.store import Store, StoreError, commit_delay_from_env
 from firmware.hub.store_writer import StoreWriter
 from firmware.hub.throttle import Throttle, line
 from firmware.link import protocol as proto
-from firmware.link.mqtt import BrokerConfig, Client, Message, Will
-from firmware.link.pairing import all_enrol_requests as enrol_requests
-from firmware.link.pairing import parse_enrol_topic
+from firmware.link.mqtt import BrokerConfig, Client, LinkState, Message, Will
 from hardware.keys import KeySet, load_keyset
 
 log = logging.getLogger(__name__)
@@ -84,39 +61,8 @@ log = logging.getLogger(__name__)
 #: tables at once).
 WAKE_RECHECK = 1.0
 
-#: Most messages handled in one store transaction.
+#: Most messages handled in one store transaction (see firmware.hub.batches).
 MAX_BATCH = 100
-#: A transaction takes no more messages once its handling took this long (seconds): after
-#: a disk stall, the oldest waiting inputs are answered first, not after the whole backlog.
-BATCH_SECONDS = 0.01
-
-
-@dataclass
-class Unsynced:
-    """What the hub sends once the store is durable up to ``commit``, in order: the held
-    screens and answers, then the broker's acks of the messages handled."""
-
-    commit: int
-    held: list[Held]
-    messages: list[Message]
-
-
-def table_of(topic: str) -> str | None:
-    """The table a topic belongs to (its second level: ``coffre/<table>/...``), if any."""
-    root, _, rest = topic.partition("/")
-    return rest.partition("/")[0] if root == proto.ROOT else None
-
-
-def table_subscriptions(name: str) -> list[str]:
-    """What the hub hears of a table it runs, on its shared connection."""
-    t = proto.Topics(name)
-    return [
-        t.all_station_inputs,
-        t.all_station_status,
-        t.host_command,
-        t.hub_status,
-        enrol_requests(name),
-    ]
 
 
 class DiskRefused(StoreError):
@@ -141,7 +87,7 @@ class Hub:
         client_id: str = "coffre-hub",
         clock: Callable[[], float] = time.monotonic,
         take_over: Collection[str] = (),
-        door: BrokerDoor | None = None,
+        door: Door | None = None,
     ) -> None:
         """``door``: the broker's users, for stations that pair (None: this hub cannot
         pair; a station that asks is told so)."""
@@ -189,8 +135,6 @@ class Hub:
         self.store = Store(
             store_path, exclusive=True, commit_delay=commit_delay_from_env(), deferred_sync=True
         )
-        #: Committed batches whose sending waits for a sync, oldest first.
-        self._unsynced: deque[Unsynced] = deque()
         #: The writer thread, from ``start()`` (without it, batches sync on the caller's thread).
         self.writer: StoreWriter | None = None
         # The hub's session is persistent, so its client id is fixed; it is also secret (a
@@ -240,15 +184,32 @@ class Hub:
                     actor.topics.hub_status,
                     proto.encode(proto.HubStatus("lost", claim=self.claim)),
                 ),
+                actor.config.stations,  # a flooding station is cut out of them alone
             )
         # One panel per hub: it drives one table at a time, the host switches (hostmenu).
         self.out.panel_actor = next(iter(self.actors.values()), None)
         if panel is not None:
             panel.on_button = lambda name: self.inbox.put(PanelPress(name))
         self._thread: threading.Thread | None = None
-        self._clearing: set[str] = set()
+        #: What the handlers see of the hub (the callables read it as it is at each call).
+        self.ctx = HubContext(
+            self.actors,
+            self.store,
+            self.out,
+            self.throttle,
+            self.keys,
+            self.broker,
+            self.pairing,
+            clock=lambda: self.clock(),
+            claim=lambda: self.claim,
+            wake=lambda: self.inbox.put(TimersDue()),
+            probe_state=self._probe_state,
+            give_up=self._give_up,
+        )
+        self.batches = Batches(self.ctx, lambda: self.links.data.burst())
+        self.dispatch = Dispatcher(self.ctx, self.links.forget)
         for actor in self.actors.values():
-            play.resume(self, actor)
+            play.resume(self.ctx, actor)
 
     # --- life cycle ----------------------------------------------------------------
 
@@ -264,7 +225,15 @@ class Hub:
         return self.links.clients()
 
     def live(self) -> list[TableActor]:
-        return [a for a in self.actors.values() if a.state == "live"]
+        return self.ctx.live()
+
+    def _probe_state(self) -> LinkState | None:
+        return self.probe.client.state if self.probe is not None else None
+
+    def _give_up(self, why: str) -> None:
+        self.gave_up = why
+        if self.on_give_up is not None:
+            self.on_give_up(why)
 
     def start(self) -> None:
         """Start the hub's thread; each table connects once the probe finds it free."""
@@ -285,7 +254,7 @@ class Hub:
     def stop(self) -> None:
         if self.probe is not None:
             self.probe.stop()
-        ownership.goodbye(self)
+        ownership.goodbye(self.ctx)
         self.links.stop()
         self.inbox.put(None)  # also when no table was left to run
         if self._thread:
@@ -392,234 +361,35 @@ class Hub:
 
     def _feed(self, items: list[Item], *, wait: bool) -> None:
         """``wait``: sync and send before returning; else the writer's Synced sends."""
+        batches = self.batches
         synced = [item for item in items if isinstance(item, Synced)]
         # What is durable now goes out before this batch's work (the store's count of
         # synced commits says what; a failed sync never raised it).
-        self._send_synced()
+        batches.send_synced()
         batch: list[Item] = [item for item in items if not isinstance(item, Tick | Synced)]
         while batch:  # what one transaction had no time for (or came after it broke): the next
-            batch = self._run_batch(batch)
+            batch = batches.run(batch, self._handle)
         released: list[Item] = []
         if any(isinstance(item, Tick) for item in items):
-            released = self._ticked()
+            released = batches.ticked(self._tick)
         for item in synced:
             if item.error is not None:
                 raise DiskRefused(f"the disk refused to keep the store: {line(item.error)}")
         if wait or self.writer is None:
             self.store.sync()
-        self._send_synced()
-        if self._unsynced and self.writer is not None:
+        batches.send_synced()
+        if batches.unsynced and self.writer is not None:
             self.writer.wake()  # after sending: what is left needs a sync not yet made
         if released:
             self._feed(released, wait=wait)  # what a table taken over held, answered now
 
-    def _guarded(self, step: Callable[..., None], *args: Any) -> None:
-        """Run one step; a bug or a failing disk must not take the tables down."""
-        try:
-            step(*args)
-        except Exception as exc:
-            name = getattr(step, "__name__", "a step")
-            held = self.throttle.allow((name, type(exc)))
-            if held == 0:
-                log.exception("hub: %s failed", name)
-            elif held is not None:
-                log.error("hub: %s failed: %s (+%d more)", name, line(exc), held)
-
-    # --- batches ---------------------------------------------------------------------
-
-    def _run_batch(self, items: list[Item]) -> list[Item]:
-        """Handle items in one transaction; returns those left when the store broke."""
-        batch = Batch()
-        self.out.hold()
-        try:
-            self.store.begin()
-        except STORE_ERRORS as exc:
-            # Not even a transaction: each write tries (and fails, and answers) on its own.
-            self._store_trouble(exc)
-            for item in items:
-                self._guarded(self._handle, batch, item)
-            self._finish(items)
-            return []
-        done = 0
-        deadline = time.perf_counter() + BATCH_SECONDS
-        try:
-            for item in items:
-                done += 1
-                self._guarded(self._handle, batch, item)
-                if batch.broken is not None:
-                    raise batch.broken
-                if time.perf_counter() > deadline:
-                    break
-                # What the writer made durable meanwhile goes out now, not after this batch
-                # (after a stall, a batch may take its whole BATCH_SECONDS).
-                self._send_synced()
-            self.store.commit()
-        except STORE_ERRORS as exc:
-            self.store.rollback()
-            self._store_trouble(exc)
-            self._undo_batch(batch)
-        except BaseException:
-            self.store.rollback()
-            self.out.release(paint=False)
-            raise
-        self._finish(items[:done])
-        return items[done:]
-
-    def _undo_batch(self, batch: Batch) -> None:
-        """The batch was rolled back: rebuild its tables from the store, take back its oks."""
-        kept = []
-        for item in self.out.release(paint=False):
-            if isinstance(item.payload, proto.Ack):
-                if item.payload.ok:
-                    message = inputs.say(item.actor, NOT_SAVED)
-                    item.payload = proto.Ack(item.payload.id, False, message)
-                kept.append(item)
-            elif item.actor.config.name not in batch.touched:
-                kept.append(item)
-        self.out.held = kept
-        for actor in batch.touched.values():
-            actor.table, actor.record, actor.timer_due = None, None, None
-            actor.published.clear()  # what was held for it is dropped: send all again
-            self._guarded(play.resume, self, actor)
-            self.out.note(actor, NOT_SAVED)
-            self._guarded(self.out.all, actor)
-
-    def _finish(self, handled: list[Item]) -> None:
-        """After the commit: what was held (screens, then answers, in order), then broker
-        acks, once the store is durable up to this commit (see :meth:`_send_synced`)."""
-        held = self.out.release()
-        waiting = {id(m) for a in self.actors.values() for m in a.held_inputs}
-        messages = [  # not what a table being taken over holds (ownership.hold)
-            item for item in handled if isinstance(item, Message) and id(item) not in waiting
-        ]
-        self._unsynced.append(Unsynced(self.store.written, held, messages))
-        self._send_synced()  # at once if the batch wrote nothing and nothing waits before it
-
-    def _send_synced(self) -> None:
-        """Send, in order, what every batch the store has made durable held (in one burst:
-        see :meth:`Client.burst <firmware.link.mqtt.Client.burst>`)."""
-        if not self._unsynced or self._unsynced[0].commit > self.store.synced:
-            return
-        with self.links.data.burst():
-            while self._unsynced and self._unsynced[0].commit <= self.store.synced:
-                done = self._unsynced.popleft()
-                for held in done.held:
-                    self._guarded(self._send_held, held)
-                for message in done.messages:
-                    self._guarded(message.done)
-
-    def _ticked(self) -> list[Item]:
-        """Run the tick; what it sends waits behind the batches not yet durable (a screen
-        it redraws may show what they did). Returns what a table taken over held."""
-        if not self._unsynced:
-            return self._guarded_tick()
-        self.out.hold()
-        try:
-            released = self._guarded_tick()
-        finally:
-            held = self.out.release()
-        self._unsynced[-1].held += held
-        return released
-
-    def _guarded_tick(self) -> list[Item]:
-        released: list[Item] = []
-
-        def tick() -> None:
-            released.extend(self._tick())
-
-        self._guarded(tick)
-        return released
-
-    def _send_held(self, item: Held) -> None:
-        client = item.actor.client
-        if client is None or item.actor.state != "live":
-            return  # the table was refused in this batch: nothing more goes out on it
-        client.publish(item.topic, item.encoded(), retain=item.retain, qos=item.qos)
-
-    def _store_trouble(self, exc: BaseException) -> None:
-        self.throttle.warning(("store", type(exc)), f"hub: store failed: {line(exc)}")
-
-    # --- dispatch ----------------------------------------------------------------------
-
     def _handle(self, batch: Batch, item: Item) -> None:
-        if isinstance(item, Message):
-            self._message(batch, item)
-        elif isinstance(item, TimersDue):
-            play.fire_timers(self, batch)
-        elif isinstance(item, PanelPress):
-            host_panel.pressed(self, batch, item.button)
-        elif isinstance(item, ClaimDecided):
-            ownership.claimed(self, item.verdict)
-        elif isinstance(item, Tick):
+        """One item of a batch, as the batches run it (a Tick handed straight here runs now)."""
+        if isinstance(item, Tick):
             self._feed(self._tick(), wait=False)
-        elif isinstance(item, Synced):
-            pass  # worked by _feed, outside the batch
         else:
-            ownership.link_event(self, item)
-
-    def _message(self, batch: Batch, msg: Message) -> None:
-        # One dictionary look-up per message, whatever the number of tables.
-        name = table_of(msg.topic)
-        found = self.actors.get(name) if name is not None else None
-        if found is None and name is not None and proto.NAME_RE.match(name):
-            self.links.forget(name, table_subscriptions(name))
-        if found is None or found.state != "live":
-            return
-        actor = found
-        if msg.topic == actor.topics.hub_status:
-            ownership.hub_status(self, actor, msg.payload, retained=msg.retain)
-            return
-        parsed = actor.topics.parse_station_topic(msg.topic)
-        is_input = parsed is not None and parsed[1] == "input"
-        is_event = msg.topic == actor.topics.host_command or is_input
-        if is_event and msg.retain:
-            # An event is never retained: one would replay at every (re)subscription.
-            # Clear it (an empty retained message deletes it) and act on nothing.
-            if msg.payload:
-                self._clearing.add(msg.topic)
-                self.out.send(actor, msg.topic, b"", retain=True)
-            return
-        if is_event and not msg.payload and msg.topic in self._clearing:
-            self._clearing.discard(msg.topic)  # the echo of our own clearing
-            return
-        if is_event and ownership.hold(actor, msg):
-            return  # a table being taken over: answered once its old owner is known gone
-        if msg.topic == actor.topics.host_command:
-            hostcmd.host_payload(self, batch, actor, msg.payload)
-            return
-        enrol = parse_enrol_topic(msg.topic)
-        if enrol is not None:
-            if enrol[2] == "request" and not msg.retain:
-                pairing.request(self, actor, enrol[1], msg.payload)
-            return
-        if parsed is None:
-            return
-        station, leaf = parsed
-        if leaf == "input":
-            inputs.station_input(self, batch, actor, station, msg.payload)
-        elif leaf == "status":
-            inputs.station_status(self, actor, station, msg.payload)
-
-    # --- time --------------------------------------------------------------------------
+            self.dispatch.handle(batch, item)
 
     def _tick(self) -> list[Item]:
-        """While a countdown runs, screens that show it are refreshed as seconds pass; a
-        finished note or a long host screen's next page redraws the hub display. Returns
-        what a table taken over held, now to be answered."""
-        now = self.clock()
-        released: list[Item] = []
-        for actor in self.live():
-            if not ownership.tick(self, actor, now):
-                continue  # refused: the broker never showed this hub its claim
-            released += ownership.release_due(actor, now)
-            inputs.redraw_due(self, actor, now)  # what flapping station statuses changed
-            pairing.tick(self, actor, now)
-            if actor.timer_due is not None and actor.table is not None:
-                # Only when the shown second changes: every input wakes this loop too.
-                if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:
-                    self.out.all(actor)
-            elif (actor.message and now - actor.message_at > NOTE_SECONDS) or (
-                actor.host_pages > 1 and now >= page_turn(actor.host_page_at)
-            ):
-                self.out.host(actor)  # a note ends, or the next page of a long screen
-        return released
+        """Time passed: what it redraws and gives up (see Dispatcher.tick)."""
+        return self.dispatch.tick()

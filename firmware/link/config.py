@@ -17,9 +17,8 @@ import msgspec
 
 from firmware.link import tls
 from firmware.link.mqtt import BrokerConfig
+from firmware.link.process import EX_CONFIG as EX_CONFIG  # the config's exit status
 
-#: sysexits.h EX_CONFIG: systemd's RestartPreventExitStatus=78 stops the restart loop.
-EX_CONFIG = 78
 #: MQTT 3.1.1 keep alive is a 16-bit number of seconds (0: none).
 MAX_KEEPALIVE = 65535
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -451,3 +452,8 @@ def run_parts(choice: HardwareChoice, out: TextIO, *, interactive: bool = True) 
         return run_selftest(devices, out, interactive=interactive, broken=broken)
     finally:
         devices.close()
+
+
+def main(args: Any) -> int:
+    """``coffre selftest``: the parts ``args`` chooses, tested; 0 when every check passed."""
+    return run_parts(hardware_choice(args), sys.stdout, interactive=not args.yes)

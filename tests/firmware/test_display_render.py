@@ -201,7 +201,7 @@ def test_the_language_comes_from_the_hub_else_from_the_display() -> None:
 def test_a_lost_hub_leaves_the_page_in_its_tables_language() -> None:
     """The hub's will ("lost") says no language: the page keeps the last one it heard."""
     lost = Snapshot("main", {}, {"state": "lost"}, broker=True, heard="fr")
-    assert lost.language == "fr" and "hors ligne : il ne répond plus" in table_fragment(lost)
+    assert lost.language == "fr" and "hors ligne\u00a0: il ne répond plus" in table_fragment(lost)
 
 
 def test_a_seat_whose_station_is_offline_is_marked_and_the_others_are_not() -> None:
@@ -226,5 +226,5 @@ def test_the_overview_marks_offline_stations_and_names_the_idle_tables_pick() ->
     seat = f">{public['seats'][1]['colour'].capitalize()}</span>"
     assert card.count("station offline") == card.count(seat) > 0
     idle = idle_snapshot("fr", "incognito")
-    assert "choisi sur le panneau : Incognito" in overview_fragment([idle], "fr")
+    assert "choisi sur le panneau\u00a0: Incognito" in overview_fragment([idle], "fr")
     assert "panel" not in overview_fragment([idle_snapshot("en", None)])

@@ -60,7 +60,22 @@ def test_sixteen_seats_have_sixteen_different_chips() -> None:
     names = Names(public)
     chips = {names.chip(i) for i in range(len(names))}
     assert len(names) == 16 and len(chips) == 16
-    assert "<i>9</i>Seat 9" in names.chip(8) and "c-seat16" in names.chip(15)
+    assert '<i data-n="9"></i>Seat 9' in names.chip(8) and "c-seat16" in names.chip(15)
+
+
+def test_every_seat_chip_carries_its_number_not_colour_alone() -> None:
+    """Colour-blind players: every seat's chip (coloured seats too) carries the seat's
+    number in its swatch, and the score track's tokens carry it too."""
+    for game in ("secret-identity", "ultra-secret", "incognito"):
+        public = samples_of(game)[0].public
+        names = Names(public)
+        for i in range(len(names)):
+            assert f'<i data-n="{i + 1}"></i>' in names.chip(i), (game, i)
+    public = samples_of("secret-identity")[0].public
+    html = fragment(public)
+    track = html[html.index('class="track"') :]
+    for i in range(len(Names(public))):
+        assert f'data-n="{i + 1}"' in track, i
 
 
 def test_the_table_waits_for_someone_by_name() -> None:
@@ -120,7 +135,7 @@ def test_ultra_secret_reveals_who_was_who_and_the_filing_at_the_end() -> None:
             assert view["pseudonyms"][truth] in said
     filed = (end.get("filing") or {}).get("pseudonyms") or {}
     html = fragment(over)
-    recap = text(html[html.index('class="recap"') :].split("</table>")[0])
+    recap = text(html[html.index('class="seats recap"') :].split("</table>")[0])
     assert filed and recap.count("✔") + recap.count("✗") == len(filed)
 
 

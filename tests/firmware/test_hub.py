@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from firmware.hub.config import TableConfig
-from firmware.hub.events import Batch, Tick, TimersDue
+from firmware.hub.context import Batch
+from firmware.hub.events import Tick, TimersDue
 from firmware.hub.play import apply
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
@@ -406,7 +407,7 @@ def test_the_knob_scrolls_the_final_ranking_once_the_game_is_over(tmp_path: Path
     rng = random.Random(5)
     while not table.over:
         try:
-            apply(hub, Batch(), actor, random_move(table, rng), None)
+            apply(hub.ctx, Batch(), actor, random_move(table, rng), None)
         except IllegalAction:
             continue
     stored = len(hub.store.events("t", 1))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from firmware.hub import service
+from firmware.hub import batches
 from firmware.hub.claim import Verdict
 from firmware.hub.config import TableConfig
 from firmware.hub.events import ClaimDecided, Connected, Denied, Tick, TimersDue
@@ -85,7 +85,7 @@ def test_a_batch_fed_at_once_is_one_transaction(
     """Several items in one feed: one commit for all of them, each answered."""
     # However slow the machine: past BATCH_SECONDS of handling a batch is cut in two (a
     # loaded CI box took 10 ms for three taps, one run in eight).
-    monkeypatch.setattr(service, "BATCH_SECONDS", 60.0)
+    monkeypatch.setattr(batches, "BATCH_SECONDS", 60.0)
     hub, sent = two_tables(tmp_path)
     hub.feed(ClaimDecided(Verdict("t")), Connected("t"))
     t = proto.Topics("t")

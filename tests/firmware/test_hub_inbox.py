@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from firmware.hub.events import Synced, Tick
-from firmware.hub.inbox import FLOOD_DROPS, FLOOD_WINDOW, FairInbox, sender
+from firmware.hub.inbox import FLOOD_DROPS, FLOOD_WINDOW, SHED_SECONDS, FairInbox, sender
 from firmware.link.mqtt import Message
 
 
@@ -27,7 +27,8 @@ def test_a_flooding_sender_is_held_to_its_share_and_others_get_in(
 ) -> None:
     """Beyond its share a sender's messages are dropped (acked to the broker, one log line);
     another station, the host and the hub's own events still get in."""
-    inbox = FairInbox(share=10, share_qos0=4, limit=100)
+    now = [100.0]
+    inbox = FairInbox(share=10, share_qos0=4, limit=100, clock=lambda: now[0])
     acked: list[int] = []
     with caplog.at_level(logging.WARNING):
         for n in range(1000):
@@ -50,7 +51,10 @@ def test_a_flooding_sender_is_held_to_its_share_and_others_get_in(
     ]
     assert inbox.waiting == {}
     inbox.put(Message("coffre/a/station/p1/input", b"again", ack=lambda: None))
-    assert inbox.qsize() == 1  # its share is back once the hub took its messages
+    assert inbox.qsize() == 0  # 990 dropped at once: a flood, shed for a while
+    now[0] += SHED_SECONDS + 0.1
+    inbox.put(Message("coffre/a/station/p1/input", b"again", ack=lambda: None))
+    assert inbox.qsize() == 1  # then its share is back, the hub having taken its messages
 
 
 def test_the_mailbox_holds_at_most_its_limit_of_messages() -> None:
@@ -95,3 +99,22 @@ def test_the_writers_word_goes_first_in_line() -> None:
     inbox.put(second)
     inbox.put(Synced(None))
     assert [inbox.get_nowait() for _ in range(4)] == [Synced(None), first, Tick(), second]
+
+
+def test_a_flooding_sender_gets_no_share_until_it_is_heard_again() -> None:
+    """Once told as a flood, a sender's messages are all dropped (acked) for SHED_SECONDS,
+    even with its share free; other senders of its table still get in; then it is let in."""
+    now = [100.0]
+    inbox = FairInbox(share=4, share_qos0=4, clock=lambda: now[0])
+    inbox.on_flood = lambda _topic: None
+    for n in range(4 + FLOOD_DROPS):
+        inbox.put(Message("coffre/a/station/p1/input", b"%d" % n))
+    while inbox.qsize():
+        inbox.get_nowait()
+    acked: list[bytes] = []
+    inbox.put(Message("coffre/a/station/p1/input", b"late", ack=lambda: acked.append(b"late")))
+    inbox.put(Message("coffre/a/station/p2/input", b"other"))
+    assert acked == [b"late"] and [m.payload for m in [inbox.get_nowait()]] == [b"other"]
+    now[0] += SHED_SECONDS + 0.1
+    inbox.put(Message("coffre/a/station/p1/input", b"back"))
+    assert inbox.qsize() == 1 and inbox.shed == {}

@@ -111,7 +111,7 @@ def test_a_stalled_sync_holds_answers_while_other_tables_go_on(
     """During a stall the hub applies table u's tap after t's, answers neither; once the
     disk is back, both answers go out, t's first."""
     hub, sent = running
-    wait_for(lambda: not hub._unsynced, "the starts answered")
+    wait_for(lambda: not hub.batches.unsynced, "the starts answered")
     disk = Disk(monkeypatch)
     disk.gate.clear()
     before = {name: version(hub, name) for name in ("t", "u")}
@@ -136,7 +136,7 @@ def test_a_disk_that_refuses_to_sync_stops_the_hub_unanswered(
     hub, sent = running
     told: list[str] = []
     hub.on_failed = told.append  # the CLI ends the process on it (exit 74)
-    wait_for(lambda: not hub._unsynced, "the starts answered")
+    wait_for(lambda: not hub.batches.unsynced, "the starts answered")
     disk = Disk(monkeypatch)
     disk.fail = OSError(5, "Input/output error")
     answered = len(acks(sent, "t"))

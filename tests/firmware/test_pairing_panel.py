@@ -89,7 +89,7 @@ def test_a_table_switched_to_shows_its_code_before_ok_grants_it(tmp_path: Path) 
     b = hub.actors["b"]
     ask(hub, "b", "p1", "s1")
     clock.now += 10 * SETTLE_SECONDS  # the panel still drives a
-    host_panel.switch(hub, hub.actors["a"], 1)
+    host_panel.switch(hub.ctx, hub.actors["a"], 1)
     assert hub.out.panel_actor is b
     clock.now += SETTLE_SECONDS / 3
     hub.feed(PanelPress("ok"))

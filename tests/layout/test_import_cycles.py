@@ -20,12 +20,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("rules", "device", "hardware", "firmware")
 
-#: The hub's handlers still take the hub service itself, so ``firmware.hub`` is one
-#: circle of modules; its modules are left out of the graph until it is layered. The
-#: hub-layering refactor removes this switch (and ``firmware.hub`` then gets its case).
-HUB_NOT_YET_LAYERED = True
-HUB = "firmware.hub"
-
 Graph = dict[str, set[str]]
 
 
@@ -163,8 +157,7 @@ def describe(graph: Graph, circle: list[str]) -> str:
 @cache
 def product_graph() -> Graph:
     """The product's import graph (built once a run: the cases share it, none changes it)."""
-    leave_out = (HUB,) if HUB_NOT_YET_LAYERED else ()
-    return import_graph(modules_under(ROOT, PACKAGES), leave_out)
+    return import_graph(modules_under(ROOT, PACKAGES))
 
 
 def areas() -> list[str]:
@@ -176,7 +169,7 @@ def areas() -> list[str]:
             continue
         if (path / "__init__.py").is_file() or path.suffix == ".py":
             found.append(f"firmware.{path.stem}")
-    return [a for a in found if not (HUB_NOT_YET_LAYERED and a == HUB)]
+    return found
 
 
 @pytest.mark.parametrize("area", areas())
@@ -267,3 +260,79 @@ def test_no_circle_is_found_where_imports_point_one_way(tmp_path: Path) -> None:
     (tmp_path / "pkg/d.py").write_text("from pkg.e import f\nfrom pkg import e\n")
     assert circles(import_graph(modules)) == [["pkg.a", "pkg.b", "pkg.c", "pkg.d", "pkg.e"]]
     assert circles(import_graph(modules, leave_out=("pkg.e",))) == []
+
+
+HUB = "firmware.hub"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def drawn_layers(text: str) -> list[list[str]]:
+    """The hub's layers as docs/architecture.md draws them, top first: the code block after
+    "The hub's modules, in layers", one line of module names each (a description follows a
+    ``|``; a line with no name continues the one above)."""
+    after = text.split("**The hub's modules, in layers.**", 1)[1]
+    block = after.split("```", 2)[1]
+    layers = []
+    for row in block.splitlines():
+        names = row.partition("|")[0].split()
+        if names:
+            layers.append(names)
+    return layers
+
+
+def against_the_drawing(graph: Graph, layers: list[list[str]]) -> list[str]:
+    """Each hub import that does not go down the drawing, and each hub module (or
+    package) not drawn exactly once, in words."""
+
+    def part(module: str) -> str | None:
+        prefix = HUB + "."
+        return module[len(prefix) :].split(".")[0] if module.startswith(prefix) else None
+
+    level: dict[str, int] = {}
+    wrong = []
+    for depth, names in enumerate(layers):
+        for name in names:
+            if name in level:
+                wrong.append(f"{name} is drawn twice")
+            level[name] = depth
+    parts = {p for m in graph if (p := part(m)) is not None}
+    wrong += [f"{p} is not drawn" for p in sorted(parts - level.keys())]
+    wrong += [f"{p} is drawn but is no module of the hub" for p in sorted(level.keys() - parts)]
+    for module, targets in sorted(graph.items()):
+        here = part(module)
+        for target in sorted(targets):
+            there = part(target)
+            if here is None or there is None or here == there:
+                continue
+            if here in level and there in level and level[there] <= level[here]:
+                wrong.append(f"{here} imports {there}, drawn on its line or above it")
+    return wrong
+
+
+def test_the_architecture_page_draws_the_hub_as_it_is() -> None:
+    """Every module of the hub is on one line of docs/architecture.md's drawing, and
+    imports only from the lines under its own."""
+    layers = drawn_layers(ARCHITECTURE.read_text())
+    assert layers[1][0] == "service"  # the top, under the programs that run it
+    assert against_the_drawing(product_graph(), layers) == []
+
+
+def test_the_drawing_check_sees_an_import_going_up() -> None:
+    """A hub module importing one drawn above it, or one left out of the drawing, is named."""
+    graph: Graph = {
+        "firmware.hub": set(),
+        "firmware.hub.top": {"firmware.hub.low", "firmware.hub.bindings"},
+        "firmware.hub.low": set(),
+        "firmware.hub.bindings": set(),
+        "firmware.hub.bindings.x": {"firmware.hub.bindings", "firmware.hub.low"},
+    }
+    assert against_the_drawing(graph, [["top"], ["bindings"], ["low"]]) == []
+    graph["firmware.hub.low"] = {"firmware.hub.top"}
+    assert against_the_drawing(graph, [["top"], ["bindings"], ["low"]]) == [
+        "low imports top, drawn on its line or above it"
+    ]
+    assert against_the_drawing(graph, [["top", "top"], ["low"]]) == [
+        "top is drawn twice",
+        "bindings is not drawn",
+        "low imports top, drawn on its line or above it",
+    ]

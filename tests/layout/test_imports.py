@@ -32,7 +32,15 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "firmware.cli",
         "rules",
     ),
-    "firmware.hub": ("firmware.station", "firmware.tools", "firmware.bench", "firmware.cli"),
+    # The hub's service is its top: the loop and the wiring; its handlers and the rest of
+    # the hub sit below it and are handed what they use (firmware/hub/context.py).
+    "firmware.hub": (
+        "firmware.station",
+        "firmware.tools",
+        "firmware.bench",
+        "firmware.cli",
+        "firmware.hub.service",
+    ),
     "firmware.tools": ("firmware.bench", "firmware.cli"),
     "firmware.bench": ("firmware.cli",),
     # The table display shows only what the hub made public: it never holds the rules.
@@ -89,6 +97,11 @@ def under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+#: The hub's program sits above its service: it builds the service and runs it.
+HUB_PROGRAM = "firmware.hub.run_hub"
+HUB_SERVICE = "firmware.hub.service"
+
+
 def violations(module: str, source: str) -> list[str]:
     """What ``module`` imports that its layer forbids, one line each."""
     bad = []
@@ -97,6 +110,8 @@ def violations(module: str, source: str) -> list[str]:
         if not under(module, layer):
             continue
         for name in sorted(names):
+            if module == HUB_PROGRAM and under(name, HUB_SERVICE):
+                continue
             if any(under(name, b) for b in banned):
                 bad.append(f"{module} imports {name} ({layer} must not)")
     if not any(under(module, home) for home in VENDOR_HOMES):
@@ -130,6 +145,22 @@ def test_imports_point_one_way() -> None:
     assert bad == []
 
 
+def test_no_hub_module_imports_the_service() -> None:
+    """The hub's service is the top of the hub: no other module of it imports it, not even
+    for a type (its handlers take a HubContext, firmware/hub/context.py), but the program
+    that builds and runs it (firmware/hub/run_hub.py)."""
+    hub = [(m, src) for m, src in all_modules() if under(m, "firmware.hub")]
+    assert len(hub) > 20  # the walk found the hub
+    bad = [
+        f"{module} imports {name}"
+        for module, source in hub
+        if module not in (HUB_SERVICE, HUB_PROGRAM)
+        for name in sorted(imported(source, module))
+        if under(name, "firmware.hub.service")
+    ]
+    assert bad == []
+
+
 @pytest.mark.parametrize(
     ("module", "line"),
     [
@@ -144,6 +175,9 @@ def test_imports_point_one_way() -> None:
         ("device.gpio", "from mfrc522 import MFRC522"),
         ("firmware.display.render", "from rules import get_game"),
         ("firmware.display.feed", "from firmware.hub.table import Table"),
+        ("firmware.hub.play", "from firmware.hub.service import Hub"),
+        ("firmware.hub.inputs", "if TYPE_CHECKING:\n    from firmware.hub import service"),
+        ("firmware.hub.context", "from .service import Hub"),
     ],
 )
 def test_the_check_catches_a_wrong_import(module: str, line: str) -> None:

@@ -100,8 +100,9 @@ def test_the_idle_page_fits_with_the_menu_and_the_rules_card(size: str) -> None:
 
 
 def test_the_idle_page_pictures() -> None:
-    """The idle page as a TV shows it in English (Ultra Secret picked: its rules card) and as
-    a phone shows it in French (no pick known: every game's summary), against goldens."""
+    """The idle page as a TV shows it in English (Ultra Secret picked: its rules card; the
+    table's name, its address and QR code) and as a phone shows it in French (no pick
+    known: every game's summary), against goldens."""
     problems = []
     with chromium() as browser:
         for name, size, language, picked in (
@@ -110,6 +111,9 @@ def test_the_idle_page_pictures() -> None:
         ):
             width, height = SIZES[size]
             tab = StaticPage(browser, {"width": width, "height": height})
-            tab.show(page("t", table_fragment(idle_snapshot(language, picked)), language=language))
+            snap = idle_snapshot(language, picked)
+            if size == "tv":  # the host named the table; the page shows its address and QR
+                snap.name, snap.address = "The big table", "http://192.168.1.20:8080/table/main"
+            tab.show(page("t", table_fragment(snap), language=language))
             problems += picture_problems(name, screenshot(tab.page))
     assert not problems, problems

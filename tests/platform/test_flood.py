@@ -11,7 +11,6 @@ some were never answered).
 from __future__ import annotations
 
 import json
-import socket
 import statistics
 import threading
 import time
@@ -27,6 +26,7 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig
 from hardware.keys import load_keyset
 from tests.support.brokers import acl_mosquitto
+from tests.support.flood import flood
 
 KEYS = load_keyset()
 STATIONS = ["p1", "p2", "p3"]
@@ -46,41 +46,6 @@ def broker(tmp_path: Path) -> Iterator[int]:
     mosq = acl_mosquitto(tmp_path / "broker", ACL)
     yield mosq.port
     mosq.stop()
-
-
-def _length(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        n, byte = n >> 7, n & 0x7F
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _string(text: str) -> bytes:
-    raw = text.encode()
-    return len(raw).to_bytes(2, "big") + raw
-
-
-def flood(port: int, topic: str, seconds: float, stop: threading.Event) -> int:
-    """Publish inputs at QoS 0 as fast as the socket takes them; returns how many."""
-    sock = socket.create_connection(("127.0.0.1", port))
-    body = _string("MQTT") + bytes([4, 0xC2, 0, 60])
-    body += _string("flooder") + _string("a-p1") + _string("pw-a-p1")
-    sock.sendall(b"\x10" + _length(len(body)) + body)
-    assert sock.recv(4)[:2] == b"\x20\x02"  # CONNACK
-    sent = 0
-    end = time.monotonic() + seconds
-    while time.monotonic() < end and not stop.is_set():
-        chunk = bytearray()
-        for _ in range(200):
-            sent += 1
-            payload = b'{"id":"fl:%d","kind":"press"}' % sent
-            packet = _string(topic) + payload
-            chunk += b"\x30" + _length(len(packet)) + packet
-        sock.sendall(chunk)
-    sock.close()
-    return sent
 
 
 class Timer:
@@ -161,7 +126,12 @@ def test_a_flooding_station_leaves_another_table_answered(broker: int, tmp_path:
         result: list[int] = []
         flooder = threading.Thread(
             target=lambda: result.append(
-                flood(broker, "coffre/a/station/p1/input", FLOOD_SECONDS, stop)
+                flood(
+                    BrokerConfig("127.0.0.1", broker, "a-p1", "pw-a-p1"),
+                    "coffre/a/station/p1/input",
+                    FLOOD_SECONDS,
+                    stop,
+                )
             )
         )
         flooder.start()

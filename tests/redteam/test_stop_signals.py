@@ -18,18 +18,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Stops the CLI's stop context over and over while two other processes send SIGTERM as
+#: Stops the programs' stop context over and over while two other processes send SIGTERM as
 #: fast as it can, so that signals land inside the handler and inside the wait.
 HAMMERED = """
 import os, signal, subprocess, sys
-from firmware.cli import _stop_on_signal
+from firmware.link.process import stop_on_signal
 signal.signal(signal.SIGTERM, signal.SIG_IGN)  # between two contexts: not our stop
 loop = "import os, signal, time\\nend = time.time() + 3\\nwhile time.time() < end:\\n"
 loop += f"    os.kill({os.getpid()}, signal.SIGTERM)"
 hammers = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(2)]
 stops = 0
 while any(hammer.poll() is None for hammer in hammers):
-    with _stop_on_signal() as stop:
+    with stop_on_signal() as stop:
         stops += stop.wait(1.0)  # a timeout: the hammers' last signal came before it
 print("stops", stops, flush=True)
 """

@@ -7,7 +7,9 @@ that joined late) and ``NARRATE`` (each public event kind of the hub's feed -> i
 Optional: ``MERGE`` (seat-only kinds a run of which reads as one line), ``now`` (the one
 thing that matters now), ``verdict`` (how the game ended, for the end box), ``rounds_text``
 (the round worded the game's way), ``scores`` (each seat's score from the view) and
-``notes`` (lines shown under the feed). The
+``notes`` (lines shown under the feed), ``side`` (a part of the board shown at the top
+of the side column, where a wide board leaves room) and ``WIDE`` (True: the board needs
+more of a wide screen's width than the side column). The
 headline is the same for every game: ``public`` carries the phase, round and the seat the
 table waits for under the same keys whatever the game. The display may not import the
 rules, so it finds a board by the id alone; ``tests/test_games_complete.py`` checks that
@@ -88,6 +90,19 @@ def board(public: Public, names: Names) -> str:
     module = board_module(public.get("game"))
     view: dict[str, Any] = public.get("view") or {}
     return str(module.board(public, view, names)) if module else ""
+
+
+def board_side(public: Public, names: Names) -> str:
+    """The part of a board shown in the side column (``side(public, view, names)``), if any."""
+    module = board_module(public.get("game"))
+    view: dict[str, Any] = public.get("view") or {}
+    own = getattr(module, "side", None)
+    return str(own(public, view, names)) if own else ""
+
+
+def board_wide(public: Public) -> bool:
+    """Whether the game's board asks for more of the screen's width (``WIDE``)."""
+    return bool(getattr(board_module(public.get("game")), "WIDE", False))
 
 
 def seat_scores(public: Public) -> list[int] | None:

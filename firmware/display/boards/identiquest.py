@@ -56,7 +56,7 @@ def _loot(names: Names, seat: int, pile: dict[str, Any]) -> str:
 
 
 def _gem(gem: Any) -> str:
-    return f'<span class="chip c-{esc(gem)}"><i></i>{esc(colour(str(gem)))}</span>'
+    return f'<span class="chip gem c-{esc(gem)}"><i></i>{esc(colour(str(gem)))}</span>'
 
 
 def verdict(public: Public, view: dict[str, Any], names: Names) -> str:

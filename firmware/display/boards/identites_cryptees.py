@@ -17,10 +17,15 @@ IC_WAITS = {
 }
 
 
+#: Sixteen seats' face-up cards on one line each: the board takes more of a TV's width.
+WIDE = True
+
+
 def board(public: Public, view: dict[str, Any], names: Names) -> str:
     table = view.get("table") or {}
     weapons = table.get("weapons") or []
     held = {w.get("holder"): w for w in weapons if w.get("holder") is not None}
+    over = bool(public.get("over"))
     rows = []
     for i, s in enumerate(table.get("seats") or []):
         weapon = held.get(i)
@@ -40,22 +45,20 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
             esc(in_language(p.get("name", p))) if isinstance(p, dict) else esc(p)
             for p in s.get("permanent") or []
         )
-        rows.append(
-            [
-                "<b class=score>" + ("♥" * int(s.get("hp") or 0) or "✝") + "</b>",
-                aim or "·",
-                " ".join(c for c in face_up if c) or "·",
-                esc(s.get("programs", 0)),
-                programs or "·",
-            ]
-        )
-    header = [
-        _("HP"),
-        _("weapon → targets"),
-        _("face-up cards"),
-        _("programs in hand"),
-        _("played programs"),
-    ]
+        hp = "<b class=score>" + ("♥" * int(s.get("hp") or 0) or "✝") + "</b>"
+        cards = " ".join(c for c in face_up if c) or "·"
+        if over:  # aims and hands mean nothing once the game is over: the sides and cards do
+            rows.append([hp, cards, programs or "·"])
+        else:
+            count = int(s.get("programs") or 0)
+            hand = (
+                '<span class="nw">' + esc(plural("{n} in hand", "{n} in hand", count)) + "</span>"
+            )
+            rows.append([hp, aim or "·", cards, f"{hand}{' · ' + programs if programs else ''}"])
+    if over:
+        header = [_("HP"), _("face-up cards"), _("played programs")]
+    else:
+        header = [_("HP"), _("weapon → targets"), _("face-up cards"), _("programs")]
     out = [seat_table(names, header, rows)]
     free = [w for w in weapons if w.get("holder") is None]
     if free:

@@ -22,21 +22,23 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
     done = view.get("done") or []
     voted = view.get("voted") or []
     scores = view.get("scores") or []
+    over = bool(public.get("over"))
     rows = []
     for i in range(len(names)):
         voters = voted[i] if i < len(voted) else []
-        rows.append(
-            [
-                f'<b class="score">{esc(scores[i] if i < len(scores) else 0)}</b>',
-                esc(places[i] if i < len(places) else ""),
-                yes(done[i] if i < len(done) else False),
-                names.list(voters) if voters else "·",
-            ]
-        )
+        row = [
+            f'<b class="score">{esc(scores[i] if i < len(scores) else 0)}</b>',
+            esc(places[i] if i < len(places) else ""),
+        ]
+        if not over:  # who is still drawing means nothing once the game is over
+            row.append(yes(done[i] if i < len(done) else False))
+        row.append(names.list(voters) if voters else "·")
+        rows.append(row)
     words = "".join(
         f"<li><b>{n}</b> {esc(w)}</li>" for n, w in enumerate(view.get("list") or [], 1)
     )
-    header = [_("score"), _("place"), _("drawing done"), _("voted on it")]
+    header = [_("score"), _("place")]
+    header += [_("voted on it")] if over else [_("drawing done"), _("voted on it")]
     out = [seat_table(names, header, rows)]
     if words:  # the list is on the table from the vote on
         heading = esc(_("The words"))

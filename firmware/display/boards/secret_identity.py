@@ -19,23 +19,35 @@ from firmware.link.lang import N_, _, label, plural
 
 def board(public: Public, view: dict[str, Any], names: Names) -> str:
     seats = view.get("seats") or []
-    rows = [
-        [
-            f'<b class="score">{esc(s.get("score", 0))}</b>',
-            f"{esc(s.get('position', 0))}{'*' * int(s.get('markers') or 0)}",
-            esc(
-                plural("{n} placed", "{n} placed", int(s.get("pictos_placed") or 0))
-                + ", "
-                + plural("{n} in hand", "{n} in hand", int(s.get("pictos_left") or 0))
-            ),
-            yes(s.get("mystery_locked")),
-            esc(_("{n} in / {cast} cast", n=s.get("votes_in", 0), cast=s.get("votes_cast", 0))),
-            yes(s.get("ready")),
-        ]
-        for s in seats
-    ]
-    header = [_("score"), _("track"), _("picto cards"), _("key in"), _("votes"), _("ready")]
-    out = [seat_table(names, header, rows)]
+    over = bool(public.get("over"))
+    # Each finished round's points, as columns of the seats' table (co-op's history is
+    # its turns: the team scores, not the seats).
+    coop = view.get("mode") == "coop"
+    rounds = [r for r in view.get("history") or [] if isinstance(r, dict) and not coop]
+    per_round = [round_points(r.get("safes") or [], len(names)) for r in rounds]
+    round_heads = [_("round {n}", n=r.get("round", k + 1)) for k, r in enumerate(rounds)]
+    rows = []
+    for i, s in enumerate(seats):
+        row = [f'<b class="score">{esc(s.get("score", 0))}</b>']
+        if not over:  # what the round in play waits for; nothing once the game is over
+            row += [
+                esc(
+                    plural("{n} placed", "{n} placed", int(s.get("pictos_placed") or 0))
+                    + ", "
+                    + plural("{n} in hand", "{n} in hand", int(s.get("pictos_left") or 0))
+                ),
+                yes(s.get("mystery_locked")),
+                esc(_("{n} in / {cast} cast", n=s.get("votes_in", 0), cast=s.get("votes_cast", 0))),
+                yes(s.get("ready")),
+            ]
+        row += [str(points[i]) if i < len(points) else "" for points in per_round]
+        rows.append(row)
+    header = [_("score")]
+    if not over:
+        header += [_("picto cards"), _("key in"), _("votes"), _("ready")]
+    header += round_heads
+    numeric = {1 + len(header) - len(round_heads) + k for k in range(len(round_heads))}
+    out = [seat_table(names, header, rows, numeric=numeric)]
     team = view.get("team")
     if isinstance(team, dict):
         by = ""
@@ -53,13 +65,14 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         out.append(f'<p class="big">{points}{by}</p>')
         # The co-op score is the right answers, one a turn: the track is as long as the game.
         squares = int(view.get("rounds") or TRACK)
-        out.append(track([(_("Team"), "team", score)], squares))
+        # The team's token: a star (the line above says whose it is; a word would not fit
+        # a square).
+        out.append(track([(_("Team"), "★", "team", score)], squares))
     else:
-        out.append(recap(view, names))
         out.append(
             track(
                 [
-                    (names.text(i), names.colours[i], int(s.get("score") or 0))
+                    (names.text(i), names.number(i), names.colours[i], int(s.get("score") or 0))
                     for i, s in enumerate(seats)
                     if i < len(names)
                 ]
@@ -84,36 +97,15 @@ def round_points(safes: list[dict[str, Any]], players: int) -> list[int]:
     return points
 
 
-def recap(view: dict[str, Any], names: Names) -> str:
-    """Points per seat per finished round (what the opened safes said), once a round is done."""
-    rounds = [r for r in view.get("history") or [] if isinstance(r, dict)]
-    if not rounds:
-        return ""
-    players = len(names)
-    per_round = [round_points(r.get("safes") or [], players) for r in rounds]
-    said = [_("round {n}", n=r.get("round", k + 1)) for k, r in enumerate(rounds)]
-    head = "".join(f"<th>{esc(word)}</th>" for word in said)
-    body = "".join(
-        f"<tr><td>{names.chip(i)}</td>"
-        + "".join(f"<td class=num>{points[i]}</td>" for points in per_round)
-        + "</tr>"
-        for i in range(players)
-    )
-    heading = esc(_("Points per round"))
-    return (
-        f'<table class="recap"><caption>{heading}</caption><tr><th></th>{head}</tr>{body}</table>'
-    )
-
-
-def track(tokens: list[tuple[str, str, int]], squares: int = TRACK) -> str:
+def track(tokens: list[tuple[str, str, str, int]], squares: int = TRACK) -> str:
     """The 0–30 score track (co-op: 0 to the number of turns): a token per seat on its
-    square, a star per lap."""
+    square (its number on its colour, the name in its tooltip), a star per lap."""
     cells = []
     for square in range(squares + 1):
         here = "".join(
-            f'<span class="tok c-{esc(colour)}" title="{esc(name)}">{esc(name[:2])}'
+            f'<span class="tok c-{esc(colour)}" title="{esc(name)}" data-n="{esc(mark)}">'
             f"{'*' * (score // (squares + 1))}</span>"
-            for name, colour, score in tokens
+            for name, mark, colour, score in tokens
             if score % (squares + 1) == square
         )
         cells.append(f"<li><small>{square}</small>{here}</li>")
@@ -122,8 +114,14 @@ def track(tokens: list[tuple[str, str, int]], squares: int = TRACK) -> str:
 
 
 def now(public: Public, view: dict[str, Any], names: Names) -> str:
-    """While the safes are prepared and voted: the seats not ready yet."""
-    if view.get("mode") == "coop" or view.get("phase") not in ("prepare", "vote"):
+    """While the safes are prepared and voted: the seats not ready yet; while they open:
+    the safe that opens next (the host's next press, or the hub's own pace)."""
+    if view.get("mode") == "coop":
+        return ""
+    if view.get("phase") == "reveal":
+        safe = whole(view.get("next_safe"))
+        return _("Next: {seat}'s safe opens", seat=names.chip(safe)) if safe is not None else ""
+    if view.get("phase") not in ("prepare", "vote"):
         return ""
     seats = view.get("seats") or []
     return waiting_for([i for i, s in enumerate(seats) if not s.get("ready")], names)

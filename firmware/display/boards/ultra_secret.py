@@ -55,35 +55,23 @@ US_KINDS = {
 
 def board(public: Public, view: dict[str, Any], names: Names) -> str:
     """The drawn board (every square with the agents, informants, bugs and lockers on it),
-    then each seat's mole cards and whether it declared and acted."""
-    out = [drawn_board(view, names)]
-    declared = view.get("declared") or []
-    waiting = view.get("waiting") or []
-    rows = [
-        [
-            _at(view, "agents", i),
-            _at(view, "moles", i),
-            yes(i in declared),
-            "✔" if i not in waiting else "…",
-        ]
-        for i in range(len(names))
-    ]
-    header = [_("agent at"), _("mole cards"), _("declared"), _("acted")]
-    out.append(seat_table(names, header, rows))
-    out.append(
-        "<p>"
-        + esc(
-            _(
-                "Mole deck {deck}, discard {discard}",
-                deck=view.get("deck", 0),
-                discard=view.get("discard", 0),
-            )
-        )
-        + "</p>"
-    )
+    then the declared sums and the fugitive; at the end, who each agent really was. The
+    seats' table (while the game runs) or the facts (at the end) are in the side column
+    (:func:`side`), beside the board."""
+    if isinstance(view.get("end"), dict):
+        return drawn_board(view, names) + recap(view, names)
+    return drawn_board(view, names) + "".join(facts(public, view, names))
+
+
+def facts(public: Public, view: dict[str, Any], names: Names) -> list[str]:
+    """The declared sums, the fugitive, the outcome (while the game runs) and, at the end,
+    the formula filed beside the true one."""
+    out = []
     sums = view.get("sums") or {}
     if sums:
-        declared_sums = ", ".join(f"{names.chip(whole_key(s))} {esc(v)}" for s, v in sums.items())
+        # In seat order (the hub's object is in the order the seats declared).
+        ordered = sorted(sums.items(), key=lambda item: whole_key(item[0]) or 0)
+        declared_sums = ", ".join(f"{names.chip(whole_key(s))} {esc(v)}" for s, v in ordered)
         said = _("Declared (digit sums): {sums}", sums=declared_sums)
         out.append(f"<p class=big>{said}</p>")
     if view.get("fugitive") is not None:
@@ -91,10 +79,31 @@ def board(public: Public, view: dict[str, Any], names: Names) -> str:
         out.append(f"<p class=big>{fugitive}</p>")
     if view.get("outcome") and not public.get("over"):  # at the end, the end box says it
         outcome = f"<b>{esc(names.said('outcomes', view['outcome']))}</b>"
-        ended = _("Outcome: {outcome}", outcome=outcome)
-        out.append(f"<p class=big>{ended}</p>")
-    out.append(recap(view, names))
-    return "".join(out)
+        said = _("Outcome: {outcome}", outcome=outcome)
+        out.append(f"<p class=big>{said}</p>")
+    out.append(formula_line(view))
+    return [line for line in out if line]
+
+
+def side(public: Public, view: dict[str, Any], names: Names) -> str:
+    """While the game runs, beside the drawn board: each seat's mole cards, whether it
+    declared and acted, and the mole deck (the board shows where the agents stand); at the
+    end, under the result, the declared sums, the fugitive and the formula."""
+    if isinstance(view.get("end"), dict):
+        return "".join(facts(public, view, names))
+    declared = view.get("declared") or []
+    waiting = view.get("waiting") or []
+    rows = [
+        [_at(view, "moles", i), yes(i in declared), "✔" if i not in waiting else "…"]
+        for i in range(len(names))
+    ]
+    header = [_("mole cards"), _("declared"), _("acted")]
+    deck = _(
+        "Mole deck {deck}, discard {discard}",
+        deck=view.get("deck", 0),
+        discard=view.get("discard", 0),
+    )
+    return seat_table(names, header, rows, numeric={1}) + f"<p>{esc(deck)}</p>"
 
 
 def _at(view: dict[str, Any], key: str, i: int) -> str:
@@ -132,7 +141,12 @@ def _tile(square: str, open_: bool, view: dict[str, Any], names: Names) -> str:
     colour = ""
     if square.startswith("H") and square[1:].isdigit():
         colour = f" c-{US_HOTELS[int(square[1:]) - 1]}"
-    lines = [f'<p class="sq"><i class="hotel{colour}"></i><b>{esc(square)}</b> {esc(what)}</p>']
+    # A square not in play says so on its first line (its tile is hatched too).
+    closed = esc(_("closed|square"))
+    shut = "" if open_ else f' <span class="shut">{closed}</span>'
+    lines = [
+        f'<p class="sq"><i class="hotel{colour}"></i><b>{esc(square)}</b> {esc(what)}{shut}</p>'
+    ]
     fugitive = whole(view.get("fugitive"))
     agents = _seats_on(view, "agents", square)
     if agents:
@@ -160,16 +174,16 @@ def _tile(square: str, open_: bool, view: dict[str, Any], names: Names) -> str:
         said = _("formula taken {where}", where=where).strip()
         lines.append(f'<p class="taken">{esc(said)}</p>')
     state = "" if open_ else " closed"
-    shut = esc(_("closed|square"))
-    closed = "" if open_ else f'<p class="shut">{shut}</p>'
     busy = " busy" if agents else ""
-    return f'<div class="tile{state}{busy}">{"".join(lines)}{closed}</div>'
+    return f'<div class="tile{state}{busy}">{"".join(lines)}</div>'
 
 
 def _tokens(seats: list[int], names: Names) -> str:
-    """Seats as small tokens: their colour and the first letters of their name."""
+    """Seats as small tokens: their colour, their number and the first letters of their
+    name (the number tells two seats apart when the colours and letters do not)."""
     return " ".join(
-        f'<span class="tok c-{esc(names.colours[s])}">{esc(short(names.text(s)))}</span>'
+        f'<span class="tok c-{esc(names.colours[s])}" data-n="{esc(names.number(s))}">'
+        f"{esc(short(names.text(s)))}</span>"
         for s in seats
     )
 
@@ -199,8 +213,8 @@ def identity_of(stash: dict[str, Any]) -> str | None:
 
 
 def recap(view: dict[str, Any], names: Names) -> str:
-    """At the end, the secrets revealed: who each agent was, the fugitive's filing beside
-    the truth (right or wrong), the true formula."""
+    """At the end, each seat's row: where its agent stands, its mole cards, who it really
+    was, and the fugitive's filing of it beside the truth (right or wrong)."""
     end = view.get("end")
     if not isinstance(end, dict):
         return ""
@@ -211,7 +225,8 @@ def recap(view: dict[str, Any], names: Names) -> str:
     filing: dict[str, Any] = raw if isinstance(raw, dict) else {}
     filed = filing.get("pseudonyms") or {}
     rows = []
-    for seat, colour in enumerate(colours[: len(names)]):
+    for seat in range(len(names)):
+        colour = colours[seat] if seat < len(colours) else ""
         truth = identity_of(stashes.get(colour) or {})
         said = filed.get(colour)
         verdict = ""
@@ -219,11 +234,24 @@ def recap(view: dict[str, Any], names: Names) -> str:
             mark, sign = ("won", "✔") if said == truth else ("lost", "✗")
             verdict = f'<span class="{mark}">{esc(pseudonyms.get(said, said))} {sign}</span>'
         rows.append(
-            f"<tr><td>{names.chip(seat)}</td><td>{esc(pseudonyms.get(truth, truth or '?'))}</td>"
-            f"<td>{verdict or '·'}</td></tr>"
+            [
+                _at(view, "agents", seat),
+                _at(view, "moles", seat),
+                esc(pseudonyms.get(truth, truth or "?")),
+                verdict or "·",
+            ]
         )
-    head = "".join(f"<th>{esc(h)}</th>" for h in ("", _("was really"), _("the fugitive filed")))
-    out = [f'<table class="recap"><tr>{head}</tr>{"".join(rows)}</table>']
+    header = [_("agent at"), _("mole cards"), _("was really"), _("the fugitive filed")]
+    return seat_table(names, header, rows).replace('class="seats"', 'class="seats recap"', 1)
+
+
+def formula_line(view: dict[str, Any]) -> str:
+    """At the end, the formula the fugitive filed beside the true one."""
+    end = view.get("end")
+    if not isinstance(end, dict):
+        return ""
+    raw = end.get("filing")
+    filing: dict[str, Any] = raw if isinstance(raw, dict) else {}
     formula = end.get("formula")
     if filing:
         right = filing.get("card") == formula
@@ -236,10 +264,10 @@ def recap(view: dict[str, Any], names: Names) -> str:
             card=f'<span class="{mark}">{esc(filing.get("card"))} {sign}</span>',
             formula=esc(formula),
         )
-        out.append(f"<p>{said}</p>")
-    elif formula:
-        out.append("<p>" + esc(_("The true formula: {formula}", formula=formula)) + "</p>")
-    return "".join(out)
+        return f"<p>{said}</p>"
+    if formula:
+        return "<p>" + esc(_("The true formula: {formula}", formula=formula)) + "</p>"
+    return ""
 
 
 #: What an agent did on the board this turn (the engine's public notes), in words.

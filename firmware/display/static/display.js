@@ -1,29 +1,66 @@
 // coffre table display: swap in each fragment the server pushes; tick countdowns; on a wide
-// screen (a TV, a tablet) shrink the type until the whole page fits: a TV cannot scroll.
+// screen (a TV, a tablet) scale the type so the page fills the screen without scrolling:
+// a TV cannot scroll, and a page that leaves half the screen empty is read from a sofa.
 (function () {
   "use strict";
   var live = document.getElementById("live");
   var url = live && live.dataset.stream;
   var root = document.documentElement;
   var wide = window.matchMedia("(min-width: 900px) and (min-aspect-ratio: 1/1)");
-  var SMALLEST = 0.4;  // of the stylesheet's type size: still legible on a 1080p TV
+  // The stylesheet's smallest type is 1rem: the root never goes under a 45th of a 1080p
+  // screen's height (24 px, the ten-foot floor), less on a smaller screen (held closer: 12 px
+  // on a 768-pixel tablet), nor over LARGEST times the stylesheet's own size.
+  var FLOOR = 45;
+  var LARGEST = 1.6;
+  var KEPT = 3;  // feed lines a page always shows
 
+  // Too big: the page scrolls, or a word is wider than its box (boxes that never split a
+  // word are listed in NARROW: a tile of a drawn board, a square of the score track).
+  var NARROW = ".tile, .track li";
   function overflows() {
-    return root.scrollHeight > window.innerHeight || root.scrollWidth > window.innerWidth;
+    if (root.scrollHeight > window.innerHeight || root.scrollWidth > window.innerWidth) {
+      return true;
+    }
+    var boxes = document.querySelectorAll(NARROW);
+    for (var i = 0; i < boxes.length; i++) {
+      if (boxes[i].scrollWidth > boxes[i].clientWidth + 1) return true;
+    }
+    return false;
   }
 
-  // Bisect the root font size (every size in the stylesheet is in rem) until it fits.
+  function size(px) { root.style.fontSize = px.toFixed(2) + "px"; }
+
+  // The largest root font size (every size in the stylesheet is in rem or em) that fits,
+  // between the floor and LARGEST times the stylesheet's. A page's height grows about as
+  // its type: a first guess from the height at the stylesheet's size, then a bisection in
+  // a window round it (each step is a layout: six or seven in all, not a dozen).
   function fit() {
     root.style.fontSize = "";
-    if (!wide.matches || !overflows()) return;
+    if (!wide.matches) return;
     var base = parseFloat(window.getComputedStyle(root).fontSize);
-    var lo = SMALLEST, hi = 1;
-    for (var k = 0; k < 9; k++) {
+    var tall = window.innerHeight;
+    var lo = Math.min(base, (tall / FLOOR) * Math.min(1, tall / 1080)), hi = base * LARGEST;
+    var guess = base * tall / Math.max(1, document.body.getBoundingClientRect().height);
+    guess = Math.min(hi, Math.max(lo, guess));
+    var top = Math.min(hi, guess * 1.08), bottom = Math.max(lo, guess * 0.88);
+    size(top);
+    if (!overflows()) {
+      if (top >= hi) return;
+      lo = top;  // more room than guessed: bisect above
+    } else {
+      hi = top;
+      size(bottom);
+      if (overflows()) hi = bottom; else lo = bottom;
+    }
+    for (var k = 0; k < 5; k++) {
       var mid = (lo + hi) / 2;
-      root.style.fontSize = (base * mid).toFixed(2) + "px";
+      size(mid);
       if (overflows()) hi = mid; else lo = mid;
     }
-    root.style.fontSize = (base * lo).toFixed(2) + "px";
+    size(lo);
+    // Still too long at the smallest type: the feed keeps its newest lines that fit.
+    var lines = document.querySelectorAll(".log li");
+    for (var i = 0; i < lines.length - KEPT && overflows(); i++) lines[i].hidden = true;
   }
 
   // The ring empties from the most seconds seen on this countdown to none.
@@ -43,13 +80,37 @@
 
   if (url) {
     var source = new EventSource(url);  // reconnects by itself after a drop
-    source.onmessage = function (e) {
-      live.innerHTML = e.data;
+    var lost = document.getElementById("lost");
+    // An update is shown at once; the rest of a burst that lands before the next frame
+    // shows its newest only (one swap and one fit per frame): a slow screen never falls
+    // behind the table.
+    var pending = null, waiting = false;
+    function swap() {
+      var data = pending;
+      pending = null;
+      live.innerHTML = data;
       live.dataset.updated = String(Date.now());
       live.classList.remove("stale");
+      if (lost) lost.hidden = true;
       shown();
+    }
+    function frame() {
+      waiting = false;
+      if (pending !== null) swap();
+    }
+    source.onmessage = function (e) {
+      pending = e.data;
+      if (waiting) return;
+      waiting = true;
+      swap();
+      window.requestAnimationFrame(frame);
     };
-    source.onerror = function () { live.classList.add("stale"); };
+    // The page lost its stream: dim what it shows (it may be out of date) and say why.
+    source.onerror = function () {
+      live.classList.add("stale");
+      if (lost) lost.hidden = false;
+      fit();
+    };
   }
   window.addEventListener("resize", fit);
   if (document.fonts && document.fonts.ready) document.fonts.ready.then(fit);
