@@ -29,9 +29,10 @@ from firmware.link.lang import _
 #: and spoken narration. A hub that does not say gets the default.
 SETTINGS = ("off", "cues", "narration")
 DEFAULT = "cues"
-#: Moves the cue sheet carries (a page that missed more than this many fragments in a row
-#: skips the oldest: it would be saying the past).
-MOVES = 12
+#: Moves the cue sheet carries, each with its own words: a page that got one fragment in
+#: many (a busy screen shows only the newest of a burst) still says every move; one that
+#: missed more would be saying the past, and skips the oldest.
+MOVES = 32
 #: Public event kinds that are a reveal or a player out, whatever the game.
 EVENT_CUES = {
     "reveal": "reveal",
@@ -74,6 +75,16 @@ def remember(moments: list[Moment], public: dict[str, Any]) -> None:
     if moments and moments[-1]["v"] == version:
         moments.pop()  # the same move again (a countdown's second): no new move
     before = moments[-1] if moments else None
+    # The move's own public events, kept with it: the hub's feed holds its last few events
+    # only, and a page that got one fragment in many must still say every move. Events of
+    # moves the hub published together come with the first move that follows them.
+    since = before["v"] if before else -1
+    moment["view"] = view or {}  # what the move's words read (a weapon dropped since)
+    moment["events"] = [
+        e
+        for e in public.get("feed") or []
+        if isinstance(e, dict) and since < (whole(e.get("version")) or 0) <= version
+    ]
     # What changed since the move before (a new game's first move: a new phase).
     cues = set()
     if moment["over"] and not (before and before["over"]):
@@ -140,15 +151,20 @@ def moves(public: dict[str, Any], moments: Sequence[Moment], names: Names) -> li
         if isinstance(event, dict) and whole(event.get("version")) is not None:
             by_version.setdefault(int(event["version"]), []).append(event)
     known = {m["v"]: m for m in moments if m["game"] == game}
-    versions = sorted(set(by_version) | set(known))[-MOVES:]
+    # Moves from the feed alone are those from before the display heard the game: later
+    # ones are in a remembered move (a move the hub published with the next, in the next).
+    first = min(known, default=None)
+    older = {v for v in by_version if first is None or v < first}
+    versions = sorted(older | set(known))[-MOVES:]
     out = []
     for v in versions:
-        events = by_version.get(v, [])
+        events = known[v]["events"] if v in known else by_version.get(v, [])
+        seen = known[v]["view"] if v in known else view
         lines = []
         narrate = getattr(module, "NARRATE", None)
         if events and narrate is not None:
             merge = getattr(module, "MERGE", {})
-            lines = [plain(line) for line in feed_lines(events, narrate, merge, view, names)]
+            lines = [plain(line) for line in feed_lines(events, narrate, merge, seen, names)]
         cues = {EVENT_CUES[str(e.get("kind"))] for e in events if e.get("kind") in EVENT_CUES}
         moment = known.get(v)
         if moment is not None:

@@ -118,3 +118,16 @@ def test_the_sheet_is_in_the_fragment_with_the_tables_setting_and_voice() -> Non
         off = cue_sheet({**public(0), "sound": "loud"}, [], Names(public(0)), "en")
     assert 'data-sound="narration"' in sheet and 'data-voice="en-GB"' in sheet
     assert 'data-sound="cues"' in off  # a setting the page does not know is the default
+
+
+def test_every_move_keeps_its_words_after_the_feed_let_them_go() -> None:
+    """The hub's feed holds its last events only: a move's words stay with the move the
+    display remembered; moves the hub published together are said once, with the later."""
+    steal = {"kind": "give", "data": {"from": 0, "to": 1, "gems": ["red"]}}
+    turn = {"kind": "turn", "data": {"seat": 1}}
+    first = [{**steal, "version": 1}]
+    later = [{**turn, "version": 2}, {**turn, "version": 3}, {**steal, "version": 4}]
+    script = said([public(0), public(1, feed=first), public(4, to_play=1, feed=later)])
+    assert [v for v, _cue, _say in script] == [0, 1, 4]
+    assert script[1][2] == "Red gives Blue 1 gem."
+    assert script[2][2] == "Blue's turn. Blue's turn. Red gives Blue 1 gem."

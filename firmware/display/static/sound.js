@@ -50,7 +50,9 @@
 
   function label() {
     var s = sheet();
-    if (!s || !Context) { button.hidden = true; return; }
+    var shown = Boolean(s && Context);
+    document.body.classList.toggle("has-sound", shown);
+    if (!shown) { button.hidden = true; return; }
     var state = setting() === "off" ? "host" : !enabled() ? "tap" : muted ? "off" : "on";
     button.hidden = false;
     button.className = state;
