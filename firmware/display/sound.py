@@ -56,7 +56,7 @@ Moment = dict[str, Any]
 
 def remember(moments: list[Moment], public: dict[str, Any]) -> None:
     """Note what ``public`` says of its move (called on every ``public`` the display hears,
-    oldest first). A new game, or an earlier version (an undo), starts the list again."""
+    oldest first). A new game, or a lower version (an undo), starts the list again."""
     game = public.get("game")
     version = whole(public.get("version"))
     if not game or version is None:

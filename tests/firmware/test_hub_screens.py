@@ -3,30 +3,9 @@ interrupt window's seconds counting down on the stations."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
-from firmware.hub.config import TableConfig
-from firmware.hub.service import Hub
-from firmware.link.mqtt import BrokerConfig
-from tests.support.hub import KEYS, Clock, T, claimed, deliver, host
-
-
-def four_seat_hub(tmp_path: Path, clock: Clock) -> tuple[Hub, list[tuple[str, Any]]]:
-    config = TableConfig("t", ["p1", "p2", "p3", "p4"])
-    hub = claimed(Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=clock))
-    sent: list[tuple[str, Any]] = []
-
-    def publish(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> Any:
-        sent.append((topic, json.loads(payload)))
-
-    hub.client.publish = publish  # type: ignore[method-assign]
-    return hub, sent
-
-
-def screens(sent: list[tuple[str, Any]], station: str) -> list[dict[str, Any]]:
-    return [p for t, p in sent if t == T.station(station, "screen")]
+from tests.support.hub import Clock, T, deliver, four_seat_hub, host, screens
 
 
 def test_every_station_screen_names_the_game_step(tmp_path: Path) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.firmware.test_hub_screens import four_seat_hub, screens
-from tests.support.hub import Clock, host
+from tests.support.hub import Clock, four_seat_hub, host, screens
 
 STATIONS = ["p1", "p2", "p3", "p4"]
 

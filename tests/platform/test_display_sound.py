@@ -16,13 +16,23 @@ from firmware.link.lang import _, speaking
 from firmware.tools.bots import bot_class
 from firmware.tools.simtable import TABLE, SimTable
 from rules import GAMES as REGISTERED
-from tests.platform.test_display_follow import GAMES, freeze_countdowns
-from tests.support.browser import chromium, new_page, start_display, wait_version
+from tests.support.browser import (
+    chromium,
+    freeze_countdowns,
+    new_page,
+    start_display,
+    wait_version,
+)
+from tests.support.games import game_support
 from tests.support.golden import STATION_GOLDEN, regenerating
 from tests.support.hearing import EARS, heard, voices
 from tests.support.tables import TableFactory
 
 SOUND_GOLDEN = STATION_GOLDEN / "sound"
+#: game -> (players, table seed, bot seed, bot options): the games the display tests follow.
+GAMES: dict[str, tuple[int, int, int, dict[str, Any]]] = {
+    g: game_support(g).FOLLOW for g in REGISTERED
+}
 
 
 def table_sound(monkeypatch: pytest.MonkeyPatch, level: str) -> None:

@@ -50,9 +50,7 @@
 
   function label() {
     var s = sheet();
-    var shown = Boolean(s && Context);
-    document.body.classList.toggle("has-sound", shown);
-    if (!shown) { button.hidden = true; return; }
+    if (!s || !Context) { button.hidden = true; return; }
     var state = setting() === "off" ? "host" : !enabled() ? "tap" : muted ? "off" : "on";
     button.hidden = false;
     button.className = state;
