@@ -85,7 +85,9 @@ class Display(ABC):
 
 
 Colour = tuple[float, float, float]
-Beep = Literal["ok", "error", "tick", "alert"]
+#: "tick": a tag was read; "ok"/"error": the hub's answer; "alert": something needs the
+#: host; "turn": the table has just started waiting for this seat.
+Beep = Literal["ok", "error", "tick", "alert", "turn"]
 
 
 class Controls(ABC):

@@ -31,6 +31,9 @@ PATTERNS: dict[Beep, tuple[Step, ...]] = {
     "error": ((880.0, 0.15), (None, 0.08), (880.0, 0.15)),
     "tick": ((3136.0, 0.012),),
     "alert": ((1760.0, 0.1), (None, 0.1), (1760.0, 0.1), (None, 0.1), (1760.0, 0.1)),
+    # Your turn: short-short-long, rising. Its rhythm alone (an active buzzer has one pitch)
+    # tells it from the tick (one click), ok (one blip), error (two even) and alert (three even).
+    "turn": ((1568.0, 0.05), (None, 0.05), (2093.0, 0.05), (None, 0.05), (2637.0, 0.25)),
 }
 # A passive buzzer's range (TonalBuzzer: one octave either side of A6), piezo-friendly.
 TONE_MID = "A6"

@@ -26,7 +26,7 @@ from device.base import (
 )
 from hardware.keys import normalise_uid
 
-BEEPS: tuple[Beep, ...] = ("ok", "error", "tick", "alert")
+BEEPS: tuple[Beep, ...] = ("ok", "error", "tick", "alert", "turn")
 
 
 class MockReader(Reader):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware.display.sound import remember
 from firmware.link import protocol as proto
 from firmware.link.lang import LANGUAGES
 from firmware.link.mqtt import BrokerConfig, Client
@@ -36,6 +37,8 @@ class Snapshot:
     fallback: str = LANGUAGES[0]
     #: The last language the hub said (kept while the hub is lost: its will says none).
     heard: str | None = None
+    #: The last moves of the game, as the page's sound cues need them (firmware.display.sound).
+    moments: list[dict[str, Any]] = field(default_factory=list)
     #: The table's name as guests read it (display.toml's ``[names]``; empty: its id).
     name: str = ""
     #: The address a phone opens to follow this table (empty: not known).
@@ -127,6 +130,7 @@ class Feed:
             with self._lock:
                 if topic == t.public:
                     snap.public = data
+                    remember(snap.moments, data)
                 else:
                     snap.status = data
                     if data.get("language") in LANGUAGES:

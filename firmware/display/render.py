@@ -25,6 +25,7 @@ from firmware.display.boards import (
 )
 from firmware.display.feed import Snapshot
 from firmware.display.parts import Names, countdown, esc, french_spaces, ranking, whole
+from firmware.display.sound import cue_sheet
 from firmware.link.lang import N_, _, label, speaking
 
 #: The hub's states other than ready, on the offline banner.
@@ -52,10 +53,11 @@ def _table_fragment(snap: Snapshot) -> str:
         f'data-version="{esc(public.get("version", 0))}">'
     ]
     parts.append(_banner(snap))
+    names = Names(public, snap.status)
     if not game:
         parts.append(_idle(snap))
+        parts.append(cue_sheet(public, snap.moments, names, snap.language))
         return "".join(parts) + "</section>"
-    names = Names(public, snap.status)
     where = esc(snap.name or _("table {name}", name=snap.table))
     title = f"{esc(game_name(public))} <small>{where}</small>"
     parts.append(f'<header><div class="title"><h1>{title}</h1>')
@@ -80,6 +82,7 @@ def _table_fragment(snap: Snapshot) -> str:
         cols += " wide"
     parts.append(f'<div class="{cols}"><div class="board">{board(public, names)}</div>')
     parts.append(f"<aside>{''.join(side)}</aside></div>")
+    parts.append(cue_sheet(public, snap.moments, names, snap.language))
     parts.append("</section>")
     return "".join(parts)
 
@@ -207,7 +210,9 @@ def page(title: str, body: str, *, stream: str | None = None, language: str = "e
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title>"
         '<link rel="stylesheet" href="/static/display.css">'
+        '<link rel="stylesheet" href="/static/sound.css">'
         '<script src="/static/display.js" defer></script>'
+        '<script src="/static/sound.js" defer></script>'
         f'</head><body><p id="lost" class="reconnecting" role="alert" hidden>{lost}</p>'
         f'<main id="live"{data}>{body}</main></body></html>'
     )

@@ -162,11 +162,12 @@ class Publisher:
             if only is None:  # what every station shows (a lone seat's may be a second on)
                 actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
         step = game_step(table) if table is not None else ""
+        turn = waits_on(table) if table is not None else None
         stations = list(enumerate(actor.config.stations))
         for seat, station in stations if only is None else stations[only : only + 1]:
             if table is not None and seat < table.players:
                 screen = table.binding.station_screen(table, seat)
-                screen = msgspec.structs.replace(screen, phase=step)
+                screen = msgspec.structs.replace(screen, phase=step, turn=seat == turn)
             else:
                 screen = idle_screen(actor, station)
             # Compare without the revision: a station is sent a screen only when it changed.
@@ -405,6 +406,16 @@ def game_step(table: Table) -> str:
     """The round and phase a table is in ("2/vote"): a station's toast ends with it."""
     ctx = table.engine.context(table.view(None))
     return f"{ctx['round'] or ''}/{ctx['phase'] or ''}"
+
+
+def waits_on(table: Table) -> int | None:
+    """The seat the table waits on (the engine's ``to_play``), None when it waits on
+    nobody in particular (everyone at once, or the game is over): that seat's station
+    buzzes when its turn begins."""
+    if table.over:
+        return None
+    turn = table.engine.context(table.view(None))["to_play"]
+    return turn if isinstance(turn, int) and not isinstance(turn, bool) else None
 
 
 def final_ranking(table: Table) -> list[str]:

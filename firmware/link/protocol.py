@@ -169,6 +169,10 @@ class Screen(msgspec.Struct, frozen=True, omit_defaults=True):
     #: Which step of the game this screen belongs to (round and phase, filled by the hub):
     #: a toast shown under one step ends when the next one begins.
     phase: str = ""
+    #: The table waits on this seat now: the station buzzes when this turns on.
+    turn: bool = False
+    #: The host turned the table's sounds off: the station never buzzes for a turn.
+    quiet: bool = False
 
 
 class Ack(msgspec.Struct, frozen=True):

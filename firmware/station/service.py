@@ -267,10 +267,13 @@ class Station:
         # Exact topics only: a broker that delivers more than we asked for changes nothing.
         if msg.topic == self.topics.station(self.id, "screen"):
             try:
-                self.screen = msgspec.json.decode(msg.payload, type=proto.Screen)
+                screen = msgspec.json.decode(msg.payload, type=proto.Screen)
             except msgspec.MsgspecError:
                 log.warning("%s: bad screen payload %r", self.id, msg.payload[:80])
                 return
+            if turn_begins(self.screen, screen):
+                self.devices.controls.beep("turn")
+            self.screen = screen
             if self.toast and self.screen.phase != self.toast_phase:
                 self.toast = None  # a refusal of the last step would cover this one's prompt
             if self.screen.led is not None and self.clock() >= self.led_until:
@@ -452,6 +455,14 @@ class Station:
                     return False
                 self.settled.wait(left)
         return True
+
+
+def turn_begins(before: proto.Screen | None, now: proto.Screen) -> bool:
+    """Whether ``now`` is the moment the table starts waiting on this seat (the station
+    buzzes then): its screen says so and the last one did not. A screen sent again (a
+    redraw, a knob turn, the retained screen after a reconnect) is no new turn, and a
+    quiet table (the host turned sounds off) never buzzes."""
+    return now.turn and not now.quiet and not (before is not None and before.turn)
 
 
 def _rgb(led: tuple[int, int, int] | tuple[float, float, float]) -> tuple[float, float, float]:

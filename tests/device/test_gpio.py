@@ -292,7 +292,7 @@ def test_active_low_buzzer(factory: MockFactory) -> None:
 
 
 def test_unknown_beep_is_refused(controls: GpioControls) -> None:
-    """A beep kind outside ok/error/tick/alert is a ValueError."""
+    """A beep kind outside ok/error/tick/alert/turn is a ValueError."""
     with pytest.raises(ValueError):
         controls.beep("boom")  # type: ignore[arg-type]
 
@@ -356,3 +356,48 @@ def test_a_buzzer_that_fails_costs_one_beep_not_the_next(
         assert [r.getMessage() for r in caplog.records] == ["buzzer: pin gone (1 failures)"]
     finally:
         player.close()
+
+
+def test_the_turn_pattern_is_its_own_on_an_active_buzzer(
+    factory: MockFactory, controls: GpioControls
+) -> None:
+    """beep("turn") on an active buzzer (one pitch) sounds three times and ends silent; its
+    rhythm, short-short-long, is no other kind's (the pattern's own lengths: the mock pin's
+    timestamps jitter on a loaded machine)."""
+    pin = factory.pin(18)
+    pin.clear_states()
+    controls.beep("turn")
+    assert controls.wait_beep(timeout=10)
+    assert [s.state for s in pin.states] == [0, 1, 0, 1, 0, 1, 0]
+
+    def rhythm(kind: str) -> list[float]:
+        return [seconds for hz, seconds in gpio.PATTERNS[kind] if hz is not None]  # type: ignore[index]
+
+    turn = rhythm("turn")
+    assert len(turn) == 3 and turn[2] >= 3 * max(turn[:2])
+    assert all(rhythm(kind) != turn for kind in BEEPS if kind != "turn")
+    assert [len(rhythm(kind)) for kind in ("tick", "ok", "error")] == [1, 1, 2]
+    assert max(rhythm("alert")) == min(rhythm("alert"))  # the alert's three are even
+
+
+def test_the_turn_pattern_rises_on_a_passive_buzzer(factory: MockFactory) -> None:
+    """On a passive buzzer the turn's three notes rise in pitch, within the buzzer's range."""
+    pins = dataclasses.replace(PINS, buzzer=BuzzerPins(kind="passive"))
+    c = GpioControls(pins, pin_factory=factory)
+    heard: list[float] = []
+    try:
+        pin = factory.pin(18)
+        original = pin._set_frequency
+
+        def record(value: float | None) -> None:
+            if value:
+                heard.append(round(value))
+            original(value)
+
+        pin._set_frequency = record
+        c.beep("turn")
+        assert c.wait_beep(timeout=10)
+        assert len(heard) == 3 and heard == sorted(heard) and len(set(heard)) == 3
+        assert pin.state == 0 and pin.frequency is None
+    finally:
+        c.close()

@@ -19,24 +19,8 @@ from firmware.link.lang import _, speaking
 from firmware.link.mqtt import BrokerConfig
 from firmware.link.render import BODY_LINES, CHARS, glass
 from rules import get_info
-from tests.support.hub import KEYS, Clock, T, claimed, deliver, host
+from tests.support.hub import KEYS, Clock, T, claimed, deliver, four_seat_hub, host, screens
 from tests.support.screens import GAMES, tables
-
-
-def four_seat_hub(tmp_path: Path, clock: Clock) -> tuple[Hub, list[tuple[str, Any]]]:
-    config = TableConfig("t", ["p1", "p2", "p3", "p4"])
-    hub = claimed(Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=clock))
-    sent: list[tuple[str, Any]] = []
-
-    def publish(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> Any:
-        sent.append((topic, json.loads(payload)))
-
-    hub.client.publish = publish  # type: ignore[method-assign]
-    return hub, sent
-
-
-def screens(sent: list[tuple[str, Any]], station: str) -> list[dict[str, Any]]:
-    return [p for t, p in sent if t == T.station(station, "screen")]
 
 
 def test_every_station_screen_names_the_game_step(tmp_path: Path) -> None:

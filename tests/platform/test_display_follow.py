@@ -11,11 +11,12 @@ import pytest
 from firmware.display.parts import french_spaces
 from firmware.link.lang import _, colour, speaking
 from firmware.tools.bots import bot_class
-from firmware.tools.simtable import TABLE, SimTable
+from firmware.tools.simtable import TABLE
 from rules import GAMES as REGISTERED
 from rules import get_info
 from tests.support.browser import (
     chromium,
+    freeze_countdowns,
     new_page,
     page_version,
     screenshot,
@@ -31,13 +32,6 @@ from tests.support.tables import TableFactory
 GAMES: dict[str, tuple[int, int, int, dict[str, Any]]] = {
     g: game_support(g).FOLLOW for g in REGISTERED
 }
-
-
-def freeze_countdowns(sim: SimTable) -> None:
-    """Slow the hub's clock 1000-fold: countdowns show but never tick (repeatable pages)."""
-    assert sim.hub is not None
-    start = time.monotonic()
-    sim.hub.clock = lambda: start + (time.monotonic() - start) / 1000
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

@@ -59,6 +59,15 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+def freeze_countdowns(sim: SimTable) -> None:
+    """Slow the hub's clock 1000-fold: countdowns show but never tick (repeatable pages)."""
+    import time
+
+    assert sim.hub is not None
+    start = time.monotonic()
+    sim.hub.clock = lambda: start + (time.monotonic() - start) / 1000
+
+
 def new_page(browser: Any, viewport: dict[str, int] | None = None) -> Any:
     page = browser.new_page(viewport=viewport or VIEWPORT)
     page.add_init_script(RECORDER)

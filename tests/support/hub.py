@@ -60,3 +60,21 @@ _command_ids = itertools.count(1)
 def host(hub: Hub, command: dict[str, Any], topics: proto.Topics = T) -> None:
     """A host command as the panel or ``coffre host`` sends it: with a fresh id."""
     deliver(hub, topics.host_command, {"id": f"h:{next(_command_ids)}", **command})
+
+
+def four_seat_hub(tmp_path: Path, clock: Clock) -> tuple[Hub, list[tuple[str, Any]]]:
+    """A claimed hub with one four-seat table, every publish recorded (topic, payload)."""
+    config = TableConfig("t", ["p1", "p2", "p3", "p4"])
+    hub = claimed(Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=clock))
+    sent: list[tuple[str, Any]] = []
+
+    def publish(topic: str, payload: bytes, *, retain: bool = False, qos: int = 1) -> Any:
+        sent.append((topic, json.loads(payload)))
+
+    hub.client.publish = publish  # type: ignore[method-assign]
+    return hub, sent
+
+
+def screens(sent: list[tuple[str, Any]], station: str) -> list[dict[str, Any]]:
+    """Every screen sent to ``station``, oldest first."""
+    return [p for t, p in sent if t == T.station(station, "screen")]
