@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from rules.core import BadOptions, Game, IllegalAction, RulesError
-from rules.declare import GameInfo
+from rules.declare import GameInfo, piece_module, stem
 
 __all__ = [
     "GAMES",
@@ -29,6 +29,7 @@ __all__ = [
     "all_info",
     "get_game",
     "get_info",
+    "piece_module",
     "stem",
 ]
 
@@ -46,15 +47,10 @@ GAMES: tuple[str, ...] = (
 GAME_IDS = GAMES
 
 
-def stem(game_id: str) -> str:
-    """The file-name stem of a game's pieces (``secret-identity`` -> ``secret_identity``)."""
-    return game_id.replace("-", "_")
-
-
 def _module(game_id: str) -> Any:
     if game_id not in GAMES:
         raise BadOptions(f"Unknown game: {game_id}")
-    return importlib.import_module(f"rules.{stem(game_id)}")
+    return importlib.import_module(piece_module("rules", game_id))
 
 
 @cache
