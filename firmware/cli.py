@@ -430,9 +430,10 @@ def _dispatch(args: Any) -> int:
 
         return sim.main(args)
     if args.command == "hub":
+        from firmware.bench.sd_card import commit_delay_from_env
         from firmware.hub import run_hub
 
-        return run_hub.main(args)
+        return run_hub.main(args, commit_delay=commit_delay_from_env())
     if args.command == "station":
         from firmware.station import run_station
 

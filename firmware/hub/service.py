@@ -47,7 +47,7 @@ from firmware.hub.hostmenu import HostMenu
 from firmware.hub.inbox import FairInbox
 from firmware.hub.links import HubLinks, TableLink
 from firmware.hub.publish import Publisher
-from firmware.hub.store import Store, StoreError, commit_delay_from_env
+from firmware.hub.store import Store, StoreError
 from firmware.hub.store_writer import StoreWriter
 from firmware.hub.throttle import Throttle, line
 from firmware.link import protocol as proto
@@ -88,16 +88,17 @@ class Hub:
         clock: Callable[[], float] = time.monotonic,
         take_over: Collection[str] = (),
         door: Door | None = None,
+        commit_delay: Callable[[], float] | None = None,
     ) -> None:
         """``door``: the broker's users, for stations that pair (None: this hub cannot
-        pair; a station that asks is told so)."""
+        pair; a station that asks is told so). ``commit_delay``: the store's (a bench's)."""
         self.pairing = door
         unknown = sorted(set(take_over) - {t.name for t in tables})
         if unknown:
             raise HubRefused(f"hub: --take-over {unknown[0]}: this hub has no such table")
         self.take_over = set(take_over)
         try:
-            self._setup(broker, tables, store_path, keys, panel, client_id, clock)
+            self._setup(broker, tables, store_path, keys, panel, client_id, clock, commit_delay)
         except (StoreError, ValueError, sqlite3.Error, OSError) as exc:
             raise HubRefused(f"hub: cannot start: {exc}") from None
 
@@ -110,6 +111,7 @@ class Hub:
         panel: Panel | None,
         client_id: str,
         clock: Callable[[], float],
+        commit_delay: Callable[[], float] | None,
     ) -> None:
         self.keys = keys or load_keyset()
         self.clock = clock
@@ -133,7 +135,7 @@ class Hub:
             )
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
         self.store = Store(
-            store_path, exclusive=True, commit_delay=commit_delay_from_env(), deferred_sync=True
+            store_path, exclusive=True, commit_delay=commit_delay, deferred_sync=True
         )
         #: The writer thread, from ``start()`` (without it, batches sync on the caller's thread).
         self.writer: StoreWriter | None = None
