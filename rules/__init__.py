@@ -20,7 +20,6 @@ from rules.declare import GameInfo, piece_module, stem
 
 __all__ = [
     "GAMES",
-    "GAME_IDS",
     "BadOptions",
     "Game",
     "GameInfo",
@@ -43,8 +42,6 @@ GAMES: tuple[str, ...] = (
     "ultra-secret",
     "identites-cryptees",
 )
-
-GAME_IDS = GAMES
 
 
 def _module(game_id: str) -> Any:
