@@ -23,6 +23,7 @@ from firmware.link import lang
 from firmware.link.lang import _ as text
 from firmware.link.lang import plural, speaking
 from firmware.link.protocol import Screen
+from firmware.link.render import CHARS
 from firmware.tools.bots.host import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
 
@@ -206,7 +207,7 @@ class Bot:
         title = plural(
             "{seat}: give {n} gem", "{seat}: give {n} gems", pending["left"], seat=self._seat(seat)
         )
-        self._wait_title(seat, title[:21])
+        self._wait_title(seat, title[:CHARS])
         controls = self.sim.controls(name)
         before = self.sim.frame_count(name)
         controls.open_flap()
