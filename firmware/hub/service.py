@@ -2,14 +2,14 @@
 
 One thread processes everything in order (MQTT messages, panel presses, timers), so each
 table behaves as an actor with a single mailbox. What lands there is an MQTT message or
-one of the typed events of :mod:`firmware.hub.events`; :meth:`Hub.feed` is the public
+one of the typed events of :mod:`firmware.hub.events`; :meth:`Hub.submit` is the public
 door to it for tests and tools that drive a hub without its thread.
 
 The mailbox is worked in batches, each one store transaction whose screens, answers and
 broker acks go out once the writer thread has made it durable (:mod:`firmware.hub.batches`).
 A stalled SD card delays answers, not the work on other tables; a disk that refuses an
 fsync stops the hub (nothing after it is trusted; the broker delivers again what was not
-acked). ``feed`` (tests, tools) syncs on the caller's thread and sends before it returns.
+acked). ``submit`` (tests, tools) syncs on the caller's thread and sends before it returns.
 
 The layers below, each importing only those under it: :mod:`~firmware.hub.dispatch` sends
 each item to its handler (station inputs in :mod:`~firmware.hub.inputs`, host commands in
@@ -309,7 +309,7 @@ class Hub:
             if due and TimersDue() not in batch:
                 batch.append(TimersDue())
             try:
-                self._feed([*batch, Tick()] if due else batch, wait=False)
+                self._submit([*batch, Tick()] if due else batch, wait=False)
                 touched = None if due else self._touched(batch)
                 if touched is None:
                     looked = -math.inf  # ask every table
@@ -348,20 +348,20 @@ class Hub:
                 tables[actor.config.name] = actor
         return list(tables.values())
 
-    def feed(self, *items: Item) -> None:
+    def submit(self, *items: Item) -> None:
         """Handle messages and events as the hub's thread handles what its mailbox holds.
 
         Everything but a :class:`~firmware.hub.events.Tick` is one batch: one store
         transaction, then what it publishes and answers, then the broker's acks. A Tick
-        runs after it (it stores nothing). The hub's own loop feeds itself through here;
+        runs after it (it stores nothing). The hub's own loop submits through here;
         so do tests and tools that run a hub without starting it. Only on the thread that
         runs the hub (the caller's when it is not started); other threads put their items
         in ``inbox``, as the connections and the panel do. What it handled is made durable
         (on the caller's thread) and sent before it returns.
         """
-        self._feed(list(items), wait=True)
+        self._submit(list(items), wait=True)
 
-    def _feed(self, items: list[Item], *, wait: bool) -> None:
+    def _submit(self, items: list[Item], *, wait: bool) -> None:
         """``wait``: sync and send before returning; else the writer's Synced sends."""
         batches = self.batches
         synced = [item for item in items if isinstance(item, Synced)]
@@ -383,12 +383,12 @@ class Hub:
         if batches.unsynced and self.writer is not None:
             self.writer.wake()  # after sending: what is left needs a sync not yet made
         if released:
-            self._feed(released, wait=wait)  # what a table taken over held, answered now
+            self._submit(released, wait=wait)  # what a table taken over held, answered now
 
     def _handle(self, batch: Batch, item: Item) -> None:
         """One item of a batch, as the batches run it (a Tick handed straight here runs now)."""
         if isinstance(item, Tick):
-            self._feed(self._tick(), wait=False)
+            self._submit(self._tick(), wait=False)
         else:
             self.dispatch.handle(batch, item)
 

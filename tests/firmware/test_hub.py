@@ -276,10 +276,10 @@ def test_reveal_timer_fires_on_the_clock(tmp_path: Path) -> None:
     table = hub.actors["t"].table
     assert table is not None and table.view(None)["phase"] == "reveal"
     clock.now += 2.9
-    hub.feed(TimersDue())
+    hub.submit(TimersDue())
     assert table.view(None)["revealed"] == []
     clock.now += 0.2
-    hub.feed(TimersDue())
+    hub.submit(TimersDue())
     assert len(table.view(None)["revealed"]) == 1
 
 
@@ -317,7 +317,7 @@ def test_host_note_gives_its_line_back(tmp_path: Path) -> None:
     screens = [p for t, p in sent if t == T.host_screen]
     assert screens[-1]["title"] == "Game started"
     clock.now += 6
-    hub.feed(Tick())
+    hub.submit(Tick())
     screens = [p for t, p in sent if t == T.host_screen]
     assert screens[-1]["title"] != "Game started"
 
