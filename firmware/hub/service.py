@@ -15,7 +15,7 @@ The layers below, each importing only those under it: :mod:`~firmware.hub.dispat
 each item to its handler (station inputs in :mod:`~firmware.hub.inputs`, host commands in
 :mod:`~firmware.hub.hostcmd`, table ownership in :mod:`~firmware.hub.ownership`, the panel
 in :mod:`~firmware.hub.panel`, pairing in :mod:`~firmware.hub.pairing`, a game's
-store-then-apply path in :mod:`~firmware.hub.play`); the handlers see the hub only through
+store-then-apply path in :mod:`~firmware.hub.moves`); the handlers see the hub only through
 the :class:`~firmware.hub.context.HubContext` built here; a table's runtime and timers are
 :mod:`~firmware.hub.actor`'s, what goes out :mod:`~firmware.hub.publish`'s.
 """
@@ -33,7 +33,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from device.panel import Panel
-from firmware.hub import ownership, play
+from firmware.hub import moves, ownership
 from firmware.hub.actor import TableActor, next_wake
 from firmware.hub.batches import Batches
 from firmware.hub.bindings import bound_games
@@ -211,7 +211,7 @@ class Hub:
         self.batches = Batches(self.ctx, lambda: self.links.data.burst())
         self.dispatch = Dispatcher(self.ctx, self.links.forget)
         for actor in self.actors.values():
-            play.resume(self.ctx, actor)
+            moves.resume(self.ctx, actor)
 
     # --- life cycle ----------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import pytest
 from firmware.hub.config import TableConfig
 from firmware.hub.context import Batch
 from firmware.hub.events import Tick, TimersDue
-from firmware.hub.play import apply
+from firmware.hub.moves import apply
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.lang import refusal

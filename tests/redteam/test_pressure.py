@@ -17,7 +17,7 @@ from device.mock import MockDisplay
 from device.panel import MockPanel
 from firmware.hub.config import TableConfig
 from firmware.hub.events import Connected, PanelPress
-from firmware.hub.play import NOT_SAVED
+from firmware.hub.moves import NOT_SAVED
 from firmware.hub.service import Hub, HubRefused
 from firmware.hub.store import REFUSALS_KEPT, TOO_LATE, Store
 from firmware.link import protocol as proto
