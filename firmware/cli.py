@@ -422,9 +422,9 @@ def _dispatch(args: Any) -> int:
 
         return host.main(args)
     if args.command == "play":
-        from firmware.tools import play
+        from firmware.tools import scenario
 
-        return play.main(args)
+        return scenario.main(args)
     if args.command == "sim":
         from firmware.tools import sim
 

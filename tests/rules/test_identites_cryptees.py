@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from firmware.tools.play import run_scenario
+from firmware.tools.scenario import run_scenario
 from rules import get_game
 from rules._ic_data import FACTIONS
 from rules._ic_state import (

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from firmware.tools.play import run_scenario
+from firmware.tools.scenario import run_scenario
 from rules._ic_data import CardSet, DataError, card_sets, check, load
 
 DATA = Path(__file__).parents[2] / "rules" / "data" / "identites-cryptees"
