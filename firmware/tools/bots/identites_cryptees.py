@@ -21,7 +21,7 @@ from typing import Any
 
 from firmware.link.lang import _ as text
 from firmware.link.lang import speaking
-from firmware.tools.bots.host import host_starts
+from firmware.tools.bots.host_bot import host_starts
 from firmware.tools.bots.ultra_secret import KnobBot, _prefix, _real, _starts
 
 GAME = "identites-cryptees"

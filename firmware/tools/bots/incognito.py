@@ -19,7 +19,7 @@ from firmware.link.lang import _ as text
 from firmware.link.lang import speaking
 from firmware.link.protocol import Screen
 from firmware.link.render import glass
-from firmware.tools.bots.host import host_starts, until
+from firmware.tools.bots.host_bot import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "incognito"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.link.protocol import Screen
-from firmware.tools.bots.host import host_starts, until
+from firmware.tools.bots.host_bot import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "secret-identity"

@@ -34,7 +34,7 @@ from firmware.link.lang import _ as text
 from firmware.link.lang import speaking
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import MENU_INDENT
-from firmware.tools.bots.host import host_starts
+from firmware.tools.bots.host_bot import host_starts
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "ultra-secret"
