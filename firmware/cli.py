@@ -179,8 +179,19 @@ def build_parser() -> argparse.ArgumentParser:
     host.add_argument("--table", required=True, type=_table_name, help="the table to command")
     host.add_argument(
         "action",
-        choices=("start", "next", "undo", "abort", "pair", "refuse", "status"),
-        help="the command; status: the hub display and every seat's health",
+        choices=(
+            "start",
+            "next",
+            "undo",
+            "abort",
+            "pair",
+            "refuse",
+            "console-ok",
+            "console-refuse",
+            "status",
+        ),
+        help="the command; status: the hub display and every seat's health; console-ok "
+        "CODE: grant the phone whose console sign-in shows CODE",
     )
     host.add_argument(
         "station",

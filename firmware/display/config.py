@@ -16,7 +16,12 @@ port = 8080
 address = "http://coffre-hub.local:8080/"  # what a phone opens (its QR code is on the
                                   # idle page); default: this machine's address on the
                                   # venue's network
+[console]                         # optional: the host's console under /host (docs/host-guide.md)
+username = "host"                 # a host user: host-<table> for one table, host for all
+password_file = "/etc/coffre/host.password"
 ```
+
+Without ``[console]`` the display serves no ``/host``: the spectator user may send nothing.
 """
 
 from __future__ import annotations
@@ -38,12 +43,18 @@ class _Http(msgspec.Struct, forbid_unknown_fields=True):
     address: str = ""
 
 
+class _Console(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    username: str
+    password_file: str
+
+
 class _DisplayFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tables: list[str]
     language: str = LANGUAGES[0]
     names: dict[str, str] = msgspec.field(default_factory=dict)
     broker: BrokerSection = msgspec.field(default_factory=BrokerSection)
     http: _Http = msgspec.field(default_factory=_Http)
+    console: _Console | None = None
 
 
 _HINTS = {
@@ -65,6 +76,8 @@ class DisplaySettings:
     names: dict[str, str] = field(default_factory=dict)
     #: The address a phone opens ("http://coffre-hub.local:8080/"); empty: found at start.
     address: str = ""
+    #: The host user the console sends host commands as (None: no console).
+    console: BrokerConfig | None = None
 
 
 def load_display(path: str | Path) -> DisplaySettings:
@@ -81,6 +94,15 @@ def load_display(path: str | Path) -> DisplaySettings:
         raise ConfigError(f"{where}: {err}") from None
     if not 0 < settings.http.port < 65536:
         raise ConfigError(f"{where}: [http] port must be a port number")
+    console = None
+    if settings.console is not None:
+        section = msgspec.structs.replace(
+            settings.broker,
+            username=settings.console.username,
+            password=None,
+            password_file=settings.console.password_file,
+        )
+        console = broker_config(section, where)
     for table, name in settings.names.items():
         if table not in names:
             raise ConfigError(f"{where}: [names] {table} is not one of the tables")
@@ -99,6 +121,7 @@ def load_display(path: str | Path) -> DisplaySettings:
         language,
         {t: n.strip() for t, n in settings.names.items()},
         address if not address or address.endswith("/") else address + "/",
+        console,
     )
 
 

@@ -27,6 +27,12 @@ def serve(args: Any, stop: threading.Event) -> int:
 
     port = settings.port if args.port is None else args.port
     language = settings.language if args.language is None else args.language
+    console = None
+    if settings.console is not None:
+        from firmware.display.console import Console
+        from firmware.display.console_link import MqttHubLink
+
+        console = Console(settings.tables, MqttHubLink(settings.console, settings.tables))
     display = Display(
         settings.broker,
         settings.tables,
@@ -35,6 +41,7 @@ def serve(args: Any, stop: threading.Event) -> int:
         language=language,
         names=settings.names,
         address=settings.address,
+        console=console,
     )
     try:
         display.start()

@@ -26,6 +26,7 @@ from pathlib import Path
 from aiohttp import web
 
 from firmware.display.address import own_address
+from firmware.display.console import Console
 from firmware.display.feed import Feed, Snapshot
 from firmware.display.render import overview_fragment, page, table_fragment
 from firmware.link.lang import LANGUAGES, _, check_language, speaking
@@ -319,8 +320,11 @@ class Display:
         idle_seconds: float = IDLE_SECONDS,
         names: Mapping[str, str] | None = None,
         address: str = "",
+        console: Console | None = None,
     ) -> None:
         self.tables = list(tables)
+        #: The host's console under ``/host`` (docs/host-guide.md); None: no ``/host``.
+        self.console = console
         #: Each table's name for guests, and the address phones open (empty: found at start).
         self.names, self.address = dict(names or {}), address
         #: The display's own language: the overview's heading, and any table whose hub has
@@ -345,6 +349,8 @@ class Display:
         self._thread = threading.Thread(target=self._serve, name="display-web", daemon=True)
         self._runner: web.AppRunner | None = None
         self.feed = Feed(broker, self.tables, self._changed, self.language)
+        if console is not None:
+            console.snapshot = lambda table: self.feed.snapshots[table]
         for snap in self.feed.snapshots.values():
             self.fragments[snap.table] = table_fragment(snap)
         self.fragments[OVERVIEW] = self._overview_fragment()
@@ -370,6 +376,8 @@ class Display:
             raise RuntimeError(f"the display could not listen on {self.host}:{self.port}")
         self._describe()
         self.feed.start()
+        if self.console is not None:
+            self.console.start()
 
     def _describe(self) -> None:
         """Each table's name and its page's address (the port is known now), before the
@@ -383,6 +391,8 @@ class Display:
 
     def stop(self) -> None:
         self.feed.stop()
+        if self.console is not None:
+            self.console.stop()
         if not self._thread.is_alive():
             return
         # Open streams end first (a browser would otherwise hold the shutdown).
@@ -426,6 +436,8 @@ class Display:
                 web.static("/static", STATIC),
             ]
         )
+        if self.console is not None:
+            app.add_routes(self.console.routes())
         self._runner = web.AppRunner(
             app,
             access_log=None,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from firmware.hub.claim import Verdict
 from firmware.hub.config import TableConfig
+from firmware.hub.console_state import ConsoleRequests
 from firmware.hub.hostmenu import HostMenu
 from firmware.hub.pair_state import Guard, Pending
 from firmware.hub.store import GameRecord
@@ -66,6 +67,8 @@ class TableActor:
     pairing: dict[str, Pending] = field(default_factory=dict)
     #: How often its seats may be asked for (cooldowns, a token bucket; firmware.hub.pairing).
     pair_guard: Guard | None = None
+    #: A phone's request for the host's console, while it waits (firmware.hub.console_state).
+    console: ConsoleRequests = field(default_factory=ConsoleRequests)
     #: A station's own one-line reason when its status says ``error`` (firmware.hub.health).
     reasons: dict[str, str] = field(default_factory=dict)
     #: When the host was asked to confirm a start with seats not online (health.may_start).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from firmware.hub import hostcmd, inputs, moves, ownership, pairing
+from firmware.hub import console, hostcmd, inputs, moves, ownership, pairing
 from firmware.hub import panel as host_panel
 from firmware.hub.actor import NOTE_SECONDS, page_turn
 from firmware.hub.context import Batch, HubContext
@@ -124,6 +124,7 @@ class Dispatcher:
             released += ownership.release_due(actor, now)
             inputs.redraw_due(ctx, actor, now)  # what flapping station statuses changed
             pairing.tick(ctx, actor, now)
+            console.tick(ctx, actor, now)
             if actor.timer_due is not None and actor.table is not None:
                 # Only when the shown second changes: every input wakes this loop too.
                 if math.ceil(max(0.0, actor.timer_due - now)) != actor.shown_left:

@@ -57,10 +57,17 @@ def not_ready(actor: TableActor, stations: list[str] | None = None) -> list[str]
     return [s for s in stations or actor.config.stations if state(actor, s) not in ok]
 
 
-def host_title(actor: TableActor, *, noted: bool) -> tuple[str, dict[str, str]] | None:
-    """The hub display's title when a seat needs the host: a pairing code first, then
-    (unless a note is up: "p6 paired") the seats not ready (in a game, its seats only)."""
+def host_title(
+    actor: TableActor, *, noted: bool, now: float | None = None
+) -> tuple[str, dict[str, str]] | None:
+    """The hub display's title when a seat needs the host: a pairing code first, then a
+    phone's console request (from ``now`` on the glass), then (unless a note is up: "p6
+    paired") the seats not ready (in a game, its seats only)."""
     shown = pairing_title(actor)
+    if shown is not None:
+        actor.console.hidden()  # the console's code waits behind the pairing's
+    elif now is not None and actor.console.waiting is not None:
+        shown = actor.console.title(now, lambda *_: None)  # expiry is the tick's
     if shown is not None or noted:
         return shown
     table = actor.table

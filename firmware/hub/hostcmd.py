@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 
-from firmware.hub import health, pairing
+from firmware.hub import console, health, pairing
 from firmware.hub.actor import TableActor
 from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import own_card_set
@@ -55,6 +55,12 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
         return
     if cmd.cmd == "refuse":
         answer(*pairing.refuse(ctx, actor, cmd.station))
+        return
+    # A phone's request for the console is answered when the host has said yes or no.
+    if cmd.cmd in ("console", "console-ok", "console-refuse"):
+        said = console.command(ctx, actor, cmd)
+        if said is not None:
+            answer(*said)
         return
     prior = ctx.store.answer(source_id)
     if prior is not None:

@@ -4,7 +4,7 @@ switches tables from the menu), and its display says when the hub's own link is 
 
 from __future__ import annotations
 
-from firmware.hub import pairing
+from firmware.hub import console, pairing
 from firmware.hub.actor import TableActor
 from firmware.hub.context import Batch, HubContext
 from firmware.hub.hostcmd import host_command
@@ -23,6 +23,8 @@ def pressed(ctx: HubContext, batch: Batch, button: str) -> None:
         return
     if pairing.panel(ctx, actor, button):  # "Pair p6? 4721": ok pairs it, back refuses it
         return
+    if console.panel(ctx, actor, button):  # "Console? 4721": ok grants it, back refuses it
+        return
     result = actor.menu.press(button, playing=actor.playing, now=ctx.clock())
     if isinstance(result, SwitchTable):
         switch(ctx, actor, result.step)
@@ -40,6 +42,7 @@ def switch(ctx: HubContext, actor: TableActor, step: int) -> None:
         shown.menu.row = shown.menu.table_row  # another ok moves on again
     ctx.out.panel_actor = shown
     pairing.shown_again(shown, ctx.clock())  # its code was not on the glass until now
+    shown.console.hidden()  # nor its console request's
     ctx.out.host(shown)
 
 

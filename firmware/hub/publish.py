@@ -14,6 +14,7 @@ newest screen wins; one the painter had no time for is skipped.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -34,6 +35,7 @@ from firmware.link.lang import N_, _, refusal, short_colours, speaking
 from firmware.link.mqtt import LinkState
 from firmware.link.render import BODY_LINES, CHARS, render_lines
 from rules import get_info
+from rules.declare import Option
 
 log = logging.getLogger(__name__)
 
@@ -319,7 +321,9 @@ class Publisher:
         )
         if note:
             title = note  # the title, so no seat's line on the track is ever hidden
-        shout = health.host_title(actor, noted=bool(note))  # a pairing code, the seats not ready
+        shout = health.host_title(
+            actor, noted=bool(note), now=now
+        )  # a pairing code, the seats not ready
         if shout is not None:
             title = _(shout[0], **shout[1])
         # Which table the panel drives (the idle menu's title names it itself).
@@ -434,6 +438,35 @@ def game_menu(games: list[str]) -> list[dict[str, Any]]:
                 "min": info.min_players,
                 "max": info.max_players,
                 "summary": info.summary,
+                "options": [option_menu(o, info.max_players) for o in info.options],
             }
         )
     return menu
+
+
+def option_menu(option: Option, max_players: int) -> dict[str, Any]:
+    """One declared option as the host's console offers it: the values the panel offers
+    (JSON, as ``-o`` reads them, with how each reads), or a range for a free number."""
+    values: list[Any] = list(option.menu) or list(option.choices)
+    if option.kind == "flag" and not values:
+        values = [False, True]
+    if option.kind == "seat":
+        values = list(range(max_players))
+    return {
+        "name": option.name,
+        "kind": option.kind,
+        "label": option.label,
+        "values": [[json.dumps(v), _value_text(option, v)] for v in values],
+        "lo": option.lo,
+        "hi": None if math.isinf(option.hi) else option.hi,
+    }
+
+
+def _value_text(option: Option, value: Any) -> str:
+    if option.kind == "seconds":
+        return "off" if value == 0 else f"{value} s"
+    if option.kind == "flag":
+        return "yes" if value else "no"
+    if option.kind == "seat":
+        return f"Seat {int(value) + 1}"
+    return str(option.values.get(str(value), value))

@@ -243,20 +243,32 @@ class HubStatus(msgspec.Struct, frozen=True):
 
 
 class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """A host command: start a game, next, undo, abort; pair or refuse a station.
+    """A host command: start a game, next, undo, abort; pair or refuse a station; ask for,
+    grant or refuse the host's console (docs/host-guide.md).
 
     ``id`` is required: the hub remembers the answer under it, so a command the broker
     delivers again (the hub died before acking it) is answered again, not redone. Without
     one, a redelivered "undo" would undo two moves.
     """
 
-    cmd: Literal["start", "next", "undo", "abort", "pair", "refuse"]
+    cmd: Literal[
+        "start",
+        "next",
+        "undo",
+        "abort",
+        "pair",
+        "refuse",
+        "console",
+        "console-ok",
+        "console-refuse",
+    ]
     id: ShortText
     #: ``pair`` and ``refuse``: the station whose pairing the host answers (``refuse``
     #: without one: the one the hub display shows).
     station: Name | None = None
     #: ``pair``: the code the host compared on the station's glass; the hub grants only
-    #: the request whose code it is.
+    #: the request whose code it is. ``console`` (a phone asks for the host's console; the
+    #: hub answers it when the host has said yes or no) and ``console-ok`` carry one too.
     code: Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}$")] | None = None
     game: Name | None = None
     players: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None

@@ -149,14 +149,22 @@ def build_command(args: Any) -> proto.HostCommand:
         raise ConfigError(f"--game, --players, --seed and -o go with start, not {args.action}")
     code = getattr(args, "code", None)
     station = getattr(args, "station", None)
+    if args.action in ("console-ok", "console-refuse"):
+        # The console's yes names the code the phone shows (console-ok 4721), no station.
+        code, station = (station, None) if code is None else (code, station)
+        if station is not None or (args.action == "console-refuse" and code is not None):
+            raise ConfigError(f"{args.action} takes no station: console-ok 4721")
+        if args.action == "console-ok" and code is None:
+            raise ConfigError("console-ok needs the code on the phone: console-ok 4721")
     if args.action == "pair" and (station is None or code is None):
         # The code binds the yes to the request the host compared, not to whatever asks
         # for the seat by the time the command lands.
         raise ConfigError("pair needs the station and the code on its glass: pair p6 4721")
-    if code is not None and args.action != "pair":
-        raise ConfigError(f"a code goes with pair, not {args.action}")
+    if code is not None and args.action not in ("pair", "console-ok"):
+        raise ConfigError(f"a code goes with pair or console-ok, not {args.action}")
     if code is not None and not (len(code) == 4 and code.isascii() and code.isdigit()):
-        raise ConfigError(f"{code!r} is not a pairing code: four digits, as on the glass")
+        where = "the phone" if args.action == "console-ok" else "the glass"
+        raise ConfigError(f"{code!r} is not a code: four digits, as on {where}")
     return proto.HostCommand(
         cmd=args.action,
         game=args.game,

@@ -336,12 +336,17 @@ def test_a_link_planted_after_the_check_is_replaced_never_followed(
 
 
 def _peak_rss(argv: list[str]) -> tuple[int, str, int]:
-    """Run ``coffre`` ``argv`` in a process of its own: exit status, stderr, its peak RSS."""
+    """Run ``coffre`` ``argv`` in a process of its own: exit status, stderr, its peak RSS.
+
+    The peak is the process's own high-water mark (``VmHWM``), not ``ru_maxrss``: Linux
+    carries a forked child's ``ru_maxrss`` over from its parent, so a test process grown
+    big would be charged to the restore."""
     script = (
-        "import resource, sys\n"
+        "import re, sys\n"
         "from firmware.cli import main\n"
         "status = main(sys.argv[1:])\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stdout)\n"
+        "status_file = open('/proc/self/status').read()\n"
+        "print(re.search(r'VmHWM:\\s+(\\d+) kB', status_file)[1], file=sys.stdout)\n"
         "sys.exit(status)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -1,0 +1,130 @@
+"""The console's "new game" form, from the games the hub offers, and the start it sends.
+
+Between games the hub's ``public`` lists the games the host may start (``menu``), each
+with its player range and every option it declares, as the panel offers them
+(``firmware/hub/publish.py``, ``option_menu``): the values as ``-o`` reads them (JSON)
+with how each reads, or a range for a free number. So a new game appears here by itself,
+and the display never holds the rules. An option left at "default" is not sent: the hub
+fills it as it does for ``-o`` (a language option follows the table). The hub checks the
+start (a game running, too few stations, a bad option): its one-line answer is what the
+phone shows.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from firmware.link import protocol as proto
+
+#: Form fields of an option are named this, then the option's name.
+PREFIX = "o."
+
+
+class BadStart(ValueError):
+    """A form that is no start; the message is the one line shown."""
+
+
+def _option_field(option: Mapping[str, Any]) -> str:
+    esc = html.escape
+    name = esc(f"{PREFIX}{option.get('name', '')}")
+    label = esc(str(option.get("label", option.get("name", ""))))
+    values = [v for v in option.get("values") or [] if isinstance(v, list) and len(v) == 2]
+    if values:
+        choices = "".join(
+            f'<option value="{esc(str(raw))}">{esc(str(text))}</option>' for raw, text in values
+        )
+        control = (
+            f'<select name="{name}"><option value="" selected>default</option>{choices}</select>'
+        )
+    elif option.get("kind") in ("number", "seconds"):
+        lo, hi = option.get("lo"), option.get("hi")
+        bounds = (f' min="{esc(str(lo))}"' if lo is not None else "") + (
+            f' max="{esc(str(hi))}"' if hi is not None else ""
+        )
+        control = (
+            f'<input name="{name}" type="number" inputmode="numeric"{bounds} placeholder="default">'
+        )
+    else:
+        control = f'<input name="{name}" type="text" placeholder="default">'
+    return f"<label><span>{label}</span>{control}</label>"
+
+
+def games(public: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The games the hub offers now (none while a game runs)."""
+    menu = public.get("menu")
+    if not isinstance(menu, list):
+        return []
+    return [g for g in menu if isinstance(g, dict) and isinstance(g.get("id"), str)]
+
+
+def start_form(menu: Sequence[Mapping[str, Any]]) -> str:
+    """The form: a game picker, then one fieldset per game (only the picked one shows)."""
+    esc = html.escape
+    if not menu:
+        return '<p class="note">A game is running (or the hub has not said its games yet).</p>'
+    picker = "".join(
+        f'<option value="{esc(g["id"])}">{esc(str(g.get("name", g["id"])))}</option>' for g in menu
+    )
+    sets = []
+    for index, game in enumerate(menu):
+        lo, hi = int(game.get("min", 1)), int(game.get("max", 1))
+        seats = "".join(
+            f'<option value="{n}"{" selected" if n == hi else ""}>{n}</option>'
+            for n in range(lo, hi + 1)
+        )
+        fields = "".join(_option_field(o) for o in game.get("options") or [] if isinstance(o, dict))
+        hidden = "" if index == 0 else " hidden"
+        sets.append(
+            f'<fieldset data-game="{esc(game["id"])}"{hidden}>'
+            f'<label><span>Players</span><select name="players">{seats}</select></label>'
+            f"{fields}</fieldset>"
+        )
+    return (
+        '<form id="start" class="start">'
+        f'<label><span>Game</span><select name="game">{picker}</select></label>'
+        f'{"".join(sets)}<button class="big" type="submit">Start</button></form>'
+    )
+
+
+def _value(option: Mapping[str, Any], raw: str) -> Any:
+    """A form's value as ``-o`` reads it: JSON where it parses, else the text."""
+    if option.get("kind") == "flag" and raw.strip().lower() in ("yes", "no", "on", "off"):
+        return raw.strip().lower() in ("yes", "on")
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def start_command(
+    form: Mapping[str, str], command_id: str, menu: Sequence[Mapping[str, Any]]
+) -> proto.HostCommand:
+    """The ``start`` a form asks for, or :class:`BadStart` (one line). The hub checks
+    each option's value itself (its answer names what it must be)."""
+    if not menu:
+        # The hub lists its games only between games (public's menu).
+        raise BadStart("A game is running: abort it first")
+    game = next((g for g in menu if g["id"] == form.get("game")), None)
+    if game is None:
+        raise BadStart("That game is not on offer now")
+    try:
+        players = int(form.get("players", ""))
+    except ValueError:
+        raise BadStart("Players must be a number") from None
+    if not int(game.get("min", 1)) <= players <= int(game.get("max", 1)):
+        raise BadStart(f"{game.get('name', game['id'])} is for {game['min']}-{game['max']} players")
+    declared = {str(o.get("name")): o for o in game.get("options") or [] if isinstance(o, dict)}
+    options: dict[str, Any] = {}
+    for key, raw in form.items():
+        if not key.startswith(PREFIX) or raw == "":
+            continue
+        name = key.removeprefix(PREFIX)
+        if name not in declared:
+            raise BadStart(f"No option {name}"[:63])
+        options[name] = _value(declared[name], raw)
+    return proto.HostCommand(
+        cmd="start", id=command_id, game=str(game["id"]), players=players, options=options
+    )

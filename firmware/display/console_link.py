@@ -1,0 +1,127 @@
+"""The console's link to the hub: the broker, as the table's host user.
+
+The console is one more host beside the panel and ``coffre host``: it logs in as
+``host-<table>`` (or the venue's ``host``), which the broker's ACL already lets write
+``host/command`` and read ``host/ack`` and nothing more (docs/host-guide.md). So a phone's
+request for the console and every command it sends are :class:`HostCommand` s with ids,
+answered on ``host/ack``:
+
+- ``console`` with the request's code: the hub shows ``Console? 4721`` and answers when
+  the host has said yes (``Console granted``) or no, or the request expired;
+- ``console-refuse``: the display dropped the request (two requests at once);
+- ``start``, ``next``, ``undo``, ``abort``: as the panel's.
+
+Only the exact answer ``Console granted`` grants: a hub that does not know ``console``
+answers something else, and the phone is told no.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import Sequence
+
+import msgspec
+
+from firmware.display.console_auth import REQUEST_SECONDS, Request
+from firmware.link import protocol as proto
+from firmware.link.mqtt import BrokerConfig, Client
+
+log = logging.getLogger(__name__)
+
+#: The hub's answer that grants a console request, word for word.
+GRANTED = "Console granted"
+#: Every answer a hub that knows ``console`` gives to one (firmware/hub/console.py).
+ANSWERS = frozenset(
+    {
+        GRANTED,
+        "Too soon: wait",
+        "Two requests at once",
+        "Too many requests",
+        "Refused by the host",
+        "Nobody answered",
+    }
+)
+#: How long a command waits for the hub's answer.
+COMMAND_SECONDS = 10.0
+
+
+class MqttHubLink:
+    """Host commands over the broker, their answers matched by id."""
+
+    def __init__(self, broker: BrokerConfig, tables: Sequence[str]) -> None:
+        self.topics = {t: proto.Topics(t) for t in tables}
+        self.waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[proto.Ack]]] = {}
+        self._lock = threading.Lock()
+        self.client = Client(
+            broker,
+            f"display-console-{uuid.uuid4().hex[:12]}",
+            [t.host_ack for t in self.topics.values()],
+        )
+        self._thread = threading.Thread(target=self._read, name="console-link", daemon=True)
+
+    def start(self) -> None:
+        self.client.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.client.stop()
+        self._thread.join(2)
+
+    def _read(self) -> None:
+        while (msg := self.client.inbox.get()) is not None:
+            try:
+                ack = msgspec.json.decode(msg.payload, type=proto.Ack)
+            except msgspec.DecodeError:
+                continue
+            if ack.id is None:
+                continue
+            with self._lock:
+                waiter = self.waiting.pop(ack.id, None)
+            if waiter is not None:
+                loop, future = waiter
+                loop.call_soon_threadsafe(_settle, future, ack)
+
+    async def _send(self, table: str, cmd: proto.HostCommand, timeout: float) -> proto.Ack | None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[proto.Ack] = loop.create_future()
+        with self._lock:
+            self.waiting[cmd.id] = (loop, future)
+        try:
+            if not self.client.connected.is_set():
+                return None
+            self.client.publish(self.topics[table].host_command, proto.encode(cmd))
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            return None
+        finally:
+            with self._lock:
+                self.waiting.pop(cmd.id, None)
+
+    async def command(self, table: str, cmd: proto.HostCommand) -> tuple[bool, str]:
+        ack = await self._send(table, cmd, COMMAND_SECONDS)
+        if ack is None:
+            return False, "The hub did not answer: look at the table before trying again"
+        return ack.ok, ack.message
+
+    async def ask(self, table: str, request: Request) -> tuple[bool, str]:
+        cmd = proto.HostCommand(cmd="console", id=f"console-ask-{request.id}", code=request.code)
+        ack = await self._send(table, cmd, REQUEST_SECONDS + COMMAND_SECONDS)
+        if ack is None:
+            return False, "The hub did not answer"
+        if ack.message not in ANSWERS:
+            # A hub that does not know ``console`` answers as for any command.
+            return False, "This hub cannot grant a console: update it"
+        return ack.ok and ack.message == GRANTED, ack.message
+
+    def withdraw(self, table: str, request: Request) -> None:
+        cmd = proto.HostCommand(cmd="console-refuse", id=f"console-drop-{request.id}")
+        if self.client.connected.is_set():
+            self.client.publish(self.topics[table].host_command, proto.encode(cmd))
+
+
+def _settle(future: asyncio.Future[proto.Ack], ack: proto.Ack) -> None:
+    if not future.done():
+        future.set_result(ack)

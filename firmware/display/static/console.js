@@ -1,0 +1,139 @@
+// The host's console: ask for a session, wait for the host's yes, send writes.
+// Every write is a POST carrying the session's CSRF token and a fresh nonce (a replay is
+// refused by the display); undo and abort ask once more before they go.
+(function () {
+  "use strict";
+  var main = document.querySelector("main");
+  if (!main) return;
+  var base = "/host/" + encodeURIComponent(main.dataset.table);
+  var said = document.getElementById("said");
+
+  function say(text) { if (said) said.textContent = text || ""; }
+
+  function nonce() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    var a = new Uint8Array(16);
+    crypto.getRandomValues(a);
+    return Array.prototype.map.call(a, function (b) { return ("0" + b.toString(16)).slice(-2); }).join("");
+  }
+
+  function post(path, fields) {
+    var body = new URLSearchParams(fields);
+    body.set("csrf", main.dataset.csrf || "");
+    body.set("nonce", nonce());
+    return fetch(base + path, {method: "POST", body: body, credentials: "same-origin"})
+      .then(function (r) {
+        var kind = r.headers.get("Content-Type") || "";
+        if (kind.indexOf("json") >= 0) return r.json().then(function (d) { d.status = r.status; return d; });
+        return r.text().then(function (t) { return {ok: false, message: t, status: r.status}; });
+      });
+  }
+
+  // Sign-in page.
+  var ask = document.getElementById("ask");
+  var code = document.getElementById("code");
+  function poll() {
+    fetch(base + "/ask", {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (d) {
+      if (d.state === "waiting") { setTimeout(poll, 1000); return; }
+      if (d.state === "taken") { location.reload(); return; }
+      code.textContent = "";
+      ask.disabled = false;
+      say(d.message || {refused: "Refused by the host", expired: "Nobody answered: ask again",
+           two: "Two requests at once: both refused", none: "Ask again"}[d.state] || d.state);
+    });
+  }
+  if (ask) {
+    ask.addEventListener("click", function () {
+      ask.disabled = true;
+      say("");
+      fetch(base + "/ask", {method: "POST", credentials: "same-origin"})
+        .then(function (r) { return r.json(); })
+        .then(function (d) {
+          if (!d.code) { ask.disabled = false; say(d.message); return; }
+          code.textContent = d.code;
+          say("The hub shows Console? " + d.code + ": press ok there");
+          setTimeout(poll, 1000);
+        });
+    });
+  }
+
+  // Console page.
+  function command(name, confirmed) {
+    var fields = {cmd: name};
+    if (confirmed) fields.confirm = "yes";
+    post("/command", fields).then(function (d) {
+      if (d.confirm) {
+        if (window.confirm(d.confirm)) command(name, true);
+        return;
+      }
+      if (d.status === 401) { location.reload(); return; }
+      say(d.message || (d.ok ? "Done" : "Refused"));
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("button.cmd"), function (b) {
+    b.addEventListener("click", function () { command(b.dataset.cmd, false); });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("button.revoke"), function (b) {
+    b.addEventListener("click", function () {
+      post("/revoke", {session: b.dataset.session}).then(function () { location.reload(); });
+    });
+  });
+  // New game: only the picked game's fieldset shows and is sent.
+  var form = document.getElementById("start");
+  if (form) {
+    var picker = form.querySelector("select[name=game]");
+    var picked = function () {
+      return form.querySelector("fieldset[data-game='" + picker.value + "']");
+    };
+    picker.addEventListener("change", function () {
+      Array.prototype.forEach.call(form.querySelectorAll("fieldset"), function (f) {
+        f.hidden = f.dataset.game !== picker.value;
+      });
+    });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var fields = {cmd: "start", game: picker.value};
+      Array.prototype.forEach.call(picked().querySelectorAll("select, input"), function (c) {
+        if (c.value !== "") fields[c.name] = c.value;
+      });
+      post("/command", fields).then(function (d) {
+        if (d.status === 401) { location.reload(); return; }
+        say(d.message || (d.ok ? "Done" : "Refused"));
+      });
+    });
+  }
+
+  // Seats and the game: re-read every 2 s (a page's refresh does not keep a session alive).
+  var live = document.getElementById("live");
+  function refresh() {
+    fetch(base + "/live", {credentials: "same-origin"}).then(function (r) {
+      if (r.status === 401) { location.reload(); return null; }
+      return r.ok ? r.text() : null;
+    }).then(function (text) {
+      var typing = live.contains(document.activeElement) && document.activeElement.tagName === "INPUT";
+      if (text !== null && !typing) live.innerHTML = text;
+    }).catch(function () {}).then(function () { setTimeout(refresh, 2000); });
+  }
+  if (live) {
+    setTimeout(refresh, 2000);
+    live.addEventListener("submit", function (event) {
+      var f = event.target.closest("form.pair");
+      if (!f) return;
+      event.preventDefault();
+      post("/command", {cmd: "pair", station: f.dataset.station, code: f.elements.code.value})
+        .then(function (d) { say(d.message || (d.ok ? "Paired" : "Refused")); });
+    });
+    live.addEventListener("click", function (event) {
+      var b = event.target.closest("button.refuse");
+      if (!b) return;
+      var f = b.closest("form.pair");
+      post("/command", {cmd: "refuse", station: f.dataset.station})
+        .then(function (d) { say(d.message || (d.ok ? "Refused" : "")); });
+    });
+  }
+
+  var out = document.getElementById("signout");
+  if (out) out.addEventListener("click", function () {
+    post("/signout", {}).then(function () { location.reload(); });
+  });
+})();

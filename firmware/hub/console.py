@@ -1,0 +1,86 @@
+"""The hub's side of the host's console: a phone's request, shown on the glass, answered by
+the host (docs/host-guide.md).
+
+The display sends ``console`` (a :class:`~firmware.link.protocol.HostCommand` with the
+code its phone shows) as the table's host user. The hub holds it, shows ``Console? 4721``
+and answers that command's id on ``host/ack`` only when the request ends: ``Console
+granted`` on the host's yes (the panel's ok once the request has been on the glass
+:data:`SETTLE_SECONDS`, or ``console-ok 4721`` with the code the host compared), a
+refusal otherwise (back, ``console-refuse``, :data:`REQUEST_SECONDS` without an answer,
+two requests at once). The limits are the display's and the pairing's: one request per
+table (a second refuses both), a cooldown after a request that ended without a grant,
+a token bucket per table.
+
+The hub holds no session: sessions are the display's (its cookies), so a grant is one
+answer and nothing is stored. One table's requests are data
+(:mod:`firmware.hub.console_state`, on the table's actor); this module answers them on
+``host/ack``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from firmware.hub.console_state import GRANTED, Answer, ConsoleRequests
+from firmware.link import protocol as proto
+
+if TYPE_CHECKING:
+    from firmware.hub.actor import TableActor
+    from firmware.hub.context import HubContext
+
+__all__ = ["GRANTED", "ConsoleRequests", "command", "panel", "tick"]
+
+log = logging.getLogger(__name__)
+
+
+# --- the hub's side: host commands, the panel, the tick ---------------------------------
+
+
+def _answer(ctx: HubContext, actor: TableActor) -> Answer:
+    def answer(cmd_id: str, ok: bool, message: str) -> None:
+        log.info("%s: console request %s: %s", actor.config.name, cmd_id, message)
+        ctx.out.answer(actor, None, proto.Ack(cmd_id, ok, message))
+
+    return answer
+
+
+def command(ctx: HubContext, actor: TableActor, cmd: proto.HostCommand) -> tuple[bool, str] | None:
+    """``console``, ``console-ok`` or ``console-refuse``: the answer to send now (None: a
+    request, answered when it ends). Nothing is stored: a request lives while it waits."""
+    now = ctx.clock()
+    answer = _answer(ctx, actor)
+    if cmd.cmd == "console":
+        if cmd.code is None:
+            return False, "A console request needs its code"
+        actor.console.ask(cmd.id, cmd.code, now, answer)
+        return None
+    if cmd.cmd == "console-ok":
+        if cmd.code is None:
+            return False, "console-ok needs the code on the phone"
+        return actor.console.ok(cmd.code, now, answer)
+    return actor.console.refuse(now, answer)
+
+
+def panel(ctx: HubContext, actor: TableActor, button: str) -> bool:
+    """The panel's ok grants and back refuses the console request on the glass; True if
+    the press was for it (a request just shown is only shown)."""
+    if actor.console.waiting is None or button not in ("ok", "back"):
+        return False
+    now = ctx.clock()
+    answer = _answer(ctx, actor)
+    if button == "ok":
+        actor.console.ok(None, now, answer)
+    else:
+        actor.console.refuse(now, answer)
+    ctx.out.host(actor)
+    return True
+
+
+def tick(ctx: HubContext, actor: TableActor, now: float) -> None:
+    """A request nobody answered ends (the phone is told), and leaves the glass."""
+    if actor.console.waiting is None:
+        return
+    actor.console.expire(now, _answer(ctx, actor))
+    if actor.console.waiting is None:
+        ctx.out.host(actor)

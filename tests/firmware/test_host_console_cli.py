@@ -1,0 +1,47 @@
+"""``coffre host --table T console-ok 4721``: the console's yes names the code the phone
+shows; a mistake is one line and nothing is sent."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from firmware.link.config import ConfigError
+from firmware.tools.host import build_command
+
+
+def args(action: str, station: str | None = None, code: str | None = None) -> Any:
+    return SimpleNamespace(
+        action=action,
+        station=station,
+        code=code,
+        option=None,
+        game=None,
+        players=None,
+        seed=None,
+    )
+
+
+def test_console_ok_carries_the_code_and_no_station() -> None:
+    cmd = build_command(args("console-ok", "4721"))
+    assert (cmd.cmd, cmd.code, cmd.station) == ("console-ok", "4721", None)
+    cmd = build_command(args("console-refuse"))
+    assert (cmd.cmd, cmd.code, cmd.station) == ("console-refuse", None, None)
+
+
+@pytest.mark.parametrize(
+    ("given", "line"),
+    [
+        (args("console-ok"), "console-ok needs the code on the phone: console-ok 4721"),
+        (args("console-ok", "p6", "4721"), "console-ok takes no station: console-ok 4721"),
+        (args("console-ok", "47a1"), "'47a1' is not a code: four digits, as on the phone"),
+        (args("console-refuse", "4721"), "console-refuse takes no station: console-ok 4721"),
+        (args("next", "4721", "1234"), "a code goes with pair or console-ok, not next"),
+    ],
+)
+def test_a_mistake_is_one_line(given: Any, line: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        build_command(given)
+    assert str(err.value) == line

@@ -1,0 +1,198 @@
+"""The host's console in Chromium at phone size, on a real table: a real mosquitto with its
+ACL, the real hub, the display serving ``/host`` and sending host commands as the host
+user. Screenshots go to ``$COFFRE_SHOTS`` when it is set (to be looked at)."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+from firmware.display.console import SESSION_COOKIE, Console
+from firmware.display.console_auth import SETTLE_SECONDS
+from firmware.display.console_link import MqttHubLink
+from firmware.hub.brokerconf import HOST_USER
+from firmware.hub.store import Store
+from firmware.link import protocol as proto
+from firmware.tools import host
+from firmware.tools.simtable import TABLE, SimTable
+from tests.support.browser import chromium, new_page, start_display
+from tests.support.tables import TableFactory, director, wait_host_title
+
+GAME = "secret-identity"
+PHONE = {"width": 390, "height": 844}
+
+
+def shot(page: Any, name: str) -> None:
+    where = os.environ.get("COFFRE_SHOTS")
+    if where:
+        page.screenshot(path=str(Path(where) / f"console-{name}.png"), full_page=True)
+
+
+def console_display(sim: SimTable) -> tuple[Console, str]:
+    console = Console([TABLE], MqttHubLink(sim.broker.config(HOST_USER), [TABLE]))
+    display = start_display(sim, console=console)
+    assert console.link is not None and console.link.client.wait_connected(10)  # type: ignore[attr-defined]
+    return console, f"{display.url}host/{TABLE}"
+
+
+def granted(console: Console) -> str:
+    """A session as the host's yes gives one (the door's own grant: the hub's side of the
+    yes is the hub's), for the browser on this machine."""
+    clock = console.door.clock
+    request, secret = console.door.ask(TABLE, "127.0.0.1")
+    request.born = clock() - SETTLE_SECONDS
+    console.door.grant(TABLE, request.code)
+    _request, token = console.door.state(secret, "127.0.0.1", "Linux")
+    assert token
+    return token
+
+
+def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
+    make_table: TableFactory,
+) -> None:
+    """Without a session the page is the sign-in page and nothing else. The phone asks;
+    the hub's glass shows its code; ``coffre host console-ok`` with another code grants
+    nothing, with that code signs the phone in."""
+    sim = make_table(players=3)
+    _console, url = console_display(sim)
+    broker = sim.broker.config(HOST_USER)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        assert page.locator("#ask").is_visible()
+        assert page.locator("button.cmd").count() == 0
+        shot(page, "sign-in")
+        page.click("#ask")
+        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
+        code = page.locator("#code").text_content() or ""
+        wait_host_title(sim, f"Console? {code}")
+        shot(page, "code")
+        other = f"{(int(code) + 1) % 10_000:04d}"
+        wrong = host.send(broker, TABLE, ok_command(other))
+        assert (wrong.ok, wrong.message) == (False, "The request shows another code")
+        assert page.locator("button.cmd").count() == 0
+        right = host.send(broker, TABLE, ok_command(code))
+        assert (right.ok, right.message) == (True, "Console granted")
+        expect(page.locator("button.cmd")).to_have_count(3, timeout=10_000)
+        cookies = {c["name"]: c for c in page.context.cookies()}
+        assert (
+            cookies[SESSION_COOKIE]["httpOnly"] and cookies[SESSION_COOKIE]["sameSite"] == "Strict"
+        )
+
+
+def test_the_panels_back_refuses_and_the_phone_is_told(make_table: TableFactory) -> None:
+    sim = make_table(players=3)
+    _console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        page.click("#ask")
+        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
+        code = page.locator("#code").text_content() or ""
+        wait_host_title(sim, f"Console? {code}")
+        sim.panel.press("back")
+        expect(page.locator("#said")).to_have_text("Refused by the host", timeout=10_000)
+        assert page.locator("button.cmd").count() == 0
+
+
+def test_the_panels_ok_grants_the_request_once_it_has_been_on_the_glass(
+    make_table: TableFactory,
+) -> None:
+    """An ok pressed as the code appears only shows it (it may have come under the host's
+    finger); an ok once it has been on the glass 1.5 s signs the phone in."""
+    sim = make_table(players=3)
+    _console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        page.click("#ask")
+        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
+        code = page.locator("#code").text_content() or ""
+        wait_host_title(sim, f"Console? {code}")
+        sim.panel.press("ok")
+        page.wait_for_timeout(800)
+        assert page.locator("button.cmd").count() == 0
+        assert sim.watch.host.get("title") == f"Console? {code}"
+        page.wait_for_timeout(int(SETTLE_SECONDS * 1000))
+        sim.panel.press("ok")
+        expect(page.locator("button.cmd")).to_have_count(3, timeout=10_000)
+
+
+def ok_command(code: str) -> proto.HostCommand:
+    return proto.HostCommand(cmd="console-ok", code=code, id=f"cli-{code}-{time.monotonic_ns()}")
+
+
+def test_a_game_is_set_up_started_undone_and_aborted_from_the_phone(
+    make_table: TableFactory,
+) -> None:
+    """The phone picks the game, its players and an option and starts; a second start is
+    refused while the game runs; the table plays a little; the phone undoes the last move
+    and aborts the game, each after saying yes to the page's question, and the hub does it
+    (the table's public state follows at once)."""
+    sim = make_table(players=3)
+    console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
+        page.goto(url)
+        assert page.locator("button.cmd").count() == 3
+        page.select_option("#start select[name=game]", GAME)
+        chosen = page.locator(f"#start fieldset[data-game={GAME}]")
+        chosen.locator("select[name=players]").select_option("3")
+        chosen.locator("select[name='o.mode']").select_option(label="co-op")
+        shot(page, "console")
+        page.click("#start button[type=submit]")
+        expect(page.locator("#said")).to_have_text("Game started")
+        public = sim.watch.wait(lambda p: p.get("game") == GAME and p.get("version") == 0)
+        assert public["view"]["mode"] == "coop"
+        current = Store(sim.store_path).current_game(TABLE)
+        assert current is not None and (current.players, current.options["mode"]) == (3, "coop")
+        page.click("#start button[type=submit]")
+        expect(page.locator("#said")).to_have_text("A game is running: abort it first")
+
+        director(sim, seed=3, options={"mode": "coop"}, stop_at=(2, "answer")).play()
+        version = sim.watch.public["version"]
+        assert version > 0
+        questions: list[str] = []
+
+        def answer(dialog: Any) -> None:
+            questions.append(dialog.message)
+            dialog.accept() if len(questions) > 1 else dialog.dismiss()
+
+        page.on("dialog", answer)
+        page.click("button[data-cmd=undo]")  # the first question: no
+        page.wait_for_timeout(500)
+        assert sim.watch.public["version"] == version
+        page.click("button[data-cmd=undo]")  # yes
+        sim.watch.wait(lambda p: p.get("version") == version - 1)
+        assert questions == ["Undo the last move?", "Undo the last move?"]
+        page.click("button[data-cmd=abort]")
+        sim.watch.wait(lambda p: p.get("game") is None)
+        last = Store(sim.store_path).last_game(TABLE)
+        assert last is not None and last.status == "aborted"
+        page.click("button[data-cmd=next]")
+        expect(page.locator("#said")).to_have_text("No game running")
+        shot(page, "no-game")
+
+
+def test_the_seats_health_follows_the_hub(make_table: TableFactory) -> None:
+    """Every seat reads online from the hub's status; when the hub stops the page says so
+    within a refresh."""
+    sim = make_table(players=3)
+    console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
+        page.goto(url)
+        seats = page.locator("#live ul.seats li")
+        expect(seats).to_have_count(len(sim.stations))
+        for seat in sim.stations:
+            expect(page.locator(f"#live li.seat:has-text('{seat}') .state")).to_have_text("online")
+        shot(page, "seats")
+        sim.stop_hub()
+        expect(page.locator("#live .alert").first).to_contain_text("Hub offline", timeout=15_000)
