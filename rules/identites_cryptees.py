@@ -426,8 +426,6 @@ def _check_investigate(state: ICState, a: Investigate) -> None:
     pos = slot_pos(state, target, a.card)
     if state.loyalty_up[pos]:
         raise IllegalAction("That card is already face up")
-    if pos in own_positions(state, a.seat):
-        raise IllegalAction("That card is yours too: you know it")
 
 
 def _program_target_rule(effects: tuple[Effect, ...]) -> str | None:
@@ -1126,9 +1124,10 @@ def _legal_declarations(state: ICState, seat: int) -> list[Action]:
     if held is None:
         for t in others:
             up = [state.loyalty_up[p] for p in own_positions(state, t)]
-            mine = own_positions(state, seat)  # from 9 players a neighbour's card is shared
+            # From 9 players the card between two neighbours is each one's: either may
+            # investigate it as the other's (a Decision, docs' 9-16 players).
             for slot, is_up in zip(LOYALTY_SLOTS, up, strict=True):
-                if not is_up and slot_pos(state, t, slot) not in mine:
+                if not is_up:
                     out.append(Investigate(seat, t, slot))  # type: ignore[arg-type]
             if all(up) and not state.seats[t].id_up:
                 out.append(Investigate(seat, t, "id"))

@@ -121,12 +121,14 @@ COLOUR_NAMES = {
     "pink": N_("Pink"),
     "lilac": N_("Lilac"),
 }
-#: Three-letter forms for lists, chosen so no two look alike ("Blu"/"Bla" did).
+#: Short forms for lists: three letters, or the whole word where three letters would
+#: look like another colour's ("Blue" beside "Blk"; French "Bleu" beside "Blc", "Rose"
+#: beside "Rou"). Any two of them differ in at least two letters.
 COLOUR_SHORT = {
     "red": N_("Red|short"),
     "yellow": N_("Yel|short"),
     "green": N_("Grn|short"),
-    "blue": N_("Blu|short"),
+    "blue": N_("Blue|short"),
     "black": N_("Blk|short"),
     "purple": N_("Pur|short"),
     "orange": N_("Org|short"),
@@ -134,45 +136,90 @@ COLOUR_SHORT = {
     "pink": N_("Pnk|short"),
     "lilac": N_("Lil|short"),
 }
+#: A seat past a box's colours goes by its number, the same words on every screen (the
+#: stations, the hub display, the table display): "Seat 9" / "Place 9", in lists "S9" / "P9".
+SEAT_LONG = N_("Seat {n}")
+SEAT_SHORT = N_("S{n}|numbered seat")
+
+
+def seat_number(n: int, *, short: bool = False) -> str:
+    """A seat by its number ``n`` (from 1), long ("Seat 9", "Place 9") or in lists ("S9",
+    "P9"). Every screen that names a numbered seat says it with this."""
+    return _(SEAT_SHORT if short else SEAT_LONG, n=n)
+
+
+def seat_label(seat: int, colours: list[str] | tuple[str, ...], *, short: bool = False) -> str:
+    """Seat ``seat`` (from 0) of a table whose seats go by ``colours``: its colour ("Red",
+    short "Red"; "Blue", short "Blue") or, past them, its number ("Seat 9", short "S9")."""
+    if seat < len(colours):
+        return short_colours(list(colours))[seat] if short else colour(colours[seat])
+    return seat_number(seat + 1, short=short)
+
+
+def _numbered(name: str) -> int | None:
+    """The number of a seat named by number ("seat9" -> 9), else None."""
+    return int(name[4:]) if name.startswith("seat") and name[4:].isdigit() else None
 
 
 def colour(name: str) -> str:
-    """A seat colour's name ("red" -> "Red" / "Rouge"); seats past a box's colours by number."""
+    """A seat colour's name ("red" -> "Red" / "Rouge"); seats past a box's colours by number
+    ("seat9" -> "Seat 9" / "Place 9")."""
     if name in COLOUR_NAMES:
         return _(COLOUR_NAMES[name])
-    if name.startswith("seat") and name[4:].isdigit():
-        return "S" + name[4:]  # past a box's colours, seats go by number in any language
+    number = _numbered(name)
+    if number is not None:
+        return seat_number(number)
     return name.capitalize()
 
 
 def short_colour(name: str) -> str:
-    """A seat colour in three letters for lists ("Blu", "Blk"; "S9" past the box)."""
+    """A seat colour's short form for lists ("Red", "Blue", "Blk"; "S9" / "P9" past the box)."""
     if name in COLOUR_SHORT:
         return _(COLOUR_SHORT[name])
-    if name.startswith("seat") and name[4:].isdigit():
-        return "S" + name[4:]
+    number = _numbered(name)
+    if number is not None:
+        return seat_number(number, short=True)
     return name[:3].capitalize()
 
 
+def alike(a: str, b: str) -> bool:
+    """Whether two short forms could be mixed up at a glance: equal, or the same but for
+    one letter ("Blu"/"Blk", "Rou"/"Ros", "Mae"/"Mac"). Seat numbers are read as numbers:
+    "S10" and "S11" are two seats, not a near miss."""
+    if a != b and any(c.isdigit() for c in a) and any(c.isdigit() for c in b):
+        return False
+    longer = max(len(a), len(b))
+    differ = sum(x != y for x, y in zip(a.ljust(longer), b.ljust(longer), strict=True))
+    return differ < 2
+
+
 def short_colours(names: list[str]) -> list[str]:
-    """Each seat's three-letter form, none alike at one table: where two names begin the
-    same ("Marie", "Marc"), each goes by its first two letters and its last ("Mae",
-    "Mac"), then its first letter and last two, then a number."""
+    """Each seat's short form, no two alike at one table (:func:`alike`): where two would
+    be ("Marie", "Marc" -> "Mar"), each goes by its whole word where it is short
+    ("Marie", "Marc"), else by its first two letters and its last ("Bartholomew" ->
+    "Baw"), then its first letter and last two, then a number ("Ba11")."""
     return list(_short_colours(tuple(names), current()))
+
+
+#: A whole word stands in for a short form only up to this length (lists stay narrow).
+WHOLE_WORD = 5
 
 
 @cache
 def _short_colours(names: tuple[str, ...], _language: str) -> tuple[str, ...]:
-    shorts = [short_colour(n) for n in names]
-    out = list(shorts)
-    for i, name in enumerate(names):
-        if shorts.count(shorts[i]) < 2:
-            continue
-        word = colour(name)
-        taken = {s for j, s in enumerate(out) if j != i}
-        candidates = (word[:2] + word[-1:], word[:1] + word[-2:])
-        numbered = (f"{word[:2]}{k}" for k in range(1, 10))
-        out[i] = next(c for c in (*candidates, *numbered) if c not in taken and len(c) == 3)
+    out = [short_colour(n) for n in names]
+    # Every form alike another changes (both "Mar"s), so neither reads as the other.
+    clashing = [i for i, a in enumerate(out) if any(alike(a, b) for b in out[:i] + out[i + 1 :])]
+    for i in clashing:
+        name = names[i]
+        others = [s for j, s in enumerate(out) if j != i]
+        word = colour(name).strip()
+        whole = (word,) if len(word) <= WHOLE_WORD else ()
+        candidates = (*whole, word[:2] + word[-1:], word[:1] + word[-2:])
+        # Numbers last, both digits different from any other's ("Ma11", "Ma22").
+        numbered = (f"{word[:2]}{k}{k}" for k in range(1, 10))
+        forms = (*candidates, *numbered)
+        out[i] = next((c for c in forms if not any(alike(c, s) for s in others)), out[i])
     return tuple(out)
 
 

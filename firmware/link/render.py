@@ -73,6 +73,19 @@ def glass(text: str) -> str:
     return "".join(out)
 
 
+#: The pixels a line may take: it is drawn from x = 1 (:func:`render`).
+LINE_ROOM = WIDTH - 1
+
+
+def drawn_width(text: str) -> int:
+    """How many pixels wide ``text`` is as the glass draws it, before any cut: its
+    drawable characters in the bitmap font, each scroll arrow a character's width."""
+    shown = glass(text)
+    arrows = sum(shown.count(a) for a in _ARROWS)
+    plain = "".join(c for c in shown if c not in _ARROWS)
+    return int(font().getlength(plain)) + arrows * CHAR_W
+
+
 def fit(text: str, width: int = CHARS) -> str:
     """A line in drawable characters, cut to what fits on the screen."""
     text = glass(text)

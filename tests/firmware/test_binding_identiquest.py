@@ -185,14 +185,36 @@ def test_unmasked_and_escaped_players_are_refused_in_the_player_menu() -> None:
 
 
 def test_inputs_from_a_waiting_seat_and_taps_are_refused() -> None:
-    """Not your turn: knob and press refused with whose turn it is; any tap refused."""
+    """Not your turn: a press refused with whose turn it is; any tap refused."""
     table = make()
     waiting = (turn(table) + 1) % 4
     who = table.seating.name(turn(table))
-    assert refused(table, waiting, "knob", step=1) == f"Wait: it's {who}'s turn"
     assert refused(table, waiting, "press") == f"Wait: it's {who}'s turn"
     uid = KEYS.uid_for("vote", "red", 1)
     assert refused(table, turn(table), "tag", uid=uid) == "No cards in this game: use the knob"
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_a_waiting_seats_knob_turns_to_the_key(language: str) -> None:
+    """Not your turn: the knob turns the pages under the flap from the seat's identity to
+    the key, which spells out the suspects' letters, the marks and the gem codes."""
+    table = make(6, seed=5)
+    waiting = (turn(table) + 1) % 6
+    with speaking(language):
+        assert (
+            table.binding.station_screen(table, waiting)
+            .secret.lines[0]
+            .startswith(say("You are {colour}", colour="")[:4])
+        )
+        send(table, waiting, "knob", step=1)
+        secret = table.binding.station_screen(table, waiting).secret
+        assert secret is not None and secret.title.startswith(say("Key|legend page"))
+        key = " ".join(row for _t, rows in table.binding.pages(table, waiting) for row in rows)
+        for seat, letter in enumerate(seat_letters(table)):
+            assert say("{short}: {words}", short=letter, words=table.seating.name(seat)) in key
+        assert say("!: unmasked") in key and say("^: escaped") in key
+        send(table, waiting, "knob", step=-1)
+        assert table.binding.station_screen(table, waiting).secret.title == say("Your identity")
 
 
 def test_give_choose_menu_is_under_the_flap_of_the_giver_only() -> None:
@@ -314,8 +336,8 @@ def test_random_knob_play_finishes_games_with_lines_on_the_glass(players: int, g
 @pytest.mark.parametrize(
     ("language", "codes", "unmasked", "escaped"),
     [
-        ("en", ["R", "Y", "G", "B", "K", "P"], "u", "e"),
-        ("fr", ["R", "J", "Ve", "B", "N", "Vi"], "d", "é"),
+        ("en", ["R", "Y", "G", "B", "K", "P"], "!", "^"),
+        ("fr", ["R", "J", "Ve", "B", "N", "Vi"], "!", "^"),
     ],
 )
 def test_suspect_summary_speaks_the_table_language_and_fits(
@@ -336,7 +358,7 @@ def test_suspect_summary_speaks_the_table_language_and_fits(
         assert seat_letters(table) == codes
         summary = suspect_summary(table, table.view(None), 21 - len("Sus "))
         _title, host_lines = table.binding.host_screen(table)
-    cells = summary.split() if " " in summary else re.findall(r"[A-Z][a-z]?[0-9a-zé]", summary)
+    cells = summary.split() if " " in summary else re.findall(r"[A-Z][a-z]?[0-9!^]", summary)
     assert len(cells) == 6 and len(summary) <= 17, summary
     assert cells[target] == codes[target] + unmasked
     assert cells[runaway] == codes[runaway] + escaped
@@ -358,3 +380,23 @@ def test_suspect_summary_speaks_the_table_language_and_fits(
     assert counts[1::2] == [
         cells[s][len(codes[s]) :] for s in range(6) if s not in (target, runaway)
     ]
+
+
+def test_an_accusation_reads_in_whole_names_where_they_fit() -> None:
+    """ "Green: Blue not green", not "Grn: Blue not green": a seat's short form only where
+    the whole names do not fit the glass."""
+    table = make(4, seed=5)
+    for _ in range(4):  # a round: every seat has gems to accuse with
+        steal(table, 0, 1)
+    seat = turn(table)
+    target = (seat + 1) % 4
+    wrong = next(
+        c
+        for c in table.view(None)["colours"]
+        if c != table.engine.view(table.state, target)["identity"]
+    )
+    accuse(table, target, wrong)
+    with speaking("en"):
+        lines = table.binding.station_screen(table, (seat + 2) % 4).lines
+        said = f"{table.seating.name(seat)}: {table.seating.name(target)} not"
+    assert any(line.startswith(said) for line in lines), lines

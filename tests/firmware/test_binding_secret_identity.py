@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
+from firmware.link.lang import _ as say
+from firmware.link.lang import short_colour, speaking
 from firmware.link.protocol import Input
 from hardware.keys import COLOURS, load_keyset
 from rules.core import IllegalAction
+from tests.support.screens import new_table, random_move
 
 KEYS = load_keyset()
 
@@ -189,3 +193,61 @@ def test_a_tap_or_press_in_prepare_changes_lines_in_place(mystery: str) -> None:
         assert firsts == ["Tap a mystery key", "Mystery key locked", "Mystery key locked"]
     else:
         assert firsts == ["Lift flap: your number"] * 2
+
+
+def played_until(players: int, done: Any, seed: int = 2) -> Table:
+    """A table of ``players`` played at random (the engine's legal moves) until
+    ``done(table)`` holds."""
+    t = new_table("secret-identity", players, seed)
+    rng = random.Random(seed)
+    for _step in range(3000):
+        if done(t):
+            return t
+        body = random_move(t, rng)
+        t.commit(body, t.check(body))
+    raise AssertionError("never happened")
+
+
+def test_the_title_keeps_one_shape_all_round_in_french() -> None:
+    """Rouge's title says the round the same way in every phase ("Rouge M1/4 Prépa",
+    "Rouge M1/4 Vote", "Rouge M1/4 Révél."), never "Manche 1/4" in one and "M1/4" in
+    another."""
+    titles: dict[str, str] = {}
+
+    def seen(t: Table) -> bool:
+        with speaking("fr"):
+            titles.setdefault(t.view(None)["phase"], t.binding.station_screen(t, 0).title)
+        return t.view(None)["phase"] == "reveal" and bool(t.view(None)["revealed"])
+
+    played_until(5, seen)
+    assert {"prepare", "vote", "reveal"} <= set(titles), titles
+    heads = {title.split()[1] for title in titles.values()}
+    assert len(heads) == 1, titles
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_vote_says_what_to_do_and_the_seat_itself_is_you(language: str) -> None:
+    """In the vote the instruction names the safes, and the waiting list says "you" for
+    the seat reading it, first, never its own colour."""
+    t = played_until(5, lambda t: t.view(None)["phase"] == "vote")
+    with speaking(language):
+        lines = t.binding.station_screen(t, 0).lines
+        own = short_colour(COLOURS[0])
+        you = say("you|in a list of seats")
+        do = say("Vote on others' safes")
+    waiting = lines[2].split()
+    assert you in waiting and own not in waiting, lines
+    assert waiting[waiting.index(you) - 1].endswith(":"), lines
+    assert lines[3] == do and len(do) <= 21
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_points_of_every_opened_safe_stay_in_sight(language: str) -> None:
+    """Once a second safe opens, a station shows its points and the first safe's too."""
+    t = played_until(4, lambda t: len(t.view(None)["revealed"]) >= 2)
+    first, second = t.view(None)["revealed"][:2]
+    with speaking(language):
+        text = " | ".join(t.binding.station_screen(t, 0).lines)
+        names = (short_colour(COLOURS[first["safe"]]), t.seating.name(second["safe"]))
+    assert f"{names[0]} {first['points']}" in text, text
+    assert names[1] in text and f" {second['points']} pt" in text, text

@@ -175,7 +175,7 @@ def test_sheet_opens_from_the_menu_and_the_knob_turns_its_pages() -> None:
     send(t, 0, "knob", 1)
     assert t.ui["page:0"] == 1
     assert secret_text(t, 0).startswith(f"Your cards 2/{n}")
-    send(t, 0, "knob", 8)  # stops at the last page
+    send(t, 0, "knob", n)  # stops at the last page
     assert t.ui["page:0"] == n - 1
     send(t, 0, "press")
     assert not binding(t).paging(t, 0)
@@ -397,7 +397,7 @@ def test_host_screen_at_six_players_keeps_every_line() -> None:
         ("Bugs:", t.state.bugs),
     ):
         said = text[text.index(head) + len(head) :].split()
-        colours = ["Red", "Yel", "Grn", "Blk", "Lil", "Blu"]
+        colours = ["Red", "Yel", "Grn", "Blk", "Lil", "Blue"]
         assert [w for pair in zip(colours, squares, strict=True) for w in pair] == said[:12]
     assert all(len(line) <= 21 for line in lines)
     assert len(title) <= 17  # paged: the display adds " 1/3"

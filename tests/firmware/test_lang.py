@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import gettext
+import itertools
 from pathlib import Path
 
 import pytest
 from babel.messages.mofile import read_mo
 
+from firmware.hub.bindings import ultra_secret
 from firmware.link import lang
 from firmware.link.lang import LANGUAGES, _, plural, refusal, speaking
 from firmware.link.render import render_lines, scroll_marker, scroll_title
 from firmware.tools import catalogue
+from hardware.keys import load_keyset
 from rules.core import IllegalAction
+
+KEYSETS = Path(__file__).parents[2] / "hardware" / "keysets"
 
 
 def test_every_message_id_has_french_and_english_and_none_is_unused() -> None:
@@ -77,14 +82,50 @@ def test_engine_refusals_keep_an_id_and_parameters() -> None:
         assert refusal("Nobody plays {colour}", {"colour": "blue"}) == "Personne ne joue bleu"
 
 
-def test_colours_have_distinct_short_forms_in_both_languages() -> None:
-    """Three-letter seat names never repeat (the old Blu/Bla pair), in either language."""
-    for code in lang.LANGUAGES:
-        with speaking(code):
-            shorts = [lang.short_colour(c) for c in lang.COLOUR_NAMES]
-            assert len(set(shorts)) == len(shorts) and all(len(s) == 3 for s in shorts)
+def colour_sets() -> list[list[str]]:
+    """Every set of seat colours a table may have: each shipped key set's, with numbered
+    seats up to 16, every colour the language layer names, Ultra Secret's hotels."""
+    sets = [list(load_keyset(path).colours) for path in sorted(KEYSETS.glob("*.toml"))]
+    sets = [[*c, *(f"seat{n}" for n in range(len(c) + 1, 17))] for c in sets]
+    return [*sets, list(lang.COLOUR_NAMES), list(ultra_secret.COLOUR_SHORT)]
+
+
+def differing_letters(a: str, b: str) -> int:
+    longer = max(len(a), len(b))
+    return sum(x != y for x, y in zip(a.ljust(longer), b.ljust(longer), strict=True))
+
+
+@pytest.mark.parametrize("code", lang.LANGUAGES)
+def test_short_colours_at_one_table_differ_in_two_letters_or_are_whole_words(code: str) -> None:
+    """No two short forms at one table differ in a single letter ("Blu"/"Blk", "Blu"/"Blc",
+    "Rou"/"Ros" did), in either language and every colour set; numbered seats differ by
+    their number and go by one name ("S9"/"P9", long "Seat 9"/"Place 9")."""
+    with speaking(code):
+        for colours in colour_sets():
+            shorts = lang.short_colours(colours)
+            words = [lang.colour(c) for c in colours]
+            assert len(set(shorts)) == len(shorts), shorts
+            for i, j in itertools.combinations(range(len(colours)), 2):
+                a, b = shorts[i], shorts[j]
+                whole = a == words[i] and b == words[j]
+                numbers = a[1:].isdigit() and b[1:].isdigit()
+                assert whole or numbers or differing_letters(a, b) >= 2, (a, b)
+            assert all(len(s) <= lang.WHOLE_WORD for s in shorts), shorts
     with speaking("fr"):
-        assert lang.colour("purple") == "Violet" and lang.colour("seat9") == "S9"
+        assert lang.colour("purple") == "Violet" and lang.colour("seat9") == "Place 9"
+        assert lang.short_colour("seat9") == "P9" == lang.seat_number(9, short=True)
+    with speaking("en"):
+        assert lang.colour("seat12") == "Seat 12" == lang.seat_label(11, ["red"] * 8)
+        assert lang.seat_label(11, ["red"] * 8, short=True) == "S12"
+
+
+def test_names_alike_get_forms_apart() -> None:
+    """A box's own names that begin alike ("Marie", "Marc") get short forms at least two
+    letters apart."""
+    with speaking("en"):
+        shorts = lang.short_colours(["marie", "marc", "bartholomew", "bart", "bard"])
+    for a, b in itertools.combinations(shorts, 2):
+        assert differing_letters(a, b) >= 2, shorts
 
 
 def test_ranks_are_standard_competition_ranks() -> None:

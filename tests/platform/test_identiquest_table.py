@@ -109,13 +109,13 @@ def refused(sim: SimTable, station: str, act: Any) -> str:
     return ack.message
 
 
-def test_a_waiting_player_cannot_turn_or_press(started: SimTable) -> None:
-    """Knob and press on a station whose turn it is not: refused, nothing stored."""
+def test_a_waiting_player_cannot_press(started: SimTable) -> None:
+    """A press on a station whose turn it is not: refused, nothing stored (its knob turns
+    the pages under its flap, the key's)."""
     turn = started.watch.public["view"]["turn"]
     waiting = started.names[(turn + 1) % 3]
     who = started.table_config.seating().name(turn)
     before = snapshot(started)
-    assert refused(started, waiting, lambda c: c.turn(1)) == f"Wait: it's {who}'s turn"
     assert refused(started, waiting, lambda c: c.press()) == f"Wait: it's {who}'s turn"
     assert snapshot(started) == before
 

@@ -5,8 +5,9 @@ Map (test -> the sentence of the rulebook or identites-cryptees.md it checks; "D
 - test_plating_does_not_absorb_a_program_hit: "Weapon hits deal 1 less damage".
 - test_laser_shows_unlocked_once_its_condition_holds_for_everyone: "rocket launcher and
   laser locked" until their condition; what is face up is public (D).
-- test_shared_card_already_held_is_not_investigated: 9-16 players, « Cette carte est
-  partagée par ces deux joueurs »: a seat never investigates its own card.
+- test_a_shared_card_is_investigated_as_the_neighbours: 9-16 players, « Cette carte est
+  partagée par ces deux joueurs » and « regarder secrètement une des cartes de Loyauté
+  d'un autre joueur »: the card between two neighbours is one of each one's (D).
 - test_anytime_program_*: D « N'importe quand » programs at any moment, also while a hit,
   a re-aim or a discard is pending and by the actor inside its own window; each resolves
   at once, before what is pending.
@@ -116,15 +117,28 @@ def test_laser_shows_unlocked_once_its_condition_holds_for_everyone() -> None:
 # --- 9+ players ------------------------------------------------------------------
 
 
-def test_shared_card_already_held_is_not_investigated() -> None:
-    """At 9+ a seat is not offered (and may not pick) a neighbour's card it shares."""
+def test_a_shared_card_is_investigated_as_the_neighbours() -> None:
+    """D: at 9+ a seat may investigate the card it shares with a neighbour (it is one of
+    the neighbour's loyalty cards), so every face-down loyalty card of every other seat is
+    offered, and the look is remembered as the card both hold."""
     st = GAME.setup(9, {"interrupt_window": 0}, 4)
     legal = [a for a in GAME.legal_actions(st, 0) if isinstance(a, Investigate)]
-    assert Investigate(0, 1, "left") not in legal and Investigate(0, 8, "right") not in legal
-    assert Investigate(0, 1, "right") in legal and Investigate(0, 8, "left") in legal
-    assert len(legal) == 2 * 8 - 2
-    with pytest.raises(IllegalAction, match="yours"):
-        act(st, {"type": "investigate", "seat": 0, "target": 1, "card": "left"})
+    assert Investigate(0, 1, "left") in legal and Investigate(0, 8, "right") in legal
+    assert len(legal) == 2 * 8
+    st = act(st, {"type": "investigate", "seat": 0, "target": 1, "card": "left"})
+    memory = GAME.view(st, 0)["you"]["seen"][0]
+    assert sorted(map(tuple, memory["owners"])) == [(0, "right"), (1, "left")]
+
+
+def test_a_neighbour_whose_other_card_is_up_may_still_be_investigated() -> None:
+    """D: with a neighbour's other loyalty card face up, the shared card is the one left to
+    look at; the neighbour is not out of reach of an investigation."""
+    st = GAME.setup(9, {"interrupt_window": 0}, 4)
+    up = list(st.loyalty_up)
+    up[slot_pos(st, 1, "right")] = True
+    st = replace(st, loyalty_up=tuple(up))
+    legal = [a for a in GAME.legal_actions(st, 0) if isinstance(a, Investigate) and a.target == 1]
+    assert legal == [Investigate(0, 1, "left")]
 
 
 # --- anytime programs (Decision) --------------------------------------------------

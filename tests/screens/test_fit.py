@@ -11,8 +11,8 @@ from firmware.hub.bindings.menus import KnobMenus
 from firmware.hub.table import Table
 from firmware.link.lang import speaking
 from firmware.link.protocol import Input
-from firmware.link.render import BODY_LINES, CHARS, MENU_INDENT, glass
-from rules import get_info
+from firmware.link.render import BODY_LINES, CHARS, LINE_ROOM, MENU_INDENT, drawn_width, glass
+from rules import all_info, get_info
 from rules.core import IllegalAction
 from tests.support.screens import GAMES, Shown, play, tables
 
@@ -56,6 +56,44 @@ def test_every_screen_of_a_whole_game_fits(game: str, language: str) -> None:
         steps += 1
         for shown in glasses:
             problems.update(misfits(shown))
+    assert steps > 10
+    assert not problems, sorted(problems)[:40]
+
+
+def too_wide(shown: Shown) -> list[str]:
+    """Each line of one glass wider than the glass, in the pixels the renderer draws (the
+    hub's title with the page count it adds when it pages the lines)."""
+    texts = [shown.title, *shown.lines]
+    if shown.where == "hub" and len(shown.lines) > BODY_LINES:
+        pages = -(-len(shown.lines) // BODY_LINES)
+        texts[0] = f"{shown.title} {pages}/{pages}"
+    return [
+        f"{shown.where}: {text!r} is {drawn_width(text)} px"
+        for text in texts
+        if drawn_width(text) > LINE_ROOM
+    ]
+
+
+#: Every registered game at its smallest and its largest table.
+TABLE_SIZES = [
+    (info.id, players)
+    for info in all_info()
+    for players in sorted({info.min_players, info.max_players})
+]
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize(("game", "players"), TABLE_SIZES)
+def test_no_line_is_wider_than_the_glass(game: str, players: int, language: str) -> None:
+    """Every game of the registry, at its smallest and largest table, in both languages:
+    no title or line a station (flap down or up) or the hub draws is wider than the
+    128-pixel glass, measured as the renderer draws it (a line the renderer would cut)."""
+    problems: set[str] = set()
+    steps = 0
+    for glasses in play(game, players, language, seed=7):
+        steps += 1
+        for shown in glasses:
+            problems.update(too_wide(shown))
     assert steps > 10
     assert not problems, sorted(problems)[:40]
 

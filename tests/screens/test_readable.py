@@ -252,15 +252,17 @@ def test_the_card_a_search_finds_is_the_first_page_under_the_flap() -> None:
 def test_ultra_secret_lines_say_their_words() -> None:
     """The seat's pieces read "Agent H2 Informant G3" and "Bug -, mole cards 0" (not
     "Ag - Ind - Mi -"); the sheet ends with a key to its shorthand; French blue and
-    white are "Blu" and "Blc", not "Ble" and "Bla" (one letter apart)."""
+    white are "Bleu" and "Blc", two letters apart."""
     table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
     with speaking("fr"):
         lines = table.binding.station_screen(table, 0).lines
         assert lines[2].startswith("Agent - Indic"), lines
         assert lines[3].startswith("Micro -, taupes"), lines
         pages = table.binding.pages(table, 0)  # type: ignore[attr-defined]
-        assert pages[-1][0] == "Légende" and "v: valise" in pages[-2][1][0]
-        assert [short_colour("blue"), short_colour("white")] == ["Blu", "Blc"]
+        key = [row for title, rows in pages if title == "Légende" for row in rows]
+        assert pages[-1][0] == "Légende" and key[0] == "v: valise"
+        assert "- : aucun, pas encore" in key and "H1-6 : hôtels" in key
+        assert [short_colour("blue"), short_colour("white")] == ["Bleu", "Blc"]
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

@@ -1,6 +1,9 @@
 """Identiquest at a physical table (table binding; rules in rules/docs/identiquest.md).
 
-- Your identity colour (and your loot, bottom to top) only under the flap.
+- Your identity colour (and your loot's top gems, by name) only under the flap. While
+  it is not your turn the knob turns the pages under the flap: your identity, then
+  the key, which spells out every short form of the screens (seat letters, "!" and
+  "^", gem codes).
 - On your turn the knob menu offers "Steal 2 gems" or "Accuse a player".
   Steal: pick a market slot, then a second one (pressing a picked slot again
   puts it back); Accuse: pick a player, then a colour. Every submenu ends with
@@ -10,7 +13,7 @@
   public part says to lift the flap.
 - The public part of every station shows the market, your loot's size and top and
   a summary of the suspect rows (per seat its colour letter and the "?" left, or
-  u unmasked / e escaped; in French d / é);
+  "!" unmasked / "^" escaped: signs, never read as a second letter);
   the hub display shows every loot too.
 - There are no tags in this game: a tap is refused.
 
@@ -24,12 +27,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from firmware.hub.bindings import ranking
+from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
-from firmware.link.render import BODY_LINES, fit, glass, scroll_marker, shrink, shrink_names
+from firmware.link.render import (
+    BODY_LINES,
+    first_fitting,
+    fit,
+    fit_list,
+    glass,
+    scroll_marker,
+    shrink,
+    shrink_names,
+)
 from rules.core import IllegalAction, action_to_json
 
 IDLE_LED = (0, 0, 0)
@@ -52,8 +65,10 @@ SEAT_LETTER = {
     "white": N_("W|seat letter"),
 }
 #: A seat's mark on the suspects summary once it is out of the guessing.
-UNMASKED_MARK = N_("u|unmasked")
-ESCAPED_MARK = N_("e|escaped")
+#: A seat out of the suspects' list, after its letter ("R!", "B^"): signs, not letters,
+#: so a mark never reads as a second letter of the seat; the key page says them.
+UNMASKED_MARK = N_("!|unmasked mark")
+ESCAPED_MARK = N_("^|escaped mark")
 
 
 @dataclass(frozen=True)
@@ -131,6 +146,11 @@ class IdentiquestBinding:
         if menu is None and inp.kind == "knob" and table.view(None)["phase"] == "over":
             rows = len(_ranking_rows(table, table.view(None)))  # the knob scrolls the ranking
             return ranking.scroll(table, seat, rows, inp.step)
+        if menu is None and inp.kind == "knob":
+            # Nothing to choose: the knob turns the pages under the flap (the key's).
+            count = len(self.pages(table, seat))
+            page = (self.page(table, seat) + (inp.step or 0)) % count
+            return {"ui": {"seat": seat, "keypage": page}}
         if menu is None:
             msgid, params = self._wait_message(table)
             raise IllegalAction(msgid, **params)
@@ -184,6 +204,9 @@ class IdentiquestBinding:
     def apply_ui(self, table: Table, ui: dict[str, Any]) -> None:
         if ranking.apply(table, ui):  # the final ranking's first row shown
             return
+        if "keypage" in ui:
+            table.ui[f"keypage:{ui['seat']}"] = ui["keypage"]
+            return
         table.ui[f"menu:{ui['seat']}"] = {k: v for k, v in ui.items() if k != "seat"}
 
     def _wait_message(self, table: Table) -> tuple[str, dict[str, Any]]:
@@ -216,6 +239,10 @@ class IdentiquestBinding:
             own = _("Loot {n}, top {gem}", n=loot["size"], gem=gem_name(loot["top"]))
         suspects = self.suspects_rows(table, pub)
         secret = self._secret(me)
+        if menu is None and self.page(table, seat):
+            head, rows = self.pages(table, seat)[self.page(table, seat)]
+            count = len(self.pages(table, seat))
+            secret = Secret(title=f"{head} {self.page(table, seat) + 1}/{count}", lines=tuple(rows))
         led = ACT_LED if menu is not None else IDLE_LED
         if pub["phase"] == "over":
             title, lines = self._final_screen(table, pub, seat)
@@ -305,9 +332,42 @@ class IdentiquestBinding:
             shown[-1] = f"{shown[-1][: WIDTH - 2]:<{WIDTH - 2}} {arrow}"
         return shown
 
+    def page(self, table: Table, seat: int) -> int:
+        """The page under the flap shown while the seat has nothing to choose (0: its
+        identity)."""
+        return int(table.ui.get(f"keypage:{seat}", 0)) % len(self.pages(table, seat))
+
+    def pages(self, table: Table, seat: int) -> list[tuple[str, list[str]]]:
+        """The pages the knob turns under the flap: the seat's identity, then the key."""
+        secret = self._secret(table.view(seat))
+        return [(secret.title, list(secret.lines)), *key_pages(self.key_rows(table))]
+
+    def key_rows(self, table: Table) -> list[str]:
+        """The short forms of this game's screens in words."""
+        pub = table.view(None)
+        letters = seat_letters(table)
+        names = [table.seating.name(s) for s in range(table.players)]
+        shorts = [
+            short_form(table.seating.short(s), names[s])
+            for s in range(table.players)
+            if table.seating.short(s) != names[s]
+        ]
+        codes = gem_codes(pub["colours"])
+        gems = [short_form(code, gem_name(c)) for c, code in codes.items() if code != gem_name(c)]
+        first = letters[0]
+        return [
+            _("Suspects {code}7:", code=first),
+            _("  {seat} may still be", seat=names[0]),
+            _("  one of 7 colours"),
+            *spaced([short_form(code, name) for code, name in zip(letters, names, strict=True)]),
+            *spaced([_("!: unmasked"), _("^: escaped")]),
+            *spaced(shorts),
+            *spaced(gems),
+        ]
+
     def _secret(self, me: dict[str, Any]) -> Secret:
         loot = me["loot"]
-        top = " ".join(gem_name(g)[:3] for g in reversed(loot[-4:]))
+        top = fit_list(_("Top:"), [gem_name(g) for g in reversed(loot[-4:])])
         identity = gem_name(me["identity"])
         return Secret(
             title=_("Your identity"),
@@ -315,7 +375,7 @@ class IdentiquestBinding:
                 _you_are(me),
                 plural("{colour} gem: {n}", "{colour} gems: {n}", me["score"], colour=identity),
                 plural("Loot: {n} gem", "Loot: {n} gems", len(loot)),
-                _("Top: {gems}", gems=top) if loot else _("Top: -"),
+                top if loot else _("Top: -"),
             ),
         )
 
@@ -428,11 +488,15 @@ def _last_event(table: Table, pub: dict[str, Any], seat: int) -> str:
     last = action_to_json(table.actions[-1])
     if last.get("type") != "accuse":
         return ""
-    short = table.seating.short
-    who, target, colour = short(last["seat"]), short(last["target"]), gem_name(last["colour"])
-    if pub["unmasked"][last["target"]] == last["colour"]:
-        return _("{who}: {target} is {colour}!", who=who, target=target, colour=colour)
-    return _("{who}: {target} not {colour}", who=who, target=target, colour=colour)
+    right = pub["unmasked"][last["target"]] == last["colour"]
+    said = N_("{who}: {target} is {colour}!") if right else N_("{who}: {target} not {colour}")
+    colour = gem_name(last["colour"])
+    # The seats' names whole where the line holds them, else their short forms.
+    forms = [
+        _(said, who=names(last["seat"]), target=names(last["target"]), colour=colour)
+        for names in (table.seating.name, table.seating.short)
+    ]
+    return first_fitting(forms)
 
 
 def _status(pub: dict[str, Any], seat: int) -> str:

@@ -10,6 +10,8 @@ refused with a readable message).
   has a short title ("Program 3/6") and its name and text whole below, over two pages
   when they need it: nothing on the glass is cut (a sub-menu's title falls back to
   the card's name, then to the verb, where its words do not fit).
+- The last pages the knob turns are the key: "ID", "L"/"R" (French "G"/"D"), the sides'
+  letters ("(M)"), "x2", "HP", "prog." and the seats' short forms, in words.
 - HP, weapons and their targets, face-up cards and the last victory check are
   public: on every station (your own part) and on the hub display.
 - On your turn the menu lists what you may do: investigate, take a weapon, draw,
@@ -24,7 +26,8 @@ refused with a readable message).
   also while a hit, re-aim, ability or discard waits, and for the actor inside its
   own window; the menus simply follow the engine's legal actions.
 - The victory check announces only "The game goes on" or the winners.
-- Seats go by the table's colours; past the key set's eight, by number (S9...).
+- Seats go by the table's colours; past the key set's eight, by number ("Seat 9",
+  "S9" in lists; French "Place 9", "P9": :func:`firmware.link.lang.seat_label`).
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ from typing import Any
 
 import msgspec
 
+from firmware.hub.bindings.legend import key_pages, seat_rows, spaced
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
-from firmware.link.lang import N_, _, in_language, label
+from firmware.link.lang import N_, _, in_language, label, seat_label
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import (
     BODY_LINES,
@@ -51,6 +55,7 @@ from firmware.link.render import (
     titled,
     wrap,
 )
+from rules._ic_data import FACTIONS
 from rules.core import Action, action_to_json
 from rules.identites_cryptees import INFO
 
@@ -63,18 +68,17 @@ TIMEOUT = {"rules": {"type": "timeout"}}
 
 
 def seat_name(table: Table, seat: int | None) -> str:
-    """A seat's colour at this table (``S9``... past the key set's eight colours)."""
+    """A seat's colour at this table ("Seat 9" / "Place 9" past the key set's colours)."""
     if seat is None:
         return "-"
-    colours = table.seating.colours
-    return table.seating.name(seat) if seat < len(colours) else f"S{seat + 1}"
+    return seat_label(seat, table.seating.colours)
 
 
 def short(table: Table, seat: int | None) -> str:
-    """A seat in three letters ("Blu", "Blk"; "S9" past the box's colours)."""
+    """A seat's short form for lists ("Blue", "Blk"; "S9" / "P9" past the box's colours)."""
     if seat is None:
         return "-"
-    return table.seating.short(seat) if seat < len(table.seating.colours) else f"S{seat + 1}"
+    return seat_label(seat, table.seating.colours, short=True)
 
 
 def plain(action: Action) -> dict[str, Any]:
@@ -328,10 +332,19 @@ class IdentitesCrypteesBinding(KnobMenus):
         return tuple(lines)
 
     def _status(self, table: Table, seat: int) -> str:
+        """What the table waits for, the seat by name ("Place 11"), or by its short form
+        ("P11") where the name leaves the line too long for the glass."""
+        pub = table.view(None)["table"]
+        who = pub["pending"].get("seat")
+        said = self._status_as(table, seat, seat_name(table, who))
+        if len(glass(said)) <= CHARS:
+            return said
+        return self._status_as(table, seat, short(table, who))
+
+    def _status_as(self, table: Table, seat: int, name: str) -> str:
         pub = table.view(None)["table"]
         pending = pub["pending"]
         kind, who = pending["kind"], pending.get("seat")
-        name = seat_name(table, who)
         if kind == "turn":
             return _("Your turn: lift flap") if who == seat else _("{seat}'s turn", seat=name)
         if kind == "window":
@@ -410,7 +423,11 @@ class IdentitesCrypteesBinding(KnobMenus):
             if target is None:
                 return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
             seat = short(table, target)
-            return shrink(lambda c: _("{who}: {card} on {seat}", who=who, card=c, seat=seat), card)
+            # The card whole: with its target where the line holds both, else without it.
+            aimed = _("{who}: {card} on {seat}", who=who, card=card, seat=seat)
+            if len(glass(aimed)) <= CHARS:
+                return aimed
+            return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
         if kind in ("skip", "skip_next"):
             return _("{who} loses a turn", who=who)
         if kind == "heal":
@@ -529,7 +546,25 @@ class IdentitesCrypteesBinding(KnobMenus):
             rows = [row for entry in seen[first:last] for row in entry]
             pages.append((_("Seen {first}-{last}", first=first + 1, last=last), rows))
             first = last
-        return pages
+        return [*pages, *key_pages(self.key_rows(table))]
+
+    def key_rows(self, table: Table) -> list[str]:
+        """The short forms of this game's screens in words (the last pages the knob turns)."""
+        sides = [
+            f"({_(side.letter)}) {_(side.word)}"
+            for key in FACTIONS
+            if (side := INFO.side(key)) is not None and side.letter and side.word
+        ]
+        return [
+            _("ID: identity card"),
+            _("L: left loyalty card"),
+            _("R: right loyalty card"),
+            *spaced(sides),
+            _("x2: counts twice"),
+            _("HP: hit points"),
+            _("prog.: program"),
+            *seat_rows(table),
+        ]
 
     def _secret(self, table: Table, seat: int) -> Secret:
         clock = self._countdown(table)  # the window's seconds stay in sight under the flap

@@ -16,7 +16,7 @@ from typing import Any
 from firmware.hub.bindings import ranking
 from firmware.hub.table import Table
 from firmware.link import lang
-from firmware.link.lang import _, plural
+from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import CHARS, first_fitting, fit_list, glass, shrink
 from firmware.link.render import wrap as _wrap
@@ -144,18 +144,11 @@ class SecretIdentityBinding:
         name = table.seating.name
         coop = pub["mode"] == "coop"
         phase = pub["phase"]
-        # "Red Round 2/4 Vote" where it fits (a long name cut to no less than six letters),
-        # else "Red R2/4 Vote".
-        said = _phase(phase)  # once: shrink tries the line again for each letter it cuts
-
-        def titled(head: str) -> str:
-            return shrink(
-                lambda who: _("{seat} {head} {phase}", seat=who, head=head, phase=said), name(seat)
-            )
-
-        title = titled(_head(pub, True))
-        if len(glass(title)) > CHARS or not title.startswith(name(seat)[:6]):
-            title = titled(_head(pub))
+        # "Red Round 2/4 Vote" where every phase's title fits so (a long name cut to no
+        # less than six letters), else "Red R2/4 Vote" in every phase: the title keeps
+        # one shape all game.
+        words = self._words_fit(table, seat, pub)
+        title = _title(name(seat), _head(pub, words), _phase(phase))
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
         if phase == "over" and not coop:
@@ -173,8 +166,8 @@ class SecretIdentityBinding:
             lines = [
                 _("Your votes: {n}/{of}", n=cast, of=others),
                 _("In your safe: {n}/{of}", n=pub["seats"][seat]["votes_in"], of=others),
-                _waiting(table, waiting),
-                _("Tap keys on others") if cast < others else _("Votes done: wait"),
+                _waiting(table, waiting, seat),
+                _("Vote on others' safes") if cast < others else _("Votes done: wait"),
             ]
             led = ACT_LED if cast < others else READY_LED
         else:  # reveal
@@ -182,6 +175,16 @@ class SecretIdentityBinding:
         return Screen(
             rev=0, title=title, lines=tuple(lines), secret=self._secret(table, me), led=led
         )
+
+    @staticmethod
+    def _words_fit(table: Table, seat: int, pub: dict[str, Any]) -> bool:
+        """Whether the seat's title says the round in words in every phase of the game."""
+        head, name = _head(pub, True), table.seating.name(seat)
+        for phase in TITLE_PHASES:
+            title = _title(name, head, _phase(phase))
+            if len(glass(title)) > CHARS or not title.startswith(name[:6]):
+                return False
+        return True
 
     def _prepare_lines(
         self,
@@ -211,7 +214,7 @@ class SecretIdentityBinding:
         else:
             waiting = [s["seat"] for s in pub["seats"] if not s["ready"] or not s["mystery_locked"]]
             lines.append(plural("Ready ({n} picto)", "Ready ({n} pictos)", me["pictos_placed"]))
-            lines.append(_waiting(table, waiting))
+            lines.append(_waiting(table, waiting, seat))
         lines.append(_("Pictos in hand: {n}", n=me["pictos_left"]))
         busy = need_key or not me["ready"]
         return lines, ACT_LED if busy else READY_LED
@@ -223,18 +226,33 @@ class SecretIdentityBinding:
         if opened:
             last = opened[-1]
             right = [v["voter"] for v in last["votes"] if v["right"]]
-            lines.append(_("{seat}'s key: {n}", seat=name(last["safe"]), n=last["mystery"]))
+            lines.append(
+                shrink(
+                    lambda who: plural(
+                        "{seat}: key {key}, {n} pt",
+                        "{seat}: key {key}, {n} pts",
+                        last["points"],
+                        seat=who,
+                        key=last["mystery"],
+                    ),
+                    name(last["safe"]),
+                )
+            )
             shown = [table.seating.short(v) for v in right] or [_("nobody")]
             lines.append(fit_list(_("Right:"), shown))  # "+2" for those that do not fit
-            lines.append(_("{seat} +{n} pts", seat=name(last["safe"]), n=last["points"]))
+            # Every safe opened this round keeps its points in sight, the newest first.
+            earlier = [f"{table.seating.short(o['safe'])} {o['points']}" for o in opened[-2::-1]]
+            if earlier:
+                lines.append(_points_line(earlier))
         else:
             lines.append(_("Safes open in order"))
+        score = pub["seats"][seat]["score"]
         if pub["next_safe"] is not None and not self.reveal_delay:
-            lines = lines[:2]
-            lines.append(_("Wait for the host"))
-        me = pub["seats"][seat]
-        lines.append(_("Your score: {n}", n=me["score"]))
-        return lines
+            if len(lines) < 3:
+                return [*lines, _("Wait for the host"), _("Your score: {n}", n=score)]
+            # The earlier safes' points stay: the score and the wait share the last line.
+            return [*lines, _("You {n} pts, host next", n=score)]
+        return [*lines, _("Your score: {n}", n=score)]
 
     def _coop_lines(
         self, table: Table, me: dict[str, Any], pub: dict[str, Any], seat: int
@@ -352,9 +370,38 @@ def _head(pub: dict[str, Any], words: bool = False) -> str:
     return _("Round {n}/{of}", n=n, of=of) if words else _("R{n}/{of}", n=n, of=of)
 
 
-def _waiting(table: Table, seats: list[int]) -> str:
-    """Who the table waits for, in three-letter colours ("+2" for those that do not fit)."""
-    return fit_list(_("Waiting:"), [table.seating.short(s) for s in seats] or ["-"])
+def _waiting(table: Table, seats: list[int], me: int) -> str:
+    """Who the table waits for, in short colours ("+2" for those that do not fit); the
+    seat reading it is "you", first."""
+    names = [table.seating.short(s) for s in seats if s != me]
+    if me in seats:
+        names.insert(0, _(YOU))
+    return fit_list(_("Waiting:"), names or ["-"])
+
+
+#: The seat itself in a list of seats ("Waiting: you Yel +2").
+YOU = N_("you|in a list of seats")
+#: The phases a station's title names (the game's end has a title of its own).
+TITLE_PHASES = ("prepare", "vote", "reveal", "answer")
+
+
+def _points_line(items: list[str]) -> str:
+    """ "Pts: Red 3, Grn 0": the points of the safes opened before the last, as many as
+    fit, the newest first ("" before the second safe)."""
+    if not items:
+        return ""
+    line = _("Pts: {list}", list=items[0])
+    for k in range(2, len(items) + 1):
+        longer = _("Pts: {list}", list=", ".join(items[:k]))
+        if len(glass(longer)) > CHARS:
+            break
+        line = longer
+    return line
+
+
+def _title(name: str, head: str, phase: str) -> str:
+    """ "Red Round 2/4 Vote": the seat's name cut (marked ".") until the title fits."""
+    return shrink(lambda who: _("{seat} {head} {phase}", seat=who, head=head, phase=phase), name)
 
 
 def _last_turn(table: Table, pub: dict[str, Any]) -> str:

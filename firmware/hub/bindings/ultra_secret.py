@@ -20,7 +20,9 @@ needed for this game (the box's cards stay in the box; the hub keeps them).
   square; the cursor starts where the sheet saw the true formula), then confirms.
 - The investigation sheet is the seat's secret: the last item of every menu,
   "Sheet >", opens it; the knob then turns its pages and a press goes back to the
-  menu. With nothing to choose, the knob turns the sheet's pages directly.
+  menu. With nothing to choose, the knob turns the sheet's pages directly. Its last
+  pages are the key: every short form of the sheet and the screens in words ("s:",
+  "P1-6", "H1-6", "-", "*", the hotels' colours).
   Cursor, page, mode and the steps already picked live in ``table.ui``.
 - Seats go by the game's colours (red, yellow, green, black, lilac, blue: hotels
   H1-H6), which differ from the key set's seat colours from the fourth seat on.
@@ -33,6 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
@@ -64,7 +67,7 @@ COLOUR_SHORT = {
     "green": N_("Grn|short"),
     "black": N_("Blk|short"),
     "lilac": N_("Lil|short"),
-    "blue": N_("Blu|short"),
+    "blue": N_("Blue|short"),
 }
 #: The secret places of the shipped board data, for the catalogue (a box's own file may differ).
 PLACE_WORDS = (N_("lab safe"), N_("bar"), N_("park monument"), N_("embassy files"), N_("library"))
@@ -296,7 +299,7 @@ class UltraSecretBinding(KnobMenus):
         if kind == "dial":
             return self.square_label(table, a["square"])
         if kind == "informant":
-            return _("Inf {square}", square=self.square_label(table, a["square"]))
+            return _("At {square}", square=self.square_label(table, a["square"]))
         if kind == "search":
             slot = a.get("slot")
             if slot is None:
@@ -657,32 +660,36 @@ def _said(e: dict[str, Any], room: int = CHARS) -> str:
 
 
 def _legend() -> list[tuple[str, list[str]]]:
-    """The sheet's shorthand in words: its key, the last pages (the letters are the ones
-    the sheet itself writes, in the table's language)."""
+    """The short forms of the sheet and the station's screens in words: the last pages
+    the knob turns (the letters are the ones the screens write, in the table's language)."""
     s, b, lk, f = _("s:"), _("b:"), _("l:"), _("f:")
     suitcase, briefcase, locker, fake = _("suitcase"), _("briefcase"), _("locker"), _("fake")
     bug, inf = _(" bug").strip(), _(" inf").strip()
     by_bug, by_inf = _("your bug saw it"), _("informant saw it")
-    return [
-        (
-            _("Sheet key"),
-            [
-                f"{s} {suitcase}  {b} {briefcase}",
-                f"{lk} {locker}  {f} {fake}",
-                _("TB: toothbrush"),
-                _("?: not seen yet"),
-            ],
-        ),
-        (
-            _("Sheet key"),
-            [
-                _("T8: seen in turn 8"),
-                f"{bug}: {by_bug}",
-                f"{inf}: {by_inf}",
-                _("P1-6 ID, X1-6 formula"),
-            ],
-        ),
+    colours = [
+        short_form(short(c), _(COLOUR_NAMES[c])) for c in COLOURS if short(c) != _(COLOUR_NAMES[c])
     ]
+    rows = [
+        f"{s} {suitcase}",
+        f"{b} {briefcase}",
+        *spaced([f"{lk} {locker}", f"{f} {fake}"]),
+        _("TB: toothbrush"),
+        _("?: not seen yet"),
+        _("-: none, or not yet"),
+        _("*: new this turn"),
+        _("T8: seen in turn 8"),
+        short_form(bug, by_bug),
+        short_form(inf, by_inf),
+        _("P1-6: ID cards"),
+        _("X1-6: formula cards"),
+        _("H1-6: hotels"),
+        _("G1-5: secret places"),
+        *spaced([_("F1: airport"), _("B1: station")]),
+        _("V1-3: mole squares"),
+        _("VM1-5: flight squares"),
+        *spaced(colours),
+    ]
+    return key_pages(rows)
 
 
 def _you_are(code: str, name: str) -> str:

@@ -291,7 +291,7 @@ class Bot(KnobBot):
 
     def _informant(self, seat: int, view: dict[str, Any]) -> str:
         if self.rng.random() < self.informant_rate:
-            return self._pick(seat, _starts(text("Inf {square}", square="")))
+            return self._pick(seat, _starts(text("At {square}", square="")))
         return self._pick(seat, _starts(text("Pass")))
 
     def _search(self, seat: int, view: dict[str, Any]) -> str:
