@@ -38,6 +38,7 @@ from typing import Any
 
 import msgspec
 
+from firmware.hub.bindings.common import ACT_LED, IDLE_LED
 from firmware.hub.bindings.legend import key_pages, seat_rows, spaced
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
@@ -59,8 +60,6 @@ from rules._ic_data import FACTIONS
 from rules.core import Action, action_to_json
 from rules.identites_cryptees import INFO
 
-ACT_LED = (255, 160, 0)
-IDLE_LED = (0, 0, 0)
 CARDS = N_("Cards >")
 BACK = N_("< Back")
 WINDOW = 4

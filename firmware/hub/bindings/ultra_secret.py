@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from firmware.hub.bindings.common import ACT_LED, IDLE_LED, phase_label
 from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus, Option
 from firmware.hub.table import Table
@@ -44,8 +45,6 @@ from firmware.link.render import CHARS, first_fitting, fit, fit_list, glass, men
 from rules.core import Action, action_to_json
 from rules.ultra_secret import INFO
 
-ACT_LED = (255, 160, 0)
-IDLE_LED = (0, 0, 0)
 COLOURS = ("red", "yellow", "green", "black", "lilac", "blue")
 KINDS = ("identity", "toothbrush", "formula")
 KIND_LABEL = {"identity": N_("ID card"), "toothbrush": N_("toothbrush"), "formula": N_("formula")}
@@ -452,12 +451,12 @@ class UltraSecretBinding(KnobMenus):
         pub = table.view(None)
         phase = pub["phase"]
         name = seat_name(seat)
-        title = f"{name} {_phase(phase)}"
+        title = f"{name} {phase_label(INFO, phase)}"
         if pub["turn"]:
             n = pub["turn"]
-            title = _("{seat} Turn {n} {phase}", seat=name, n=n, phase=_phase(phase))
+            title = _("{seat} Turn {n} {phase}", seat=name, n=n, phase=phase_label(INFO, phase))
             if len(glass(title)) > CHARS:  # "Red Turn 3 Dial" where it fits
-                title = f"{name} T{n} {_phase(phase)}"
+                title = f"{name} T{n} {phase_label(INFO, phase)}"
         acting = self.can_act(table, seat)
         lines = self._public_lines(table, seat, acting)
         return Screen(
@@ -603,7 +602,7 @@ class UltraSecretBinding(KnobMenus):
             lines += _whose(_("Bugs:"), pub["bugs"], _("Bugs: none"))
         # The hub display pages more than four lines, its title then ending "1/2".
         room = CHARS if len(lines) <= 4 else CHARS - 4
-        phase = _phase(pub["phase"])
+        phase = phase_label(INFO, pub["phase"])
         if not pub["turn"]:
             return phase, lines
         said = _("Turn {n}: {phase}", n=pub["turn"], phase=phase)
@@ -696,11 +695,6 @@ def _you_are(code: str, name: str) -> str:
     """ "You are P4 Anne Callisto"; just "P4 Anne Callisto" for a name too long for that."""
     line = _("You are {code} {name}", code=code, name=name)
     return line if len(glass(line)) <= CHARS else fit(f"{code} {name}")
-
-
-def _phase(phase: str) -> str:
-    said = INFO.phase(phase)
-    return _(said.short) if said else phase
 
 
 def make_binding(**settings: Any) -> UltraSecretBinding:
