@@ -40,7 +40,7 @@ import msgspec
 
 from firmware.hub.bindings.common import ACT_LED, IDLE_LED
 from firmware.hub.bindings.legend import key_pages, seat_rows, spaced
-from firmware.hub.bindings.menus import KnobMenus, Option
+from firmware.hub.bindings.menus import KnobMenus, MenuEntry
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label, seat_label
 from firmware.link.protocol import Screen, Secret
@@ -143,32 +143,32 @@ class IdentitesCrypteesBinding(KnobMenus):
 
     # --- menus -------------------------------------------------------------------
 
-    def menu(self, table: Table, seat: int) -> list[Option]:
+    def menu(self, table: Table, seat: int) -> list[MenuEntry]:
         """The options a press may choose now (never empty)."""
         return self._menu_of(table, seat, self.groups(table, seat, self.legal(table, seat)))
 
     def _menu_of(
         self, table: Table, seat: int, groups: dict[str, tuple[str, list[tuple[str, Action]]]]
-    ) -> list[Option]:
+    ) -> list[MenuEntry]:
         """The menu of the legal actions ``groups`` (see :meth:`groups`)."""
         opened = {"seat": seat, "mode": "cards", "page": 0, "modectx": self._decision(table)}
-        cards = Option(_(CARDS), {"ui": opened})
+        cards = MenuEntry(_(CARDS), {"ui": opened})
         if not groups:
             return [cards]
         current = self.group(table, seat)
         decision = self._decision(table)
         if current and current in groups:
             back = {"ui": {"seat": seat, "group": "", "groupctx": decision}}
-            subs = [Option(lb, {"rules": plain(a)}) for lb, a in groups[current][1]]
-            return [*subs, Option(_(BACK), back)]
-        top: list[Option] = []
+            subs = [MenuEntry(lb, {"rules": plain(a)}) for lb, a in groups[current][1]]
+            return [*subs, MenuEntry(_(BACK), back)]
+        top: list[MenuEntry] = []
         for key, (group, items) in groups.items():
             if len(items) == 1 or not group.endswith(">"):
                 for lb, a in items:
-                    top.append(Option(lb, {"rules": plain(a)}))
+                    top.append(MenuEntry(lb, {"rules": plain(a)}))
             else:
                 enter = {"ui": {"seat": seat, "group": key, "groupctx": decision}}
-                top.append(Option(group, enter))
+                top.append(MenuEntry(group, enter))
         return [*top, cards]
 
     def groups(
