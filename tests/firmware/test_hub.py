@@ -324,7 +324,7 @@ def test_host_note_gives_its_line_back(tmp_path: Path) -> None:
 
 def _own_card_set(folder: Path) -> Path:
     """An owner's Identités cryptées set (the generic one relabelled) in ``folder``."""
-    from rules._ic_data import package_set_json
+    from rules._identites_cryptees_cards import package_set_json
 
     data = package_set_json("generic")
     data.update(name="mybox", label="Our box", generic=False)

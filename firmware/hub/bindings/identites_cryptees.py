@@ -56,7 +56,7 @@ from firmware.link.render import (
     titled,
     wrap,
 )
-from rules._ic_data import FACTIONS
+from rules._identites_cryptees_cards import FACTIONS
 from rules.core import Action, action_to_json
 from rules.identites_cryptees import INFO
 
