@@ -29,11 +29,16 @@ class UnknownBackend(DeviceError, ValueError):
     """The backend name is not one of BACKENDS."""
 
 
+def backend_from_env() -> str | None:
+    """$COFFRE_DEVICE_BACKEND as given, or None when it is unset or empty."""
+    return os.environ.get(ENV_VAR) or None
+
+
 def resolve_backend(backend: str | None = None) -> str:
     """The backend to use: the argument, else $COFFRE_DEVICE_BACKEND, else "mock"."""
     source = "backend argument"
     if backend is None:
-        backend, source = os.environ.get(ENV_VAR) or "mock", ENV_VAR
+        backend, source = backend_from_env() or "mock", ENV_VAR
     name = backend.strip().lower()
     if name not in BACKENDS:
         raise UnknownBackend(

@@ -35,24 +35,24 @@ _EXTRAS = {
 }
 
 
-class _GameIds:
+class _GameChoices:
     """The games, for ``choices=``: the rules load only when a command asks for a game.
 
     ``coffre station`` parses the same command line, and a station never loads the rules.
     """
 
     def __contains__(self, game: object) -> bool:
-        from rules import GAME_IDS
+        from rules import GAMES
 
-        return game in GAME_IDS
+        return game in GAMES
 
     def __iter__(self) -> Iterator[str]:
-        from rules import GAME_IDS
+        from rules import GAMES
 
-        return iter(GAME_IDS)
+        return iter(GAMES)
 
 
-GAME_IDS = _GameIds()
+GAME_CHOICES = _GameChoices()
 # A metavar keeps argparse from listing the games (loading the rules) at start-up.
 GAME_HELP = "the game: %(choices)s"
 
@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("sim", help="a simulated table plays a whole game")
     sim.add_argument(
-        "--game", choices=GAME_IDS, metavar="GAME", help=GAME_HELP + " (default: the first)"
+        "--game", choices=GAME_CHOICES, metavar="GAME", help=GAME_HELP + " (default: the first)"
     )
     sim.add_argument(
         "--players", type=_count(1, 16), default=5, help="seats at the table (the game's range)"
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     play = sub.add_parser("play", help="apply a JSON scenario to a rules engine")
-    play.add_argument("--game", required=True, choices=GAME_IDS, metavar="GAME", help=GAME_HELP)
+    play.add_argument("--game", required=True, choices=GAME_CHOICES, metavar="GAME", help=GAME_HELP)
     play.add_argument("--players", type=_count(1, 16), required=True, help="seats at the table")
     play.add_argument("--seed", type=int, default=0, help="the game's random seed")
     play.add_argument(
@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     host.add_argument(
         "code", nargs="?", help="pair: the four digits on the station's glass (pair p6 4721)"
     )
-    host.add_argument("--game", choices=GAME_IDS, metavar="GAME", help="start: " + GAME_HELP)
+    host.add_argument("--game", choices=GAME_CHOICES, metavar="GAME", help="start: " + GAME_HELP)
     host.add_argument("--players", type=_count(1, 16), help="start: seats (default: the menu's)")
     host.add_argument("--seed", type=_count(0, 2**63 - 1), help="start: a fixed seed")
     host.add_argument(
@@ -433,17 +433,18 @@ def _dispatch(args: Any) -> int:
 
         return host.main(args)
     if args.command == "play":
-        from firmware.tools import play
+        from firmware.tools import scenario
 
-        return play.main(args)
+        return scenario.main(args)
     if args.command == "sim":
         from firmware.tools import sim
 
         return sim.main(args)
     if args.command == "hub":
+        from firmware.bench.sd_card import commit_delay_from_env
         from firmware.hub import run_hub
 
-        return run_hub.main(args)
+        return run_hub.main(args, commit_delay=commit_delay_from_env())
     if args.command == "station":
         from firmware.station import run_station
 

@@ -16,11 +16,10 @@ from functools import cache
 from typing import Any
 
 from rules.core import BadOptions, Game, IllegalAction, RulesError
-from rules.declare import GameInfo
+from rules.declare import GameInfo, piece_module, stem
 
 __all__ = [
     "GAMES",
-    "GAME_IDS",
     "BadOptions",
     "Game",
     "GameInfo",
@@ -29,6 +28,7 @@ __all__ = [
     "all_info",
     "get_game",
     "get_info",
+    "piece_module",
     "stem",
 ]
 
@@ -43,18 +43,11 @@ GAMES: tuple[str, ...] = (
     "identites-cryptees",
 )
 
-GAME_IDS = GAMES
-
-
-def stem(game_id: str) -> str:
-    """The file-name stem of a game's pieces (``secret-identity`` -> ``secret_identity``)."""
-    return game_id.replace("-", "_")
-
 
 def _module(game_id: str) -> Any:
     if game_id not in GAMES:
         raise BadOptions(f"Unknown game: {game_id}")
-    return importlib.import_module(f"rules.{stem(game_id)}")
+    return importlib.import_module(piece_module("rules", game_id))
 
 
 @cache

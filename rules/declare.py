@@ -25,6 +25,18 @@ def N_(msgid: str, /) -> str:
     return msgid
 
 
+def stem(game_id: str) -> str:
+    """The file-name stem of every piece of a game: its engine ``rules/<stem>.py``, binding,
+    bots, board and test helpers (``secret-identity`` -> ``secret_identity``)."""
+    return game_id.replace("-", "_")
+
+
+def piece_module(package: str, game_id: str) -> str:
+    """The module holding a game's piece in ``package`` (``rules``,
+    ``firmware.hub.bindings``...): ``<package>.<stem>``."""
+    return f"{package}.{stem(game_id)}"
+
+
 @dataclass(frozen=True)
 class Option:
     """One game option: its name, default, what it may be and how the host reads it.
@@ -221,9 +233,8 @@ class GameInfo:
 
     @property
     def stem(self) -> str:
-        """The file-name stem of every piece of the game: its engine ``rules/<stem>.py``,
-        binding, bots and board (``secret-identity`` -> ``secret_identity``)."""
-        return self.id.replace("-", "_")
+        """The file-name stem of every piece of the game (see :func:`stem`)."""
+        return stem(self.id)
 
     def option(self, name: str) -> Option:
         for opt in self.options:

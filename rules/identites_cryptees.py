@@ -18,7 +18,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from rules._ic_data import (
+from rules._identites_cryptees_cards import (
     PILES,
     SIDES,
     Cards,
@@ -33,7 +33,7 @@ from rules._ic_data import (
     read_card_set,
     words,
 )
-from rules._ic_state import (
+from rules._identites_cryptees_state import (
     ABILITY,
     DECLARATIONS,
     DISCARD,
@@ -80,8 +80,8 @@ from rules._ic_state import (
     slot_pos,
     weapon_state,
 )
-from rules._ic_view import public_view as _public_view
-from rules._ic_view import seat_view as _seat_view
+from rules._identites_cryptees_view import public_view as _public_view
+from rules._identites_cryptees_view import seat_view as _seat_view
 from rules.core import (
     JSON,
     Action,

@@ -24,11 +24,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from firmware.hub import play
+from firmware.hub import moves
 from firmware.hub.context import Batch, HubContext
 from firmware.hub.events import Item
 from firmware.hub.inputs import say
-from firmware.hub.play import NOT_SAVED, STORE_ERRORS
+from firmware.hub.moves import NOT_SAVED, STORE_ERRORS
 from firmware.hub.publish import Held
 from firmware.hub.throttle import line
 from firmware.link import protocol as proto
@@ -130,7 +130,7 @@ class Batches:
         for actor in batch.touched.values():
             actor.table, actor.record, actor.timer_due = None, None, None
             actor.published.clear()  # what was held for it is dropped: send all again
-            self.guarded(play.resume, self.ctx, actor)
+            self.guarded(moves.resume, self.ctx, actor)
             out.note(actor, NOT_SAVED)
             self.guarded(out.all, actor)
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from firmware.hub.config import TableConfig
-from rules import GAMES, get_info, stem
+from rules import GAMES, get_info, piece_module
 from rules.core import IllegalAction
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def _cards_games() -> list[str]:
 
 
 def _engine(game: str) -> Any:
-    return importlib.import_module(f"rules.{stem(game)}")
+    return importlib.import_module(piece_module("rules", game))
 
 
 def card_set_names(config: TableConfig) -> list[str]:

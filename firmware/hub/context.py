@@ -2,7 +2,7 @@
 
 The handlers (:mod:`~firmware.hub.inputs`, :mod:`~firmware.hub.hostcmd`,
 :mod:`~firmware.hub.ownership`, :mod:`~firmware.hub.pairing`, :mod:`~firmware.hub.panel`,
-:mod:`~firmware.hub.play`) sit below the service (:mod:`firmware.hub.service`), which
+:mod:`~firmware.hub.moves`) sit below the service (:mod:`firmware.hub.service`), which
 builds one :class:`HubContext` and passes it: they see its tables, its store, its
 publisher, its clock and the broker's door for pairing, never the service itself.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from firmware.hub import console, hostcmd, inputs, ownership, pairing, play
+from firmware.hub import console, hostcmd, inputs, moves, ownership, pairing
 from firmware.hub import panel as host_panel
 from firmware.hub.actor import NOTE_SECONDS, page_turn
 from firmware.hub.context import Batch, HubContext
@@ -57,7 +57,7 @@ class Dispatcher:
         if isinstance(item, Message):
             self.message(batch, item)
         elif isinstance(item, TimersDue):
-            play.fire_timers(ctx, batch)
+            moves.fire_timers(ctx, batch)
         elif isinstance(item, PanelPress):
             host_panel.pressed(ctx, batch, item.button)
         elif isinstance(item, ClaimDecided):

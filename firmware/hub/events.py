@@ -3,7 +3,7 @@
 The hub has one mailbox (see :mod:`firmware.hub.service`). MQTT messages land in it from
 the hub's broker connection; everything else that must happen on the hub's thread comes as one
 of these typed events: from the panel's thread, the claim probe's, the connections'
-callbacks, or the hub's own loop when time passes. Tests hand them to ``Hub.feed``.
+callbacks, or the hub's own loop when time passes. Tests hand them to ``Hub.submit``.
 """
 
 from __future__ import annotations

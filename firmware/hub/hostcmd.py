@@ -15,7 +15,7 @@ from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import own_card_set
 from firmware.hub.context import Batch, HubContext
 from firmware.hub.inputs import bad_payload
-from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
+from firmware.hub.moves import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
 from rules import get_game, get_info

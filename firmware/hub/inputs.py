@@ -2,7 +2,7 @@
 
 An input is validated, deduplicated on its id (QoS 1 may deliver twice, a station may
 resend), translated through the game's table binding, checked against the rules and
-stored (see :mod:`firmware.hub.play`); its answer goes out once the batch is committed.
+stored (see :mod:`firmware.hub.moves`); its answer goes out once the batch is committed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Literal
 from firmware.hub.actor import TableActor
 from firmware.hub.context import Batch, HubContext
 from firmware.hub.health import status_reason
-from firmware.hub.play import NOT_SAVED, STORE_ERRORS, apply, remember
+from firmware.hub.moves import NOT_SAVED, STORE_ERRORS, apply, remember
 from firmware.hub.table import Table
 from firmware.link import protocol as proto
 from firmware.link.lang import refusal, speaking

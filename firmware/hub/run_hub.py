@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,14 @@ from hardware.pins import load_hub_pins
 log = logging.getLogger("coffre.hub")
 
 
-def main(args: Any) -> int:
-    """Run the hub of ``args.config`` until a stop signal; the process's exit status."""
+def main(args: Any, commit_delay: Callable[[], float] | None = None) -> int:
+    """Run the hub of ``args.config`` until a stop signal; the process's exit status.
+    ``commit_delay``: the store's hook (a benchmark's simulated disk)."""
     with stop_on_signal() as stop:
-        return serve(args, stop)
+        return serve(args, stop, commit_delay)
 
 
-def serve(args: Any, stop: threading.Event) -> int:
+def serve(args: Any, stop: threading.Event, commit_delay: Callable[[], float] | None = None) -> int:
     """Run the hub until ``stop`` is set (or every table gives up, or the disk fails)."""
     settings = load_hub(args.config)
     keys = _keyset(settings.keyset)
@@ -67,6 +69,7 @@ def serve(args: Any, stop: threading.Event) -> int:
             panel=panel,
             take_over=[t for arg in args.take_over for t in arg.split(",") if t],
             door=BrokerDoor(settings.pairing_dir) if settings.pairing_dir else None,
+            commit_delay=commit_delay,
         )
     except HubRefused as exc:  # another hub on the store, a table the key set cannot seat
         return fail(" ".join(str(exc).split()), 2)

@@ -2,20 +2,20 @@
 
 One thread processes everything in order (MQTT messages, panel presses, timers), so each
 table behaves as an actor with a single mailbox. What lands there is an MQTT message or
-one of the typed events of :mod:`firmware.hub.events`; :meth:`Hub.feed` is the public
+one of the typed events of :mod:`firmware.hub.events`; :meth:`Hub.submit` is the public
 door to it for tests and tools that drive a hub without its thread.
 
 The mailbox is worked in batches, each one store transaction whose screens, answers and
 broker acks go out once the writer thread has made it durable (:mod:`firmware.hub.batches`).
 A stalled SD card delays answers, not the work on other tables; a disk that refuses an
 fsync stops the hub (nothing after it is trusted; the broker delivers again what was not
-acked). ``feed`` (tests, tools) syncs on the caller's thread and sends before it returns.
+acked). ``submit`` (tests, tools) syncs on the caller's thread and sends before it returns.
 
 The layers below, each importing only those under it: :mod:`~firmware.hub.dispatch` sends
 each item to its handler (station inputs in :mod:`~firmware.hub.inputs`, host commands in
 :mod:`~firmware.hub.hostcmd`, table ownership in :mod:`~firmware.hub.ownership`, the panel
 in :mod:`~firmware.hub.panel`, pairing in :mod:`~firmware.hub.pairing`, a game's
-store-then-apply path in :mod:`~firmware.hub.play`); the handlers see the hub only through
+store-then-apply path in :mod:`~firmware.hub.moves`); the handlers see the hub only through
 the :class:`~firmware.hub.context.HubContext` built here; a table's runtime and timers are
 :mod:`~firmware.hub.actor`'s, what goes out :mod:`~firmware.hub.publish`'s.
 """
@@ -33,7 +33,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from device.panel import Panel
-from firmware.hub import ownership, play
+from firmware.hub import moves, ownership
 from firmware.hub.actor import TableActor, next_wake
 from firmware.hub.batches import Batches
 from firmware.hub.bindings import bound_games
@@ -47,7 +47,7 @@ from firmware.hub.hostmenu import HostMenu
 from firmware.hub.inbox import FairInbox
 from firmware.hub.links import HubLinks, TableLink
 from firmware.hub.publish import Publisher
-from firmware.hub.store import Store, StoreError, commit_delay_from_env
+from firmware.hub.store import Store, StoreError
 from firmware.hub.store_writer import StoreWriter
 from firmware.hub.throttle import Throttle, line
 from firmware.link import protocol as proto
@@ -88,16 +88,17 @@ class Hub:
         clock: Callable[[], float] = time.monotonic,
         take_over: Collection[str] = (),
         door: Door | None = None,
+        commit_delay: Callable[[], float] | None = None,
     ) -> None:
         """``door``: the broker's users, for stations that pair (None: this hub cannot
-        pair; a station that asks is told so)."""
+        pair; a station that asks is told so). ``commit_delay``: the store's (a bench's)."""
         self.pairing = door
         unknown = sorted(set(take_over) - {t.name for t in tables})
         if unknown:
             raise HubRefused(f"hub: --take-over {unknown[0]}: this hub has no such table")
         self.take_over = set(take_over)
         try:
-            self._setup(broker, tables, store_path, keys, panel, client_id, clock)
+            self._setup(broker, tables, store_path, keys, panel, client_id, clock, commit_delay)
         except (StoreError, ValueError, sqlite3.Error, OSError) as exc:
             raise HubRefused(f"hub: cannot start: {exc}") from None
 
@@ -110,6 +111,7 @@ class Hub:
         panel: Panel | None,
         client_id: str,
         clock: Callable[[], float],
+        commit_delay: Callable[[], float] | None,
     ) -> None:
         self.keys = keys or load_keyset()
         self.clock = clock
@@ -133,7 +135,7 @@ class Hub:
             )
             self.actors[cfg.name] = TableActor(cfg, proto.Topics(cfg.name), menu)
         self.store = Store(
-            store_path, exclusive=True, commit_delay=commit_delay_from_env(), deferred_sync=True
+            store_path, exclusive=True, commit_delay=commit_delay, deferred_sync=True
         )
         #: The writer thread, from ``start()`` (without it, batches sync on the caller's thread).
         self.writer: StoreWriter | None = None
@@ -209,7 +211,7 @@ class Hub:
         self.batches = Batches(self.ctx, lambda: self.links.data.burst())
         self.dispatch = Dispatcher(self.ctx, self.links.forget)
         for actor in self.actors.values():
-            play.resume(self.ctx, actor)
+            moves.resume(self.ctx, actor)
 
     # --- life cycle ----------------------------------------------------------------
 
@@ -307,7 +309,7 @@ class Hub:
             if due and TimersDue() not in batch:
                 batch.append(TimersDue())
             try:
-                self._feed([*batch, Tick()] if due else batch, wait=False)
+                self._submit([*batch, Tick()] if due else batch, wait=False)
                 touched = None if due else self._touched(batch)
                 if touched is None:
                     looked = -math.inf  # ask every table
@@ -346,20 +348,20 @@ class Hub:
                 tables[actor.config.name] = actor
         return list(tables.values())
 
-    def feed(self, *items: Item) -> None:
+    def submit(self, *items: Item) -> None:
         """Handle messages and events as the hub's thread handles what its mailbox holds.
 
         Everything but a :class:`~firmware.hub.events.Tick` is one batch: one store
         transaction, then what it publishes and answers, then the broker's acks. A Tick
-        runs after it (it stores nothing). The hub's own loop feeds itself through here;
+        runs after it (it stores nothing). The hub's own loop submits through here;
         so do tests and tools that run a hub without starting it. Only on the thread that
         runs the hub (the caller's when it is not started); other threads put their items
         in ``inbox``, as the connections and the panel do. What it handled is made durable
         (on the caller's thread) and sent before it returns.
         """
-        self._feed(list(items), wait=True)
+        self._submit(list(items), wait=True)
 
-    def _feed(self, items: list[Item], *, wait: bool) -> None:
+    def _submit(self, items: list[Item], *, wait: bool) -> None:
         """``wait``: sync and send before returning; else the writer's Synced sends."""
         batches = self.batches
         synced = [item for item in items if isinstance(item, Synced)]
@@ -381,12 +383,12 @@ class Hub:
         if batches.unsynced and self.writer is not None:
             self.writer.wake()  # after sending: what is left needs a sync not yet made
         if released:
-            self._feed(released, wait=wait)  # what a table taken over held, answered now
+            self._submit(released, wait=wait)  # what a table taken over held, answered now
 
     def _handle(self, batch: Batch, item: Item) -> None:
         """One item of a batch, as the batches run it (a Tick handed straight here runs now)."""
         if isinstance(item, Tick):
-            self._feed(self._tick(), wait=False)
+            self._submit(self._tick(), wait=False)
         else:
             self.dispatch.handle(batch, item)
 

@@ -565,28 +565,3 @@ def _keep_private(path: Path) -> None:
                 name,
                 mode,
             )
-
-
-def commit_delay_from_env() -> Callable[[], float] | None:
-    """A simulated slow disk for benchmarks: ``COFFRE_SIMULATE_DISK=commit_ms,stall_ms,every_s``.
-
-    Each commit waits ``commit_ms`` (each sync with ``deferred_sync``: that is where a
-    card's time goes, and a sync takes that long in all, this machine's fsync included);
-    the first one after every ``every_s`` seconds waits
-    ``stall_ms`` more (the stalls of an SD card). Not for real tables.
-    """
-    spec = os.environ.get("COFFRE_SIMULATE_DISK")
-    if not spec:
-        return None
-    parts = [float(x) for x in spec.split(",")]
-    commit_ms, stall_ms, every_s = [*parts, 0.0, 0.0][:3]
-    next_stall = [time.monotonic() + every_s]
-
-    def delay() -> float:
-        now = time.monotonic()
-        if every_s > 0 and now >= next_stall[0]:
-            next_stall[0] = now + every_s
-            return (commit_ms + stall_ms) / 1000
-        return commit_ms / 1000
-
-    return delay

@@ -27,6 +27,7 @@ from firmware.link.protocol import Screen
 WIDTH, HEIGHT = 128, 64
 LINE_H = 12
 CHAR_W = 6
+#: The glass's columns: every text a station shows is cut or wrapped to this.
 CHARS = 21
 BODY_LINES = 4
 #: Scroll markers: the font has no arrows, so :func:`render` draws these two itself.

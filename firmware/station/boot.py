@@ -37,7 +37,7 @@ from device.base import DeviceError, Display, StationDevices
 from device.factory import UnknownBackend, open_station, open_station_display
 from firmware.link import notify
 from firmware.link.config import EX_CONFIG, ConfigError, MissingFile
-from firmware.link.render import wrap
+from firmware.link.render import CHARS, wrap
 from firmware.station.config import StationSettings, load_station
 from hardware.pins import PinMapError, StationPins, load_station_pins
 
@@ -73,7 +73,7 @@ OpenDevices = Callable[[StationPins | None, str | None], StationDevices]
 OpenDisplay = Callable[[StationPins | None, str | None], Display]
 
 
-def glass_lines(problem: Problem, *, retry: bool, width: int = 21) -> list[str]:
+def glass_lines(problem: Problem, *, retry: bool, width: int = CHARS) -> list[str]:
     """The reason, folders dropped from paths, on :data:`REASON_LINES` lines, then what
     happens next: "Retrying..." or what to do."""
     text = problem.short or problem.message

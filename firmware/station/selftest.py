@@ -25,7 +25,6 @@ display, knob and the rest are still tested.
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import sys
 import time
@@ -374,7 +373,7 @@ class HardwareChoice:
 def hardware_choice(args: Any) -> HardwareChoice:
     """``--backend``/``--pins``, else the ``--config`` file's, else the environment's,
     else the real parts on a Raspberry Pi and mocks elsewhere."""
-    from device.factory import ENV_VAR, resolve_backend
+    from device.factory import ENV_VAR, backend_from_env, resolve_backend
 
     backend, source = getattr(args, "backend", None), "--backend"
     pins_file = getattr(args, "pins", None)
@@ -386,8 +385,8 @@ def hardware_choice(args: Any) -> HardwareChoice:
         if backend is None and settings.backend is not None:
             backend, source = settings.backend, str(config)
         pins_file = pins_file or settings.pins
-    if backend is None and os.environ.get(ENV_VAR):
-        backend, source = os.environ[ENV_VAR], ENV_VAR
+    if backend is None and (from_env := backend_from_env()) is not None:
+        backend, source = from_env, ENV_VAR
     if backend is None:
         backend, source = ("real", "this is a Raspberry Pi") if on_a_pi() else ("mock", "no Pi")
     name = resolve_backend(backend)

@@ -56,12 +56,30 @@ _LINK_HINTS = {
 }
 
 
-@dataclass
-class _Local:
-    """A device event, queued for the station thread."""
+# What the station's controls queue for the station thread, beside the broker's
+# messages, the link's states (LinkState) and the reader's taps.
 
-    kind: str
-    value: Any = None
+
+@dataclass(frozen=True)
+class KnobTurned:
+    """The knob turned ``step`` detents (negative: back)."""
+
+    step: int
+
+
+@dataclass(frozen=True)
+class KnobPressed:
+    """The knob was pressed."""
+
+
+@dataclass(frozen=True)
+class Redraw:
+    """The flap moved or the peek button changed: the glass shows or hides the secret."""
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Nothing came for a while: time to let toasts and the LED expire."""
 
 
 class Station:
@@ -124,15 +142,15 @@ class Station:
             ],
             will=Will(self.topics.station(station_id, "status"), self._status("lost")),
             on_connected=lambda: self.client.inbox.put(Message("!connected", b"")),
-            on_state=lambda state: self.queue.put(_Local("link", state)),
+            on_state=lambda state: self.queue.put(state),  # a LinkState
             admit=self._admit,
         )
         self.queue: queue.Queue[Any] = self.client.inbox
         controls = devices.controls
-        controls.on_turn = lambda step: self.queue.put(_Local("turn", step))
-        controls.on_press = lambda: self.queue.put(_Local("press"))
-        controls.on_flap = lambda opened: self.queue.put(_Local("redraw"))
-        controls.on_peek = lambda held: self.queue.put(_Local("redraw"))
+        controls.on_turn = lambda step: self.queue.put(KnobTurned(int(step)))
+        controls.on_press = lambda: self.queue.put(KnobPressed())
+        controls.on_flap = lambda opened: self.queue.put(Redraw())
+        controls.on_peek = lambda held: self.queue.put(Redraw())
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -188,7 +206,7 @@ class Station:
             try:
                 item = self.queue.get(timeout=self._wait())
             except queue.Empty:
-                item = _Local("tick")
+                item = Tick()
             if item is None:
                 return
             try:
@@ -216,17 +234,16 @@ class Station:
             # publish (gpiozero's PWM and buzzer), and the player cannot tell 1 ms apart.
             self._send({"kind": "tag", "uid": item.uid})
             self._feedback_read()
-        elif isinstance(item, _Local):
-            if item.kind == "turn":
-                self._send({"kind": "knob", "step": int(item.value)})
-            elif item.kind == "press":
-                self._send({"kind": "press"})
-            elif item.kind == "redraw":
+        elif isinstance(item, KnobTurned):
+            self._send({"kind": "knob", "step": item.step})
+        elif isinstance(item, KnobPressed):
+            self._send({"kind": "press"})
+        elif isinstance(item, Redraw):
+            self._draw()
+        elif isinstance(item, LinkState):
+            self.link = item
+            if self.show_link:
                 self._draw()
-            elif item.kind == "link":
-                self.link = item.value
-                if self.show_link:
-                    self._draw()
         self._expire()
 
     def alive(self) -> bool:

@@ -139,7 +139,7 @@ def _present(path: Path) -> bool:
 def build_command(args: Any) -> proto.HostCommand:
     """The command to send, with a fresh id (never reused: the hub answers an old id's
     first answer again and does nothing)."""
-    from firmware.tools.play import parse_options
+    from firmware.tools.scenario import parse_options
 
     try:
         options = parse_options(args.option or [], args.game)

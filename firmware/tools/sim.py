@@ -225,7 +225,7 @@ def _play_in(args: Any, options: dict[str, Any], out: Path, workdir: Path) -> in
 
 def _options(args: Any) -> dict[str, Any] | None:
     """The ``-o key=value`` options, checked by the engine as ``coffre play`` does."""
-    from firmware.tools.play import parse_options
+    from firmware.tools.scenario import parse_options
     from rules import get_game
     from rules.core import RulesError
 

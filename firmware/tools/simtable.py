@@ -331,6 +331,21 @@ class SimTable:
         assert isinstance(controls, MockControls)
         return controls
 
+    def move_flap(self, station: str, is_open: bool) -> None:
+        """Lift (or lower) a station's flap and wait until its screen is redrawn."""
+        controls = self.controls(station)
+        before = self.frame_count(station)
+        (controls.open_flap if is_open else controls.close_flap)()
+        self.wait_frames(station, before + 1)
+
+    def peek(self, station: str) -> proto.Screen:
+        """Lift a station's flap, read its screen, lower the flap: what the player saw."""
+        self.move_flap(station, True)
+        screen = self.stations[station].screen
+        self.move_flap(station, False)
+        assert screen is not None
+        return screen
+
     def gesture(self, station: str, act: Callable[[MockControls], None]) -> proto.Ack | None:
         """Turn or press on a station and wait for the hub's answer."""
         st = self.stations[station]

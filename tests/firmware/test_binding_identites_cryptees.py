@@ -335,7 +335,7 @@ def test_a_card_without_the_tables_language_falls_back_to_english() -> None:
     """A set whose cards lack French (an owner's half-done translation) still plays at a
     French table: those cards show their English words, the others their French ones."""
     from firmware.link.lang import speaking
-    from rules._ic_data import package_set_json
+    from rules._identites_cryptees_cards import package_set_json
 
     cards = package_set_json("generic")
     for card in cards["weapons"]:

@@ -10,7 +10,7 @@ import pytest
 
 from firmware.display.console_game import PREFIX, BadStart, start_command, start_form
 from firmware.hub.publish import game_menu
-from firmware.tools.play import parse_options
+from firmware.tools.scenario import parse_options
 from rules import GAMES, all_info
 
 MENU = game_menu(list(GAMES))

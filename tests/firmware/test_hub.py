@@ -14,7 +14,7 @@ import pytest
 from firmware.hub.config import TableConfig
 from firmware.hub.context import Batch
 from firmware.hub.events import Tick, TimersDue
-from firmware.hub.play import apply
+from firmware.hub.moves import apply
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
 from firmware.link.lang import refusal
@@ -276,10 +276,10 @@ def test_reveal_timer_fires_on_the_clock(tmp_path: Path) -> None:
     table = hub.actors["t"].table
     assert table is not None and table.view(None)["phase"] == "reveal"
     clock.now += 2.9
-    hub.feed(TimersDue())
+    hub.submit(TimersDue())
     assert table.view(None)["revealed"] == []
     clock.now += 0.2
-    hub.feed(TimersDue())
+    hub.submit(TimersDue())
     assert len(table.view(None)["revealed"]) == 1
 
 
@@ -317,14 +317,14 @@ def test_host_note_gives_its_line_back(tmp_path: Path) -> None:
     screens = [p for t, p in sent if t == T.host_screen]
     assert screens[-1]["title"] == "Game started"
     clock.now += 6
-    hub.feed(Tick())
+    hub.submit(Tick())
     screens = [p for t, p in sent if t == T.host_screen]
     assert screens[-1]["title"] != "Game started"
 
 
 def _own_card_set(folder: Path) -> Path:
     """An owner's Identités cryptées set (the generic one relabelled) in ``folder``."""
-    from rules._ic_data import package_set_json
+    from rules._identites_cryptees_cards import package_set_json
 
     data = package_set_json("generic")
     data.update(name="mybox", label="Our box", generic=False)

@@ -63,7 +63,7 @@ def rig(tmp_path: Path) -> tuple[Hub, list[tuple[str, Any]]]:
         (topic, json.loads(payload) if payload else None)
     )
     hub.client.leave = lambda: sent.append(("left", None))  # type: ignore[method-assign]
-    hub.feed(Connected("t"))
+    hub.submit(Connected("t"))
     return hub, sent
 
 
@@ -87,11 +87,11 @@ def test_a_race_lost_leaves_the_table_and_publishes_nothing_more(
 ) -> None:
     """A live claim of a lower identity: this hub leaves the table (cleanly, no will)."""
     hub, sent = rig(tmp_path)
-    hub.feed(Message(T.hub_status, status_from("0")))  # "0" < any hex id but "0…"
+    hub.submit(Message(T.hub_status, status_from("0")))  # "0" < any hex id but "0…"
     assert hub.actors["t"].state == "refused" and sent[-1] == ("left", None)
     count = len(sent)
-    hub.feed(Message(T.host_command, proto.encode({"cmd": "start", "players": 3, "id": "h:1"})))
-    hub.feed(Message(T.station("p1", "input"), b'{"id":"a:1","kind":"press"}'))
+    hub.submit(Message(T.host_command, proto.encode({"cmd": "start", "players": 3, "id": "h:1"})))
+    hub.submit(Message(T.station("p1", "input"), b'{"id":"a:1","kind":"press"}'))
     assert len(sent) == count
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "table t" in errors[0].message and "hub 0 " in errors[0].message
@@ -102,7 +102,7 @@ def test_a_race_won_sends_the_table_again(tmp_path: Path) -> None:
     """A live claim of a higher identity: this hub keeps the table and repaints it all."""
     hub, sent = rig(tmp_path)
     del sent[:]
-    hub.feed(Message(T.hub_status, status_from("~")))  # "~" sorts after every hex id
+    hub.submit(Message(T.hub_status, status_from("~")))  # "~" sorts after every hex id
     assert hub.actors["t"].state == "live"
     topics = [t for t, _p in sent]
     assert topics[0] == T.hub_status and T.station("p1", "screen") in topics
@@ -117,13 +117,13 @@ def test_a_goodbye_or_an_old_will_does_not_overwrite_a_live_claim(tmp_path: Path
         b"",
     ):
         del sent[:]
-        hub.feed(Message(T.hub_status, payload))
+        hub.submit(Message(T.hub_status, payload))
         assert [t for t, _p in sent] == [T.hub_status] and sent[0][1]["claim"][
             "run"
         ] == hub.claim.run
     del sent[:]
     echo = hub.actors["t"].published[T.hub_status]
-    hub.feed(Message(T.hub_status, echo))  # our own: nothing to do
+    hub.submit(Message(T.hub_status, echo))  # our own: nothing to do
     assert sent == [] and hub.actors["t"].state == "live"
 
 
@@ -176,11 +176,11 @@ def test_a_taken_over_table_ignores_the_stale_claim_but_not_its_hub_alive(
     hub, sent = rig(tmp_path)
     hub.actors["t"].taken_from = proto.Claim(hub="~", run="r", host="elsewhere")  # "~": the higher
     del sent[:]
-    hub.feed(Message(T.hub_status, status_from("~"), True))  # retained: left behind
+    hub.submit(Message(T.hub_status, status_from("~"), True))  # retained: left behind
     assert hub.actors["t"].state == "live"
     assert sent[0][0] == T.hub_status and sent[0][1]["claim"]["run"] == hub.claim.run
     assert sent[0][1]["claim"]["took"] == "r"  # the hub it took over from can tell
-    hub.feed(Message(T.hub_status, status_from("~")))  # live: that hub is alive
+    hub.submit(Message(T.hub_status, status_from("~")))  # live: that hub is alive
     assert hub.actors["t"].state == "refused" and sent[-1] == ("left", None)
     errors = [r.message for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "is alive after all and keeps it" in errors[0]
@@ -195,16 +195,16 @@ def test_a_hub_alive_keeps_a_table_another_was_told_to_take_over(tmp_path: Path)
     hub.clock = lambda: now[0]
     taker = proto.Claim(hub="0", run="t", host="there", took=hub.claim.run)  # "0": the lower
     del sent[:]
-    hub.feed(Message(T.hub_status, proto.encode(proto.HubStatus("ready", claim=taker))))
+    hub.submit(Message(T.hub_status, proto.encode(proto.HubStatus("ready", claim=taker))))
     assert hub.actors["t"].state == "live"
     topics = [t for t, _p in sent]
     assert topics[0] == T.hub_status and T.station("p1", "screen") in topics
     del sent[:]
     now[0] += 1.0
-    hub.feed(Tick())
+    hub.submit(Tick())
     assert sent == []  # not yet
     now[0] += REPAINT_SECONDS
-    hub.feed(Tick())
+    hub.submit(Tick())
     topics = [t for t, _p in sent]
     assert topics[0] == T.hub_status and T.station("p1", "screen") in topics
 

@@ -104,12 +104,12 @@ def test_ok_leaves_the_final_ranking_for_the_menu(tmp_path: Path) -> None:
     hub.out.host(actor)
     over = host_screens(sent)[-1]
     assert over["title"] == "Game over" and over["lines"][-1] == "ok: back to the menu"
-    hub.feed(PanelPress("next"))  # not ok: the ranking stays
+    hub.submit(PanelPress("next"))  # not ok: the ranking stays
     assert host_screens(sent)[-1] == over
-    hub.feed(PanelPress("ok"))
+    hub.submit(PanelPress("ok"))
     menu = host_screens(sent)[-1]
     assert menu["title"].startswith("New game") and menu["lines"][0].startswith(">")
-    hub.feed(PanelPress("next"))
+    hub.submit(PanelPress("next"))
     assert host_screens(sent)[-1]["lines"] != menu["lines"]  # the cursor moved, in sight
 
 
@@ -128,7 +128,7 @@ def test_ok_holds_a_page_of_the_hub_display_then_shows_the_help(tmp_path: Path) 
     pages = actor.host_pages
     assert pages > 1
     clock.now += 10 * PAGE_SECONDS  # past the "Game started" note
-    hub.feed(PanelPress("ok"))
+    hub.submit(PanelPress("ok"))
     held = host_screens(sent)[-1]
     assert held["title"].endswith(f" 1/{pages}")
     for _turn in range(3):
@@ -136,7 +136,7 @@ def test_ok_holds_a_page_of_the_hub_display_then_shows_the_help(tmp_path: Path) 
         hub.out.host(actor)
         assert host_screens(sent)[-1] == held  # held: no turning
     for _page in range(pages):
-        hub.feed(PanelPress("ok"))
+        hub.submit(PanelPress("ok"))
     help_page = host_screens(sent)[-1]
     assert help_page["title"] == "Host buttons"
     assert help_page["lines"][0].startswith("next: ")

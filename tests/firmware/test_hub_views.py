@@ -64,7 +64,7 @@ def test_a_batch_repainting_eight_stations_builds_each_public_view_once(
         for seat, station in enumerate(rig.stations)
         for uid in [KEYS.uid_for("mystery", None, seat + 1)]
     ]
-    rig.hub.feed(*taps)  # one batch
+    rig.hub.submit(*taps)  # one batch
     assert all(rig.acks(s)[-1]["ok"] for s in rig.stations)
     assert len([t for t, _p, _r in rig.sent if t.endswith("/screen")]) > screens + SEATS
     assert all(v["mystery_locked"] for v in rig.public()["view"]["seats"])

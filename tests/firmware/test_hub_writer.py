@@ -189,8 +189,8 @@ def tapped_unsynced(tmp_path: Path) -> tuple[Hub, list[str]]:
         actor.client.publish = lambda topic, payload, retain=False, qos=1: sent.append(topic)  # type: ignore[method-assign,misc]
     hub.writer = cast(StoreWriter, _NoWriter())  # the test syncs, as the writer would
     start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, "id": "h:1"}
-    hub.feed(Message(proto.Topics("t").host_command, proto.encode(start)))
-    hub._feed([tap("t", "p1", 1)], wait=False)
+    hub.submit(Message(proto.Topics("t").host_command, proto.encode(start)))
+    hub._submit([tap("t", "p1", 1)], wait=False)
     assert acks_of(sent, "p1") == 0  # committed, not yet durable: held
     return hub, sent
 
@@ -208,7 +208,7 @@ def test_answers_made_durable_go_out_before_the_next_batch_is_handled(tmp_path: 
         handle(batch, item)
 
     hub._handle = handling  # type: ignore[method-assign]
-    hub._feed([tap("t", "p2", 2), Synced(None)], wait=False)
+    hub._submit([tap("t", "p2", 2), Synced(None)], wait=False)
     assert seen == [1]  # p1's answer went out before p2's tap was handled
 
 
@@ -229,7 +229,7 @@ def test_answers_made_durable_during_a_batch_go_out_before_its_next_input(
             hub.store.sync()  # the writer's fsync ends while the batch goes on
 
     hub._handle = handling  # type: ignore[method-assign]
-    hub._feed([tap("t", "p2", 2), tap("t", "p3", 3)], wait=False)
+    hub._submit([tap("t", "p2", 2), tap("t", "p3", 3)], wait=False)
     assert seen == [0, 1]  # p1's answer went out between p2's tap and p3's
 
 

@@ -57,8 +57,8 @@ def ask(hub: Hub, table: str, station: str, session: str) -> None:
         commit=pair.commitment(public, nonce),
         suite=pair.SUITE,
     )
-    hub.feed(Message(topic, pair.encode(hello)))
-    hub.feed(Message(topic, pair.encode(pair.Request("reveal", session, nonce=pair.b64(nonce)))))
+    hub.submit(Message(topic, pair.encode(hello)))
+    hub.submit(Message(topic, pair.encode(pair.Request("reveal", session, nonce=pair.b64(nonce)))))
 
 
 @pytest.fixture(autouse=True)
@@ -73,10 +73,10 @@ def test_ok_on_a_code_just_shown_shows_it_and_a_later_ok_grants_it(tmp_path: Pat
     a = hub.actors["a"]
     ask(hub, "a", "p2", "s2")
     clock.now += SETTLE_SECONDS / 3
-    hub.feed(PanelPress("ok"))
+    hub.submit(PanelPress("ok"))
     assert a.pairing["p2"].granting is None  # shown, not granted
     clock.now += SETTLE_SECONDS
-    hub.feed(PanelPress("ok"))
+    hub.submit(PanelPress("ok"))
     granting = a.pairing["p2"].granting
     assert granting is not None and granting.user == "a.p2"
 
@@ -92,10 +92,10 @@ def test_a_table_switched_to_shows_its_code_before_ok_grants_it(tmp_path: Path) 
     host_panel.switch(hub.ctx, hub.actors["a"], 1)
     assert hub.out.panel_actor is b
     clock.now += SETTLE_SECONDS / 3
-    hub.feed(PanelPress("ok"))
+    hub.submit(PanelPress("ok"))
     assert b.pairing["p1"].granting is None
     clock.now += SETTLE_SECONDS
-    hub.feed(PanelPress("back"))
+    hub.submit(PanelPress("back"))
     assert "p1" not in b.pairing  # refused, the one shown
 
 
@@ -108,6 +108,6 @@ def test_ok_grants_the_request_shown_even_when_another_seat_asks_later(tmp_path:
     ask(hub, "a", "p2", "s2")
     clock.now += 2 * SETTLE_SECONDS
     ask(hub, "a", "p3", "s3")
-    hub.feed(PanelPress("ok"))
+    hub.submit(PanelPress("ok"))
     assert a.pairing["p2"].granting is not None
     assert a.pairing["p3"].granting is None

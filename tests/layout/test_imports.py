@@ -175,7 +175,7 @@ def test_no_hub_module_imports_the_service() -> None:
         ("device.gpio", "from mfrc522 import MFRC522"),
         ("firmware.display.render", "from rules import get_game"),
         ("firmware.display.feed", "from firmware.hub.table import Table"),
-        ("firmware.hub.play", "from firmware.hub.service import Hub"),
+        ("firmware.hub.moves", "from firmware.hub.service import Hub"),
         ("firmware.hub.inputs", "if TYPE_CHECKING:\n    from firmware.hub import service"),
         ("firmware.hub.context", "from .service import Hub"),
     ],

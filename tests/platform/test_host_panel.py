@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from firmware.hub.store import Store
-from firmware.tools.bots.host import host_starts
+from firmware.tools.bots.host_bot import host_starts
 from firmware.tools.bots.secret_identity import Director
 from firmware.tools.simtable import TABLE, SimTable
 from rules import get_game

@@ -10,7 +10,7 @@ from typing import Any
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.link.render import render_lines
-from firmware.tools.bots.host import until
+from firmware.tools.bots.host_bot import until
 from firmware.tools.bots.identites_cryptees import Bot
 from firmware.tools.sim import recorded_frames
 from firmware.tools.simtable import TABLE, SimTable

@@ -15,7 +15,12 @@ import pytest
 
 from firmware.hub.cardsets import own_card_set
 from firmware.hub.config import TableConfig
-from rules._ic_data import MAX_FILE_BYTES, DataError, package_set_json, read_card_set
+from rules._identites_cryptees_cards import (
+    MAX_FILE_BYTES,
+    DataError,
+    package_set_json,
+    read_card_set,
+)
 from rules.core import BadOptions, IllegalAction
 from rules.identiquest import GAME as IDENTIQUEST
 from rules.identiquest import check_deck
@@ -124,7 +129,7 @@ def test_an_outsized_identiquest_deck_is_refused(deck: dict[str, int], message: 
 def test_a_directory_of_thousands_of_sets_lists_a_bounded_menu(tmp_path: Path) -> None:
     """A card-set directory of 1,000 files (one with a 200-character name) lists at most
     100 sets, none with a name longer than 32 characters."""
-    from rules._ic_data import card_sets_in
+    from rules._identites_cryptees_cards import card_sets_in
 
     for n in range(1000):
         (tmp_path / f"set{n:04}.json").write_text("{}", encoding="utf-8")

@@ -359,7 +359,7 @@ def test_resume_in_the_reveal_rearms_the_timer(tmp_path: Path) -> None:
     fresh = Rig(tmp_path, reveal_delay=3.0, clock=clock)
     fresh.connected()
     clock.now += 3.1
-    fresh.hub.feed(TimersDue())
+    fresh.hub.submit(TimersDue())
     assert len(fresh.public()["view"]["revealed"]) == 2
 
 
@@ -479,7 +479,7 @@ def test_host_next_restarts_the_reveal_delay(tmp_path: Path) -> None:
     rig.host("next")  # the host does not wait: safe 0 opens now
     assert len(rig.public()["view"]["revealed"]) == 1
     clock.now += 0.2
-    rig.hub.feed(TimersDue())
+    rig.hub.submit(TimersDue())
     assert len(rig.public()["view"]["revealed"]) == 1, "safe 1 opened 0.2 s after safe 0"
 
 

@@ -168,7 +168,7 @@ def test_a_flapping_station_status_logs_a_line_per_state_and_redraws_rarely(
     assert len(lines) == 2
     rig.deliver(T.station("p1", "status"), {"state": "online"}, retain=True)
     clock.now += 2
-    rig.hub.feed(Tick())
+    rig.hub.submit(Tick())
     assert len([t for t, _p, _r in rig.sent if t == screen]) - before <= len(rig.stations) + 4
     assert rig.last(screen) is not None  # sent again after the flapping
     assert "Offline" not in rig.last(T.host_screen)["title"]
@@ -254,7 +254,7 @@ def taker(tmp_path: Path) -> tuple[Hub, Clock, list[tuple[str, object]]]:
     client.start = lambda: None  # type: ignore[method-assign]
     client.leave = lambda: sent.append(("left", None))  # type: ignore[method-assign]
     client.connected.set()
-    hub.feed(ClaimDecided(Verdict(TABLE, taken_from=OLD)), Connected(TABLE))
+    hub.submit(ClaimDecided(Verdict(TABLE, taken_from=OLD)), Connected(TABLE))
     return hub, clock, sent
 
 
@@ -268,14 +268,14 @@ def test_a_mistaken_take_over_answers_no_input_while_the_owner_lives(tmp_path: P
     ack from the taker, which leaves as soon as the owner's live claim shows."""
     hub, clock, sent = taker(tmp_path)
     acked: list[str] = []
-    hub.feed(tap(acked, 1), Tick())
+    hub.submit(tap(acked, 1), Tick())
     clock.now += 1
-    hub.feed(tap(acked, 2), Tick())
+    hub.submit(tap(acked, 2), Tick())
     owner = proto.encode(proto.HubStatus("ready", claim=OLD))
-    hub.feed(Message(T.hub_status, owner), Tick())  # live: the old owner is alive
+    hub.submit(Message(T.hub_status, owner), Tick())  # live: the old owner is alive
     assert hub.actors[TABLE].state == "refused"
     clock.now += 60
-    hub.feed(Tick())
+    hub.submit(Tick())
     assert [t for t, _p in sent if t.endswith("/ack")] == [] and acked == []
     hub.store.close()
 
@@ -287,16 +287,16 @@ def test_a_take_over_answers_once_the_old_owner_is_known_gone(tmp_path: Path) ->
         (tmp_path / str(will)).mkdir()
         hub, clock, sent = taker(tmp_path / str(will))
         acked: list[str] = []
-        hub.feed(tap(acked, 1), Tick())
+        hub.submit(tap(acked, 1), Tick())
         assert acked == []
         if will:
             lost = proto.encode(proto.HubStatus("lost", claim=OLD))
-            hub.feed(Message(T.hub_status, lost), Tick())
+            hub.submit(Message(T.hub_status, lost), Tick())
         else:
             clock.now += will_delay(OLD) + 0.1
-            hub.feed(Tick())
+            hub.submit(Tick())
         answers = [p for t, p in sent if t == T.station("p1", "ack")]
         assert [a["id"] for a in answers] == ["ab:1"] and acked == ["ab:1"]  # type: ignore[index]
-        hub.feed(tap(acked, 2))
+        hub.submit(tap(acked, 2))
         assert acked == ["ab:1", "ab:2"] and hub.actors[TABLE].state == "live"
         hub.store.close()

@@ -17,7 +17,7 @@ from device.mock import MockDisplay
 from device.panel import MockPanel
 from firmware.hub.config import TableConfig
 from firmware.hub.events import Connected, PanelPress
-from firmware.hub.play import NOT_SAVED
+from firmware.hub.moves import NOT_SAVED
 from firmware.hub.service import Hub, HubRefused
 from firmware.hub.store import REFUSALS_KEPT, TOO_LATE, Store
 from firmware.link import protocol as proto
@@ -98,7 +98,7 @@ def test_a_batch_is_one_commit_and_is_acked_to_the_broker_after_it(tmp_path: Pat
         payload = proto.encode({"id": input_id, "kind": "tag", "uid": uid})
         batch.append(Message(T.station(station, "input"), payload, ack=check))
         checks.append(check)
-    rig.hub.feed(*batch)
+    rig.hub.submit(*batch)
     assert rig.hub.store.commits == commits + 1
     assert [c.committed for c in checks] == [True] * 4
     answers = [p for t, p, _ in rig.sent if t.endswith("/ack")][-4:]
@@ -122,7 +122,7 @@ def test_a_batch_the_disk_refuses_is_taken_back_whole(tmp_path: Path) -> None:
             [("p2", KEYS.uid_for("vote", "red", 5)), ("p3", KEYS.uid_for("vote", "red", 6))]
         )
     ]
-    rig.hub.feed(*batch)
+    rig.hub.submit(*batch)
     rig.hub.store.commit = real  # type: ignore[method-assign]
     answers = [p for t, p, _ in rig.sent if t.endswith("/ack")][-2:]
     assert answers == [{"id": f"cf:{i}", "ok": False, "message": NOT_SAVED} for i in range(2)]
@@ -171,7 +171,7 @@ def test_panel_commands_have_ids_and_count_once(tmp_path: Path) -> None:
     rig.vote(0, "p2", 5)
     rig.vote(0, "p3", 6)
     for _ in range(2):
-        rig.hub.feed(PanelPress("back"))  # back twice: undo
+        rig.hub.submit(PanelPress("back"))  # back twice: undo
     assert rig.table.view(0)["my_votes"] == [{"safe": 1, "number": 5}]
     rows = rig.hub.store._db.execute(
         "SELECT source_id FROM events WHERE source_id LIKE ?", (f"{TABLE}!host/panel%",)
@@ -228,12 +228,12 @@ def test_a_stuck_hub_display_does_not_hold_up_the_answers(tmp_path: Path) -> Non
     hub.client.publish = publish  # type: ignore[method-assign]
 
     def play() -> None:
-        hub.feed(Connected(TABLE))
+        hub.submit(Connected(TABLE))
         start = {"cmd": "start", "game": "secret-identity", "players": 3, "seed": 5, "id": "h:1"}
-        hub.feed(Message(T.host_command, proto.encode(start)))
+        hub.submit(Message(T.host_command, proto.encode(start)))
         for i, station in enumerate(("p1", "p2", "p3")):
             tap = {"id": f"sd:{i}", "kind": "tag", "uid": KEYS.uid_for("mystery", None, i + 1)}
-            hub.feed(Message(T.station(station, "input"), proto.encode(tap)))
+            hub.submit(Message(T.station(station, "input"), proto.encode(tap)))
 
     worker = threading.Thread(target=play, daemon=True)
     worker.start()

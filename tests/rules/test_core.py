@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules import GAME_IDS, BadOptions, get_game
+from rules import GAMES, BadOptions, get_game
 from rules.core import MESSAGE_MAX, Event, IllegalAction, Rng, encode, shared_ranking
 
 
@@ -59,7 +59,7 @@ def test_unknown_game_is_refused() -> None:
     """get_game names the bad id."""
     with pytest.raises(BadOptions, match="Unknown game"):
         get_game("chess")
-    assert "secret-identity" in GAME_IDS
+    assert "secret-identity" in GAMES
 
 
 def test_check_options_names_the_unknown_option() -> None:
@@ -71,7 +71,7 @@ def test_check_options_names_the_unknown_option() -> None:
         check_options({"mod": "coop"}, {"mode", "mystery"})
 
 
-@pytest.mark.parametrize("game_id", GAME_IDS)
+@pytest.mark.parametrize("game_id", GAMES)
 def test_pinned_options_set_up_the_same_game(game_id: str) -> None:
     """Every engine's pin_options keeps the game: same views from the same seed."""
     game = get_game(game_id)

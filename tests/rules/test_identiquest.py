@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from firmware.tools.play import run_scenario
+from firmware.tools.scenario import run_scenario
 from rules import BadOptions, IllegalAction, get_game
 from rules.core import MESSAGE_MAX, Action, action_to_json, decode_action
 from rules.identiquest import (

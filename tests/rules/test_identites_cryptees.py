@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from firmware.tools.play import run_scenario
+from firmware.tools.scenario import run_scenario
 from rules import get_game
-from rules._ic_data import FACTIONS
-from rules._ic_state import (
+from rules._identites_cryptees_cards import FACTIONS
+from rules._identites_cryptees_state import (
     ABILITY,
     DISCARD,
     OVER,

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from rules._ic_state import (
+from rules._identites_cryptees_state import (
     ABILITY,
     DISCARD,
     REAIM,
@@ -365,7 +365,7 @@ def test_revealed_id_may_raise_the_hand_limit() -> None:
 
 def test_vocabulary_checks() -> None:
     """revive aims at the eliminated only; hand_limit is its owner's; rows name weapons."""
-    from rules._ic_data import DataError, from_json
+    from rules._identites_cryptees_cards import DataError, from_json
 
     def bad_revive(items: list[dict[str, object]]) -> None:
         _card(items, "medic")["effects"] = [{"do": "revive", "who": "other"}]

@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from firmware.tools.play import run_scenario
-from rules._ic_data import CardSet, DataError, card_sets, check, load
+from firmware.tools.scenario import run_scenario
+from rules._identites_cryptees_cards import CardSet, DataError, card_sets, check, load
 
 DATA = Path(__file__).parents[2] / "rules" / "data" / "identites-cryptees"
 DOC = Path(__file__).parents[2] / "rules" / "docs" / "identites-cryptees.md"
@@ -137,7 +137,7 @@ def test_generic_set_speaks_english_and_french_and_its_names_fit_the_glass() -> 
 
 def test_a_set_in_one_language_loads_and_views_keep_its_words() -> None:
     """Plain strings (an owner's set in one language) load; views carry them as written."""
-    from rules._ic_view import id_json
+    from rules._identites_cryptees_view import id_json
 
     data = raw()
     for card in all_cards(data):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from rules._ic_state import (
+from rules._identites_cryptees_state import (
     ABILITY,
     DISCARD,
     OVER,

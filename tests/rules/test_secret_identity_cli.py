@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from firmware.tools.play import EXIT_ILLEGAL, run_scenario
+from firmware.tools.scenario import EXIT_ILLEGAL, run_scenario
 from rules.core import action_to_json
 from rules.secret_identity import GAME, Advance, Mystery, Pictos, Vote
 
@@ -29,7 +29,7 @@ VOTES = [
 
 
 def play(lines: list[str], players: int = 3, seed: int = 4, **options: str) -> tuple[int, dict]:
-    """Run a scenario through firmware.tools.play; return the exit status and the JSON."""
+    """Run a scenario through firmware.tools.scenario; return the exit status and the JSON."""
     out = io.StringIO()
     status = run_scenario("secret-identity", players, seed, options, lines, out)
     return status, json.loads(out.getvalue())

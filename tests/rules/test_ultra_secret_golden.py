@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from firmware.tools.play import EXIT_ILLEGAL, run_scenario
+from firmware.tools.scenario import EXIT_ILLEGAL, run_scenario
 from rules._ultra_secret_board import COLOURS
 from rules.core import Action, action_to_json, decode_action
 from rules.ultra_secret import (

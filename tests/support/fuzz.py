@@ -94,7 +94,7 @@ def run(count: int, seed: int = 1, batch: int = 200) -> dict[str, Any]:
                 if ident is not None:
                     owed.append((station, ident))
                 messages.append(Message(T.station(station, "input"), raw, False))
-            rig.hub.feed(*messages)
+            rig.hub.submit(*messages)
         took = time.perf_counter() - started
         answered = {
             (t.split("/")[-2], p.get("id")) for t, p, _ in rig.sent if t.endswith("/ack") and p

@@ -51,7 +51,7 @@ def claimed(hub: Hub) -> Hub:
 
 def deliver(hub: Hub, topic: str, payload: Any) -> None:
     raw = payload if isinstance(payload, bytes) else proto.encode(payload)
-    hub.feed(Message(topic, raw))
+    hub.submit(Message(topic, raw))
 
 
 _command_ids = itertools.count(1)

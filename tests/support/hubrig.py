@@ -1,4 +1,4 @@
-"""A hub without a broker: messages go in through ``Hub.feed``, publishes are recorded."""
+"""A hub without a broker: messages go in through ``Hub.submit``, publishes are recorded."""
 
 from __future__ import annotations
 
@@ -67,11 +67,11 @@ class Rig:
 
     def deliver(self, topic: str, payload: Any, *, retain: bool = False) -> None:
         raw = payload if isinstance(payload, bytes) else proto.encode(payload)
-        self.hub.feed(Message(topic, raw, retain))
+        self.hub.submit(Message(topic, raw, retain))
 
     def connected(self) -> None:
         """What the hub does when its broker connection comes (back) up."""
-        self.hub.feed(Connected(TABLE))
+        self.hub.submit(Connected(TABLE))
 
     def host(self, cmd: str, **extra: Any) -> None:
         """A host command with an id no earlier command had (as the panel's count)."""

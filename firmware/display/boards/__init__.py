@@ -36,7 +36,10 @@ _GAME_ID = re.compile(r"[a-z][a-z0-9-]{0,31}")
 
 
 def board_module(game: object) -> ModuleType | None:
-    """The board module of ``game``, or None when there is none (or the id is not one)."""
+    """The board module of ``game``, or None when there is none (or the id is not one).
+
+    The display never imports ``rules`` (it shows only what the hub made public), so this
+    is the one place outside ``rules.piece_module`` that turns an id into a module name."""
     if not isinstance(game, str) or not _GAME_ID.fullmatch(game):
         return None
     try:

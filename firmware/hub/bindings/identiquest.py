@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from firmware.hub.bindings import ranking
+from firmware.hub.bindings.common import ACT_LED, IDLE_LED
 from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus
 from firmware.hub.table import Table
@@ -35,6 +36,7 @@ from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
 from firmware.link.render import (
     BODY_LINES,
+    CHARS,
     first_fitting,
     fit,
     fit_list,
@@ -45,9 +47,6 @@ from firmware.link.render import (
 )
 from rules.core import IllegalAction, action_to_json
 
-IDLE_LED = (0, 0, 0)
-ACT_LED = (255, 160, 0)
-WIDTH = 21
 #: Menu items shown at once under a header line.
 WINDOW = 3
 BACK = N_("Back")
@@ -311,7 +310,7 @@ class IdentiquestBinding:
         rows = [word]
         for cell in cells:
             row = f"{rows[-1]}{cell} "
-            if len(glass(row.rstrip())) > WIDTH:
+            if len(glass(row.rstrip())) > CHARS:
                 rows.append(" " * len(glass(word)) + f"{cell} ")
             else:
                 rows[-1] = row
@@ -329,7 +328,7 @@ class IdentiquestBinding:
         if marker and shown:
             # The arrow at the end of the last row says more lies below (or above).
             arrow = marker[-1]
-            shown[-1] = f"{shown[-1][: WIDTH - 2]:<{WIDTH - 2}} {arrow}"
+            shown[-1] = f"{shown[-1][: CHARS - 2]:<{CHARS - 2}} {arrow}"
         return shown
 
     def page(self, table: Table, seat: int) -> int:
@@ -418,7 +417,7 @@ class IdentiquestBinding:
                 rows.append(_("{seat}: no gems", seat=seat))
                 continue
             row = _("{seat} {n}, top {gem}", seat=seat, n=loot["size"], gem=gem_name(loot["top"]))
-            if len(glass(row)) > WIDTH:
+            if len(glass(row)) > CHARS:
                 row = _("{seat} {n}, top {gem}", seat=seat, n=loot["size"], gem=gems[loot["top"]])
             rows.append(fit(row))
         # The hub's last line is the host's hint: a page holds one line fewer.
@@ -440,7 +439,7 @@ class IdentiquestBinding:
             else:
                 cells.append(f"{seat} {suspects.count('?')}")
         rows = _columns(cells, 3)
-        if any(len(glass(row)) > WIDTH for row in rows):
+        if any(len(glass(row)) > CHARS for row in rows):
             rows = _columns(cells, 2)
         return [_("Colours each may be:"), *rows, *out]
 
@@ -458,7 +457,7 @@ def market_line(pub: dict[str, Any]) -> str:
     """The market's five gems: their names where they fit on a line, else three letters
     each ("jau rou ble jau ora")."""
     words = " ".join(gem_name(g) for g in pub["market"])
-    if len(glass(words)) <= WIDTH:
+    if len(glass(words)) <= CHARS:
         return words
     gems = gem_codes(pub["colours"])
     return " ".join(gems[g] for g in pub["market"])

@@ -38,8 +38,9 @@ from typing import Any
 
 import msgspec
 
+from firmware.hub.bindings.common import ACT_LED, IDLE_LED
 from firmware.hub.bindings.legend import key_pages, seat_rows, spaced
-from firmware.hub.bindings.menus import KnobMenus, Option
+from firmware.hub.bindings.menus import KnobMenus, MenuEntry
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, in_language, label, seat_label
@@ -56,12 +57,10 @@ from firmware.link.render import (
     titled,
     wrap,
 )
-from rules._ic_data import FACTIONS
+from rules._identites_cryptees_cards import FACTIONS
 from rules.core import Action, action_to_json
 from rules.identites_cryptees import INFO
 
-ACT_LED = (255, 160, 0)
-IDLE_LED = (0, 0, 0)
 CARDS = N_("Cards >")
 BACK = N_("< Back")
 WINDOW = 4
@@ -145,32 +144,32 @@ class IdentitesCrypteesBinding(KnobMenus):
 
     # --- menus -------------------------------------------------------------------
 
-    def menu(self, table: Table, seat: int) -> list[Option]:
+    def menu(self, table: Table, seat: int) -> list[MenuEntry]:
         """The options a press may choose now (never empty)."""
         return self._menu_of(table, seat, self.groups(table, seat, self.legal(table, seat)))
 
     def _menu_of(
         self, table: Table, seat: int, groups: dict[str, tuple[str, list[tuple[str, Action]]]]
-    ) -> list[Option]:
+    ) -> list[MenuEntry]:
         """The menu of the legal actions ``groups`` (see :meth:`groups`)."""
         opened = {"seat": seat, "mode": "cards", "page": 0, "modectx": self._decision(table)}
-        cards = Option(_(CARDS), {"ui": opened})
+        cards = MenuEntry(_(CARDS), {"ui": opened})
         if not groups:
             return [cards]
         current = self.group(table, seat)
         decision = self._decision(table)
         if current and current in groups:
             back = {"ui": {"seat": seat, "group": "", "groupctx": decision}}
-            subs = [Option(lb, {"rules": plain(a)}) for lb, a in groups[current][1]]
-            return [*subs, Option(_(BACK), back)]
-        top: list[Option] = []
+            subs = [MenuEntry(lb, {"rules": plain(a)}) for lb, a in groups[current][1]]
+            return [*subs, MenuEntry(_(BACK), back)]
+        top: list[MenuEntry] = []
         for key, (group, items) in groups.items():
             if len(items) == 1 or not group.endswith(">"):
                 for lb, a in items:
-                    top.append(Option(lb, {"rules": plain(a)}))
+                    top.append(MenuEntry(lb, {"rules": plain(a)}))
             else:
                 enter = {"ui": {"seat": seat, "group": key, "groupctx": decision}}
-                top.append(Option(group, enter))
+                top.append(MenuEntry(group, enter))
         return [*top, cards]
 
     def groups(
@@ -606,8 +605,16 @@ class IdentitesCrypteesBinding(KnobMenus):
             + (_("{n}HP", n=s["hp"]) if s["alive"] else _("out|hp"))
             for s in pub["seats"]
         ]
-        rows = [f"{a:<10} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)]
-        rows += cells[len(cells) // 2 * 2 :]
+        # Two a row where the widest pair fits the glass, else one a row.
+        left = max((len(c) for c in cells[::2]), default=0)
+        right = max((len(c) for c in cells[1::2]), default=0)
+        if left + 1 + right <= CHARS:
+            rows = [
+                f"{a:<{left}} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)
+            ]
+            rows += cells[len(cells) // 2 * 2 :]
+        else:
+            rows = list(cells)
         rows += self.face_up(table, living=True)
         # Each weapon in play as "Red: Pistol at Blu" (its targets on a row of their own
         # where the line would not hold the name whole), not "Pis:Red>Blu".

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from firmware.hub.bindings.common import ACT_LED, IDLE_LED, phase_label
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
@@ -37,11 +38,8 @@ from firmware.link.render import wrap as _wrap
 from rules.core import IllegalAction
 from rules.incognito import INFO
 
-IDLE_LED = (0, 0, 0)
-ACT_LED = (255, 160, 0)
 #: Words of the list shown at once on a station (the knob scrolls the rest).
 LIST_WINDOW = 3
-WIDTH = 21
 
 
 class IncognitoBinding:
@@ -128,7 +126,7 @@ class IncognitoBinding:
     def _station_title(table: Table, pub: dict[str, Any], seat: int, clock: str) -> str:
         """ "Red Round 1/3 Vote" where it fits with the widest clock of the phase (a long name
         cut to no less than six letters); else "Red R1/3 Draw 45s", a long name cut first."""
-        phase = _phase(pub["phase"])
+        phase = phase_label(INFO, pub["phase"])
         n, of = pub["round"], pub["rounds"]
         name = table.seating.name(seat)
         widest = f" {int(pub['countdown']['seconds'])}s" if clock else ""
@@ -233,7 +231,7 @@ class IncognitoBinding:
         drawing = reveal["drawings"][drawer]
         finders = " ".join(table.seating.short(v) for v in drawing["finders"])
         found = _("Found: {who}", who=finders or _("nobody"))
-        if len(found) > WIDTH:
+        if len(found) > CHARS:
             found = _("Found by {n} of {of}", n=len(drawing["finders"]), of=table.players - 1)
         return [
             _("{seat} drew #{n}", seat=name(drawer), n=drawing["number"]),
@@ -258,7 +256,7 @@ class IncognitoBinding:
             for group in ranking
             for s in group
         ]
-        title = shrink(lambda who: f"{who} {_phase('over')}", table.seating.name(seat))
+        title = shrink(lambda who: f"{who} {phase_label(INFO, 'over')}", table.seating.name(seat))
         return scrolled(title, [me], rows, self.scroll(table, seat))
 
     def _secret(self, table: Table, me: dict[str, Any], clock: str) -> Secret:
@@ -295,15 +293,15 @@ class IncognitoBinding:
         clock = "" if left is None else _(" STOP {n}s", n=left)
         phase = pub["phase"]
         n, of = pub["round"], pub["rounds"]
-        title = _("Round {n}/{of} {phase}", n=n, of=of, phase=_phase(phase))
+        title = _("Round {n}/{of} {phase}", n=n, of=of, phase=phase_label(INFO, phase))
         widest = _(" STOP {n}s", n=int(pub["countdown"]["seconds"])) if clock else ""
         if len(glass(title + widest)) > CHARS - len(" 1/2"):  # the hub's page count
-            title = _("R{n}/{of} {phase}", n=n, of=of, phase=_phase(phase))
+            title = _("R{n}/{of} {phase}", n=n, of=of, phase=phase_label(INFO, phase))
         title += clock
         if phase == "draw":
             waiting = [short(s) for s, d in enumerate(pub["done"]) if not d]
             still = _("Drawing: {who}", who=" ".join(waiting))
-            if len(still) > WIDTH:
+            if len(still) > CHARS:
                 still = _("Still drawing: {n}", n=len(waiting))
             done = _("Done drawing: {n}/{of}", n=pub["done"].count(True), of=table.players)
             return title, [done, still]
@@ -338,16 +336,10 @@ def _two_a_row(words: list[str]) -> list[str]:
     else one word a row: a second column that starts anywhere reads as one long word."""
     left, right = words[::2], words[1::2]
     column = max((len(w) for w in left), default=0) + 1
-    if column + max((len(w) for w in right), default=0) > WIDTH:
+    if column + max((len(w) for w in right), default=0) > CHARS:
         return list(words)
     rows = [f"{a:<{column}}{b}".rstrip() for a, b in zip(left, right, strict=False)]
     return rows + left[len(right) :]
-
-
-def _phase(phase: str) -> str:
-    """A phase's short label (the game's declaration), in the table's language."""
-    said = INFO.phase(phase)
-    return _(said.short) if said else phase
 
 
 def make_binding(**settings: Any) -> IncognitoBinding:

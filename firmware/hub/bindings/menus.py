@@ -16,7 +16,7 @@ from firmware.link.protocol import Input
 from rules.core import IllegalAction
 
 
-class Option:
+class MenuEntry:
     """One menu entry: a label and the table event a press on it means."""
 
     __slots__ = ("body", "label")
@@ -42,7 +42,7 @@ class KnobMenus:
         """The seat's secret pages."""
         raise NotImplementedError
 
-    def menu(self, table: Table, seat: int) -> list[Option]:
+    def menu(self, table: Table, seat: int) -> list[MenuEntry]:
         """The seat's menu now."""
         raise NotImplementedError
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.hub.bindings import ranking
+from firmware.hub.bindings.common import ACT_LED, phase_label
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
@@ -25,7 +26,6 @@ from rules.core import IllegalAction
 from rules.secret_identity import INFO
 
 READY_LED = (0, 0, 0)
-ACT_LED = (255, 160, 0)
 
 
 class SecretIdentityBinding:
@@ -149,7 +149,7 @@ class SecretIdentityBinding:
         # less than six letters), else "Red R2/4 Vote" in every phase: the title keeps
         # one shape all game.
         words = self._words_fit(table, seat, pub)
-        title = _title(name(seat), _head(pub, words), _phase(phase))
+        title = _title(name(seat), _head(pub, words), phase_label(INFO, phase))
         lines: list[str]
         led: tuple[int, int, int] = READY_LED
         if phase == "over" and not coop:
@@ -182,7 +182,7 @@ class SecretIdentityBinding:
         """Whether the seat's title says the round in words in every phase of the game."""
         head, name = _head(pub, True), table.seating.name(seat)
         for phase in TITLE_PHASES:
-            title = _title(name, head, _phase(phase))
+            title = _title(name, head, phase_label(INFO, phase))
             if len(glass(title)) > CHARS or not title.startswith(name[:6]):
                 return False
         return True
@@ -303,7 +303,7 @@ class SecretIdentityBinding:
             seat=table.seating.name(seat),
             n=pub["seats"][seat]["score"],
         )
-        title = shrink(lambda who: f"{who} {_phase('over')}", table.seating.name(seat))
+        title = shrink(lambda who: f"{who} {phase_label(INFO, 'over')}", table.seating.name(seat))
         return ranking.screen(title, me, self._ranking_rows(table, pub), table, seat)
 
     @staticmethod
@@ -353,7 +353,7 @@ class SecretIdentityBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        phase = _phase(pub["phase"])
+        phase = phase_label(INFO, pub["phase"])
         title = first_fitting(
             [_("{head} {phase}", head=_head(pub, words), phase=phase) for words in (True, False)],
             CHARS - len(" 1/2"),  # the hub's page count
@@ -373,11 +373,6 @@ class SecretIdentityBinding:
             cells.append(f"{seat} {s['position']:>2}{laps:<2}")
         rows = ["   ".join(cells[i : i + 2]).rstrip() for i in range(0, len(cells), 2)]
         return title, rows
-
-
-def _phase(phase: str) -> str:
-    said = INFO.phase(phase)
-    return _(said.short) if said else phase
 
 
 def _head(pub: dict[str, Any], words: bool = False) -> str:

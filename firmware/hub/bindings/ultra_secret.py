@@ -35,8 +35,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from firmware.hub.bindings.common import ACT_LED, IDLE_LED, phase_label
 from firmware.hub.bindings.legend import key_pages, short_form, spaced
-from firmware.hub.bindings.menus import KnobMenus, Option
+from firmware.hub.bindings.menus import KnobMenus, MenuEntry
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
@@ -44,8 +45,6 @@ from firmware.link.render import CHARS, first_fitting, fit, fit_list, glass, men
 from rules.core import Action, action_to_json
 from rules.ultra_secret import INFO
 
-ACT_LED = (255, 160, 0)
-IDLE_LED = (0, 0, 0)
 COLOURS = ("red", "yellow", "green", "black", "lilac", "blue")
 KINDS = ("identity", "toothbrush", "formula")
 KIND_LABEL = {"identity": N_("ID card"), "toothbrush": N_("toothbrush"), "formula": N_("formula")}
@@ -132,7 +131,7 @@ class UltraSecretBinding(KnobMenus):
             return int(table.ui.get(f"cursor:{seat}", 0)) % len(menu)
         return self._default_cursor(table, seat, menu)
 
-    def _default_cursor(self, table: Table, seat: int, menu: list[Option]) -> int:
+    def _default_cursor(self, table: Table, seat: int, menu: list[MenuEntry]) -> int:
         """Where the cursor starts: the sheet's answer while filing, else the top."""
         if table.view(None)["phase"] != "file":
             return 0
@@ -153,12 +152,12 @@ class UltraSecretBinding(KnobMenus):
 
     # --- menus -------------------------------------------------------------------
 
-    def menu(self, table: Table, seat: int) -> list[Option]:
+    def menu(self, table: Table, seat: int) -> list[MenuEntry]:
         """The options a press may choose now (never empty)."""
         pub = table.view(None)
         modectx = f"{pub['phase']}/{pub['turn']}"
         opened = {"seat": seat, "mode": "sheet", "page": 0, "modectx": modectx}
-        sheet = Option(_(SHEET), {"ui": opened})
+        sheet = MenuEntry(_(SHEET), {"ui": opened})
         if not self.can_act(table, seat):
             return [sheet]
         phase = table.view(None)["phase"]
@@ -168,21 +167,21 @@ class UltraSecretBinding(KnobMenus):
             options = self._file_menu(table, seat)
         else:
             legal = table.engine.legal_actions(table.state, seat)
-            options = [Option(self.label(table, a), {"rules": action_to_json(a)}) for a in legal]
+            options = [MenuEntry(self.label(table, a), {"rules": action_to_json(a)}) for a in legal]
         return [*options, sheet]
 
     def _pick(self, table: Table, seat: int, picks: list[str]) -> dict[str, Any]:
         pub = table.view(None)
         return {"ui": {"seat": seat, "pick": picks, "pickctx": f"{pub['phase']}/{pub['turn']}"}}
 
-    def _hide_menu(self, table: Table, seat: int) -> list[Option]:
+    def _hide_menu(self, table: Table, seat: int) -> list[MenuEntry]:
         picks = self.picks(table, seat)
-        back = [Option(_(BACK), self._pick(table, seat, picks[:-1]))] if picks else []
+        back = [MenuEntry(_(BACK), self._pick(table, seat, picks[:-1]))] if picks else []
         left = [k for k in KINDS if k not in picks]
         if len(picks) < 2:
             # The heading asks "Suitcase?" or "Briefcase?": the options are the cards.
             return [
-                Option(_(KIND_LABEL[k]), self._pick(table, seat, [*picks, k])) for k in left
+                MenuEntry(_(KIND_LABEL[k]), self._pick(table, seat, [*picks, k])) for k in left
             ] + back
         action = {
             "type": "hide",
@@ -192,27 +191,29 @@ class UltraSecretBinding(KnobMenus):
             "locker": left[0],
         }
         return [
-            Option(_("Locker at {square}", square=at), {"rules": {**action, "at": at}})
+            MenuEntry(_("Locker at {square}", square=at), {"rules": {**action, "at": at}})
             for at in ("F1", "B1")
         ] + back
 
     def _enemies(self, table: Table, seat: int) -> list[str]:
         return [c for c in table.view(None)["colours"] if c != COLOURS[seat]]
 
-    def _file_menu(self, table: Table, seat: int) -> list[Option]:
+    def _file_menu(self, table: Table, seat: int) -> list[MenuEntry]:
         picks = self.picks(table, seat)
         enemies = self._enemies(table, seat)
         names = table.view(None)["pseudonyms"]
-        back = [Option(_(BACK), self._pick(table, seat, picks[:-1]))] if picks else []
+        back = [MenuEntry(_(BACK), self._pick(table, seat, picks[:-1]))] if picks else []
         if len(picks) < len(enemies):
             return [
-                Option(f"{p} {names[p]}", self._pick(table, seat, [*picks, p]))
+                MenuEntry(f"{p} {names[p]}", self._pick(table, seat, [*picks, p]))
                 for p in PSEUDONYMS
                 if p not in picks
             ] + back
         if len(picks) == len(enemies):
             return [
-                Option(self._place_label(table, sq, box), self._pick(table, seat, [*picks, place]))
+                MenuEntry(
+                    self._place_label(table, sq, box), self._pick(table, seat, [*picks, place])
+                )
                 for sq, box in self._places(table)
                 for place in [f"{sq}/{box}"]
             ] + back
@@ -224,7 +225,7 @@ class UltraSecretBinding(KnobMenus):
             "square": square,
             "container": container,
         }
-        return [Option(_("File it!"), {"rules": action}), *back]
+        return [MenuEntry(_("File it!"), {"rules": action}), *back]
 
     @staticmethod
     def _places(table: Table) -> list[tuple[str, str]]:
@@ -452,12 +453,12 @@ class UltraSecretBinding(KnobMenus):
         pub = table.view(None)
         phase = pub["phase"]
         name = seat_name(seat)
-        title = f"{name} {_phase(phase)}"
+        title = f"{name} {phase_label(INFO, phase)}"
         if pub["turn"]:
             n = pub["turn"]
-            title = _("{seat} Turn {n} {phase}", seat=name, n=n, phase=_phase(phase))
+            title = _("{seat} Turn {n} {phase}", seat=name, n=n, phase=phase_label(INFO, phase))
             if len(glass(title)) > CHARS:  # "Red Turn 3 Dial" where it fits
-                title = f"{name} T{n} {_phase(phase)}"
+                title = f"{name} T{n} {phase_label(INFO, phase)}"
         acting = self.can_act(table, seat)
         lines = self._public_lines(table, seat, acting)
         return Screen(
@@ -604,7 +605,7 @@ class UltraSecretBinding(KnobMenus):
         # The hub display pages more than three lines (its last is the host's hint), its
         # title then ending "1/2".
         room = CHARS if len(lines) <= 3 else CHARS - 4
-        phase = _phase(pub["phase"])
+        phase = phase_label(INFO, pub["phase"])
         if not pub["turn"]:
             return phase, lines
         said = _("Turn {n}: {phase}", n=pub["turn"], phase=phase)
@@ -697,11 +698,6 @@ def _you_are(code: str, name: str) -> str:
     """ "You are P4 Anne Callisto"; just "P4 Anne Callisto" for a name too long for that."""
     line = _("You are {code} {name}", code=code, name=name)
     return line if len(glass(line)) <= CHARS else fit(f"{code} {name}")
-
-
-def _phase(phase: str) -> str:
-    said = INFO.phase(phase)
-    return _(said.short) if said else phase
 
 
 def make_binding(**settings: Any) -> UltraSecretBinding:

@@ -13,20 +13,17 @@ import importlib
 import importlib.util
 from typing import Any
 
-from rules import GAMES, stem
-
-
-def module_name(game_id: str) -> str:
-    """Where a game's bots live: ``firmware/tools/bots/<stem>.py``."""
-    return f"{__name__}.{stem(game_id)}"
+from rules import GAMES, piece_module
 
 
 def has_bot(game_id: str) -> bool:
-    return game_id in GAMES and importlib.util.find_spec(module_name(game_id)) is not None
+    if game_id not in GAMES:
+        return False
+    return importlib.util.find_spec(piece_module(__name__, game_id)) is not None
 
 
 def bot_class(game_id: str) -> Any:
     """The ``Bot`` class for a game (KeyError if there is none yet)."""
     if not has_bot(game_id):
         raise KeyError(game_id)
-    return importlib.import_module(module_name(game_id)).Bot
+    return importlib.import_module(piece_module(__name__, game_id)).Bot

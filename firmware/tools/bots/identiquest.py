@@ -23,7 +23,8 @@ from firmware.link import lang
 from firmware.link.lang import _ as text
 from firmware.link.lang import plural, speaking
 from firmware.link.protocol import Screen
-from firmware.tools.bots.host import host_starts, until
+from firmware.link.render import CHARS
+from firmware.tools.bots.host_bot import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "identiquest"
@@ -105,15 +106,8 @@ class Bot:
         name = self._station(seat)
         sep = text("{seat}: YOUR TURN", seat="\x00").split("\x00")[1].split(":")[0] + ": "
         self._wait_title(seat, self._seat(seat) + sep)  # the game's screen
-        controls = self.sim.controls(name)
-        before = self.sim.frame_count(name)
-        controls.open_flap()
-        self.sim.wait_frames(name, before + 1)
-        secret = self._screen(seat).secret
+        secret = self.sim.peek(name).secret
         assert secret is not None
-        before = self.sim.frame_count(name)
-        controls.close_flap()
-        self.sim.wait_frames(name, before + 1)
         return secret.lines[0]
 
     def _wait_title(self, seat: int, text: str) -> None:
@@ -206,11 +200,8 @@ class Bot:
         title = plural(
             "{seat}: give {n} gem", "{seat}: give {n} gems", pending["left"], seat=self._seat(seat)
         )
-        self._wait_title(seat, title[:21])
-        controls = self.sim.controls(name)
-        before = self.sim.frame_count(name)
-        controls.open_flap()
-        self.sim.wait_frames(name, before + 1)
+        self._wait_title(seat, title[:CHARS])
+        self.sim.move_flap(name, True)
         try:
             while True:
                 secret = self._screen(seat).secret
@@ -227,9 +218,7 @@ class Bot:
                     break
             self._press(seat)
         finally:
-            before = self.sim.frame_count(name)
-            controls.close_flap()
-            self.sim.wait_frames(name, before + 1)
+            self.sim.move_flap(name, False)
         pile = self.piles[seat]
         at = len(pile) - 1 - pile[::-1].index(colour)
         self.piles[pending["receiver"]].append(pile.pop(at))

@@ -21,6 +21,7 @@ from typing import Any
 
 from firmware.link.lang import _ as text
 from firmware.link.lang import speaking
+from firmware.tools.bots.host_bot import host_starts
 from firmware.tools.bots.ultra_secret import KnobBot, _prefix, _real, _starts
 
 GAME = "identites-cryptees"
@@ -41,8 +42,8 @@ class Bot(KnobBot):
     moves: int = 0
 
     def start_game(self, players: int) -> None:
-        """The host starts the game by command (with the bots' options)."""
-        self.sim.host({"cmd": "start", "game": GAME, "players": players, "options": self.options})
+        """The host starts the game (with the bots' options), then the bots wait for its view."""
+        host_starts(self.sim, self.watcher, GAME, players, self.options)
         self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
 
     def play(self) -> dict[str, Any]:

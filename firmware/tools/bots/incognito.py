@@ -19,7 +19,7 @@ from firmware.link.lang import _ as text
 from firmware.link.lang import speaking
 from firmware.link.protocol import Screen
 from firmware.link.render import glass
-from firmware.tools.bots.host import host_starts, until
+from firmware.tools.bots.host_bot import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "incognito"
@@ -96,16 +96,7 @@ class Bot:
         name = self._station(seat)
         station = self.sim.stations[name]
         until(lambda: station.screen is not None and ready(station.screen), 10)
-        controls = self.sim.controls(name)
-        before = self.sim.frame_count(name)
-        controls.open_flap()
-        self.sim.wait_frames(name, before + 1)
-        screen = station.screen
-        assert screen is not None
-        before = self.sim.frame_count(name)
-        controls.close_flap()
-        self.sim.wait_frames(name, before + 1)
-        return screen
+        return self.sim.peek(name)
 
     def _learn_word(self, seat: int, rnd: int, phase: str) -> None:
         """Peek under the seat's flap once a round: the secret part's first line is the word."""

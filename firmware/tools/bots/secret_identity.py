@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.link.protocol import Screen
-from firmware.tools.bots.host import host_starts, until
+from firmware.tools.bots.host_bot import host_starts, until
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "secret-identity"
@@ -129,11 +129,7 @@ class Director:
 
     def peek(self, station: str) -> None:
         """Lift the flap, look at the secret, close it (each waits for the redraw)."""
-        controls = self.sim.controls(station)
-        for act in (controls.open_flap, controls.close_flap):
-            before = self.sim.frame_count(station)
-            act()
-            self.sim.wait_frames(station, before + 1)
+        self.sim.peek(station)
 
     def read_key(self, seat: int, *heads: str) -> int:
         """Lift the flap and read the mystery number on the glass (dealt numbers), once the
@@ -146,17 +142,9 @@ class Director:
             return shown and bool(secret and secret.big)
 
         until(lambda: showing(station.screen), 10)
-        controls = self.sim.controls(station.id)
-        before = self.sim.frame_count(station.id)
-        controls.open_flap()
-        self.sim.wait_frames(station.id, before + 1)
-        screen = station.screen
-        assert screen is not None and screen.secret is not None
-        number = int(screen.secret.big or 0)
-        before = self.sim.frame_count(station.id)
-        controls.close_flap()
-        self.sim.wait_frames(station.id, before + 1)
-        return number
+        screen = self.sim.peek(station.id)
+        assert screen.secret is not None
+        return int(screen.secret.big or 0)
 
     def _vote(self, view: dict[str, Any]) -> None:
         record = self._round_record(view)

@@ -34,6 +34,7 @@ from firmware.link.lang import _ as text
 from firmware.link.lang import speaking
 from firmware.link.protocol import Screen, Secret
 from firmware.link.render import MENU_INDENT
+from firmware.tools.bots.host_bot import host_starts
 from firmware.tools.simtable import PublicWatcher, SimTable
 
 GAME = "ultra-secret"
@@ -93,11 +94,7 @@ class KnobBot:
             raise RuntimeError(f"seat {seat}: press refused: {ack.message if ack else '?'}")
 
     def _flap(self, seat: int, is_open: bool) -> None:
-        name = self._station(seat)
-        controls = self.sim.controls(name)
-        before = self.sim.frame_count(name)
-        (controls.open_flap if is_open else controls.close_flap)()
-        self.sim.wait_frames(name, before + 1)
+        self.sim.move_flap(self._station(seat), is_open)
 
     def _secret(self, seat: int) -> Secret:
         """What the seat's glass shows under the open flap."""
@@ -191,8 +188,8 @@ class Bot(KnobBot):
     # --- host -----------------------------------------------------------------------
 
     def start_game(self, players: int) -> None:
-        """The host starts the game by command (with the bots' options)."""
-        self.sim.host({"cmd": "start", "game": GAME, "players": players, "options": self.options})
+        """The host starts the game (with the bots' options), then the bots wait for its view."""
+        host_starts(self.sim, self.watcher, GAME, players, self.options)
         self.watcher.wait(lambda p: p.get("game") == GAME and bool(p.get("view")))
 
     def play(self) -> dict[str, Any]:

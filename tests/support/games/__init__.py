@@ -23,9 +23,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from rules import stem
+from rules import piece_module
 
 
 def game_support(game_id: str) -> ModuleType:
     """The test helpers of one game."""
-    return importlib.import_module(f"{__name__}.{stem(game_id)}")
+    return importlib.import_module(piece_module(__name__, game_id))

@@ -8,8 +8,8 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from rules._ic_data import load
-from rules._ic_state import (
+from rules._identites_cryptees_cards import load
+from rules._identites_cryptees_state import (
     ABILITY,
     DISCARD,
     REAIM,

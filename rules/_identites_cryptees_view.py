@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rules._ic_data import SIDES, Cards, words
-from rules._ic_state import (
+from rules._identites_cryptees_cards import SIDES, Cards, words
+from rules._identites_cryptees_state import (
     ABILITY,
     DISCARD,
     OVER,

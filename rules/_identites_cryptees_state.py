@@ -2,7 +2,7 @@
 
 Everything here is pure and reads a state without changing it; the moves live in
 ``rules.identites_cryptees``. Cards are named by their index in the expanded
-card lists of :class:`rules._ic_data.Cards`.
+card lists of :class:`rules._identites_cryptees_cards.Cards`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Literal
 
 import msgspec
 
-from rules._ic_data import SHARED_FROM, Cards, Effect, load
+from rules._identites_cryptees_cards import SHARED_FROM, Cards, Effect, load
 from rules.core import Action, GameState
 
 MAX_HP = 2
