@@ -34,13 +34,6 @@ HISTORY = {
     ),
 }
 
-#: Files other work is rewriting at the time this test was written: their history lines go
-#: with that work. This list must shrink to empty; a file leaves it once it has no hit.
-PENDING_OTHER_EDITS = {
-    "firmware/hub/bindings/identites_cryptees.py",
-    "firmware/hub/bindings/incognito.py",
-}
-
 
 def product_files() -> list[Path]:
     found = []
@@ -63,19 +56,8 @@ def history_lines(path: Path) -> list[str]:
 def test_comments_and_docs_tell_no_history() -> None:
     files = product_files()
     assert len(files) > 100, "the product's files were not found"
-    hits = [
-        hit
-        for path in files
-        if str(path.relative_to(ROOT)) not in PENDING_OTHER_EDITS
-        for hit in history_lines(path)
-    ]
+    hits = [hit for path in files for hit in history_lines(path)]
     assert not hits, "say why the code is as it is now:\n" + "\n".join(hits)
-
-
-def test_the_pending_list_only_holds_files_that_still_tell_history() -> None:
-    """A pending file cleaned by its own work leaves the list, so the list empties."""
-    clean = [name for name in sorted(PENDING_OTHER_EDITS) if not history_lines(ROOT / name)]
-    assert not clean, f"no history left in {clean}: take them off PENDING_OTHER_EDITS"
 
 
 def test_each_pattern_catches_the_history_it_is_for() -> None:

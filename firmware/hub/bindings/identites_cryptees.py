@@ -529,7 +529,8 @@ class IdentitesCrypteesBinding(KnobMenus):
             name = f"{in_language(prog['name'])} ({label(_TIMINGS, prog['timing'])})"
             pages += card_pages(_("Program|page"), name, in_language(prog["text"]))
         # Each card seen: an ID on a row; a loyalty card says whose it is in words on one
-        # row ("Between Blu and Blk:"; was "Blu R/Blk L (M)"), the card on the next.
+        # row ("Between Blu and Blk:", not letters a new player cannot read), the card on
+        # the next.
         seen: list[list[str]] = []
         for s in you["seen"]:
             if s["kind"] == "id":

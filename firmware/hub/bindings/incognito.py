@@ -311,7 +311,7 @@ class IncognitoBinding:
             complete = sum(1 for row in pub["voted"] if len(row) == others)
             voted = _("Voted: {n}/{of}", n=complete, of=table.players)
             return title, [*_two_a_row(words), glass(voted)]  # more than 4 lines: pages
-        # A seat a row, its points said ("Grn +2, total 6 pts"; was "Grn +2=6"): the hub
+        # A seat a row, its points said in words ("Grn +2, total 6 pts"): the hub
         # pages the rows, so "Next: new round" is never cut off at 7 or 8 seats.
         points = pub["reveal"]["points"]
         rows = [
