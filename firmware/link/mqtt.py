@@ -268,7 +268,7 @@ class Client:
 
     def start(self) -> None:
         """Connect (retrying in the background until the broker answers)."""
-        if not (self.config.tls_ca or self.config.tls_unverified) and not _loopback(
+        if not (self.config.tls_ca or self.config.tls_unverified) and not is_loopback(
             self.config.host
         ):
             log.warning(
@@ -443,7 +443,8 @@ class Client:
         self.inbox.put(Message(msg.topic, bytes(msg.payload), bool(msg.retain), ack))
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """``host`` names this machine (localhost or a loopback address)."""
     if host == "localhost":
         return True
     try:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import ipaddress
 import logging
 import os
 import shutil
@@ -645,7 +644,9 @@ class Doctor:
                 return Check(FAIL, "broker", detail, f"{set_host}, with the hub on this network")
             return Check(FAIL, "broker", detail, set_host)
         detail = f"nothing listens on {where}"
-        here = _loopback(host)
+        from firmware.link.mqtt import is_loopback
+
+        here = is_loopback(host)
         if self.role == "station" and here and not self.path("/etc/coffre/hub.toml").is_file():
             # The broker runs on the hub, never on a station.
             return Check(FAIL, "broker", f"{detail}: {host} is this station", set_host)
@@ -952,15 +953,6 @@ def _hushed(logger: logging.Logger) -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _open_real() -> Any:
