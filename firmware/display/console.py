@@ -24,7 +24,7 @@ from aiohttp import web
 from firmware.display.console_auth import ConsoleDoor, Refused, Request, Session
 from firmware.display.console_game import BadStart, games, start_command, start_form
 from firmware.display.console_live import live_fragment
-from firmware.display.feed import Snapshot
+from firmware.display.spectator import Snapshot
 from firmware.link import protocol as proto
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from firmware.display.feed import Snapshot
 from firmware.display.render import table_fragment
+from firmware.display.spectator import Snapshot
 
 #: How each health state reads on the console.
 STATES = {

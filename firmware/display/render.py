@@ -23,9 +23,9 @@ from firmware.display.boards import (
     seat_scores,
     verdict,
 )
-from firmware.display.feed import Snapshot
 from firmware.display.parts import Names, countdown, esc, french_spaces, ranking, whole
 from firmware.display.sound import cue_sheet
+from firmware.display.spectator import Snapshot
 from firmware.link.lang import N_, _, label, speaking
 
 #: The hub's states other than ready, on the offline banner.

@@ -27,8 +27,8 @@ from aiohttp import web
 
 from firmware.display.address import own_address
 from firmware.display.console import Console
-from firmware.display.feed import Feed, Snapshot
 from firmware.display.render import overview_fragment, page, table_fragment
+from firmware.display.spectator import Snapshot, Spectator
 from firmware.link.lang import LANGUAGES, _, check_language, speaking
 from firmware.link.mqtt import BrokerConfig
 
@@ -348,10 +348,10 @@ class Display:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="display-web", daemon=True)
         self._runner: web.AppRunner | None = None
-        self.feed = Feed(broker, self.tables, self._changed, self.language)
+        self.spectator = Spectator(broker, self.tables, self._changed, self.language)
         if console is not None:
-            console.snapshot = lambda table: self.feed.snapshots[table]
-        for snap in self.feed.snapshots.values():
+            console.snapshot = lambda table: self.spectator.snapshots[table]
+        for snap in self.spectator.snapshots.values():
             self.fragments[snap.table] = table_fragment(snap)
         self.fragments[OVERVIEW] = self._overview_fragment()
 
@@ -375,22 +375,22 @@ class Display:
         if not self._ready.wait(10):
             raise RuntimeError(f"the display could not listen on {self.host}:{self.port}")
         self._describe()
-        self.feed.start()
+        self.spectator.start()
         if self.console is not None:
             self.console.start()
 
     def _describe(self) -> None:
         """Each table's name and its page's address (the port is known now), before the
         feed runs: the idle page shows them, with a QR code of the address."""
-        base = self.address or own_address(self.feed.client.config.host, self.port, self.host)
-        for table, snap in self.feed.snapshots.items():
+        base = self.address or own_address(self.spectator.client.config.host, self.port, self.host)
+        for table, snap in self.spectator.snapshots.items():
             snap.name = self.names.get(table, "")
             snap.address = f"{base}table/{table}" if base else ""
             self.fragments[table] = table_fragment(snap)
         self.fragments[OVERVIEW] = self._overview_fragment()
 
     def stop(self) -> None:
-        self.feed.stop()
+        self.spectator.stop()
         if self.console is not None:
             self.console.stop()
         if not self._thread.is_alive():
@@ -475,7 +475,7 @@ class Display:
         self._loop.call_soon_threadsafe(self._push, OVERVIEW, overview)
 
     def _overview_fragment(self) -> str:
-        return overview_fragment(list(self.feed.snapshots.values()), self.language)
+        return overview_fragment(list(self.spectator.snapshots.values()), self.language)
 
     def _push(self, key: str, fragment: str) -> None:
         if self.fragments.get(key) == fragment:
@@ -496,7 +496,7 @@ class Display:
 
     async def _table(self, request: web.Request) -> web.Response:
         name = self._name(request)
-        language = self.feed.snapshots[name].language
+        language = self.spectator.snapshots[name].language
         body = page(
             f"coffre · {name}",
             self.fragments[name],

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from firmware.display.feed import Snapshot
 from firmware.display.render import overview_fragment, table_fragment
+from firmware.display.spectator import Snapshot
 from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto

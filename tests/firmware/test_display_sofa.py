@@ -11,9 +11,9 @@ import pytest
 
 from firmware.display.address import own_address, qr_svg
 from firmware.display.boards import identites_cryptees, incognito, secret_identity
-from firmware.display.feed import Snapshot
 from firmware.display.parts import Names, french_spaces
 from firmware.display.render import page, table_fragment
+from firmware.display.spectator import Snapshot
 from firmware.link.lang import _, speaking
 from rules import GAMES
 from tests.support.display_samples import fragment, idle_snapshot, samples, samples_of

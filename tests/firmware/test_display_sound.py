@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from firmware.display.feed import Snapshot
 from firmware.display.parts import Names
 from firmware.display.render import table_fragment
 from firmware.display.sound import MOVES, cue_sheet, moves, plain, remember
+from firmware.display.spectator import Snapshot
 from firmware.link.lang import speaking
 
 SEATS = [{"seat": i, "station": f"p{i + 1}", "colour": c} for i, c in enumerate(["red", "blue"])]

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from firmware.display.feed import Snapshot
 from firmware.display.parts import Names
 from firmware.display.render import table_fragment
+from firmware.display.spectator import Snapshot
 from firmware.hub.bindings import bound_games
 from firmware.link.lang import _, speaking
 from rules import get_info
@@ -100,8 +100,8 @@ def test_a_long_custom_seat_name_wraps_inside_its_chip() -> None:
 def test_the_overview_card_says_round_hold_up_leader_and_scores() -> None:
     """A host walking the room reads each table's game, round, who it waits for and who
     leads, with every seat's score."""
-    from firmware.display.feed import Snapshot
     from firmware.display.render import overview_fragment
+    from firmware.display.spectator import Snapshot
 
     mid = next(
         s.public

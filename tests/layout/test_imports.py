@@ -174,7 +174,7 @@ def test_no_hub_module_imports_the_service() -> None:
         ("firmware.station.service", "import spidev"),
         ("device.gpio", "from mfrc522 import MFRC522"),
         ("firmware.display.render", "from rules import get_game"),
-        ("firmware.display.feed", "from firmware.hub.table import Table"),
+        ("firmware.display.spectator", "from firmware.hub.table import Table"),
         ("firmware.hub.moves", "from firmware.hub.service import Hub"),
         ("firmware.hub.inputs", "if TYPE_CHECKING:\n    from firmware.hub import service"),
         ("firmware.hub.context", "from .service import Hub"),

@@ -8,9 +8,9 @@ import itertools
 
 import pytest
 
-from firmware.display.feed import Snapshot
 from firmware.display.render import page as whole_page
 from firmware.display.render import table_fragment
+from firmware.display.spectator import Snapshot
 from firmware.tools.simtable import TABLE
 from tests.support.browser import StaticPage, chromium
 from tests.support.playouts import playout, public_of

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from firmware.display.feed import SPECTATOR_USER as DISPLAY_USER
-from firmware.display.feed import Snapshot
 from firmware.display.render import page, table_fragment
+from firmware.display.spectator import SPECTATOR_USER as DISPLAY_USER
+from firmware.display.spectator import Snapshot
 from firmware.hub.brokerconf import SPECTATOR_USER
 from firmware.link import protocol as proto
 from firmware.link.mqtt import Client

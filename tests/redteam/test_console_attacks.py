@@ -430,7 +430,7 @@ def test_the_live_part_needs_a_session_and_a_pairing_answer_is_checked() -> None
 def test_a_stations_own_line_cannot_put_markup_on_the_console() -> None:
     """A station (or a stolen one) says its own trouble line; the console shows it as text."""
     from firmware.display.console_live import seats_fragment
-    from firmware.display.feed import Snapshot
+    from firmware.display.spectator import Snapshot
 
     hostile = '<img src=x onerror="fetch(1)">'
     snap = Snapshot(

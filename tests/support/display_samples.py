@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from firmware.display.feed import Snapshot
 from firmware.display.render import table_fragment
+from firmware.display.spectator import Snapshot
 from firmware.hub.bindings import binding_for, bound_games
 from firmware.hub.publish import game_menu
 from firmware.hub.table import Seating, Table

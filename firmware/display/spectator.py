@@ -1,7 +1,7 @@
 """The display's only input: ``public`` and ``hub/status`` of its tables, read-only.
 
 One MQTT connection (the ``spectator`` user) follows every table the display shows. A
-paho thread enqueues; :meth:`Feed.run` (a thread of its own) decodes and hands each new
+paho thread enqueues; :meth:`Spectator.run` (a thread of its own) decodes and hands each new
 snapshot to a callback, which the web server turns into pages.
 """
 
@@ -62,7 +62,7 @@ class Snapshot:
         return self.fallback
 
 
-class Feed:
+class Spectator:
     """Follows tables on the broker; calls ``on_change(snapshot)`` on every change."""
 
     def __init__(
