@@ -130,7 +130,8 @@ def test_a_goodbye_or_an_old_will_does_not_overwrite_a_live_claim(tmp_path: Path
 def test_the_table_row_switches_tables_and_prev_does_in_a_game() -> None:
     m = HostMenu(["secret-identity"], max_players=5, tables=["a", "b"], table="a")
     assert m.press("prev", playing=False, now=0) is None  # up from the first row: the last
-    assert m.row == m.table_row and m.lines(0)[-1] == "> Table: a 1/2"
+    # The last row, then the hint line that says what ok does there.
+    assert m.row == m.table_row and m.lines(0)[-2:] == ["> Table: a 1/2", "ok: next table"]
     assert m.press("ok", playing=False, now=0) == SwitchTable(1)
     assert m.press("back", playing=False, now=0) == SwitchTable(-1)
     assert m.press("prev", playing=True, now=0) == SwitchTable(1)
