@@ -56,6 +56,11 @@ def _walk_menu(
             panel.press(button)
             until(moved)
 
+    # A finished game's ranking stays up until the host's ok gives the menu back.
+    ended = sim.hub.actors[TABLE].table if sim.hub is not None else None
+    if ended is not None and ended.over and menu.dismissed is not ended:
+        panel.press("ok")
+        until(lambda: menu.dismissed is ended)
     press_until("next", lambda: menu.row == 0, lambda: menu.row)
     press_until("ok", lambda: menu.game_id == game, lambda: menu.game)
     press_until("next", lambda: menu.row == 1, lambda: menu.row)
