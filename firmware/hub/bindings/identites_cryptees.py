@@ -609,9 +609,9 @@ class IdentitesCrypteesBinding(KnobMenus):
         # Two a row where the widest pair fits the glass, else one a row.
         left = max((len(c) for c in cells[::2]), default=0)
         right = max((len(c) for c in cells[1::2]), default=0)
-        if left + 1 + right <= CHARS:
+        if left + 2 + right <= CHARS:
             rows = [
-                f"{a:<{left}} {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)
+                f"{a:<{left}}  {b}".rstrip() for a, b in zip(cells[::2], cells[1::2], strict=False)
             ]
             rows += cells[len(cells) // 2 * 2 :]
         else:
