@@ -228,6 +228,8 @@ class Station:
     def _handle(self, item: Any) -> None:
         if isinstance(item, Message):
             self._message(item)
+        elif isinstance(item, proto.Ack):  # decoded and let in by _admit
+            self._ack(item)
         elif isinstance(item, TagPresent):
             self.read_at = time.perf_counter()
             # The tap goes out first: the blink and the tick cost a Zero as much as the
@@ -296,7 +298,7 @@ class Station:
             if self.screen.led is not None and self.clock() >= self.led_until:
                 self.devices.controls.led(_rgb(self.screen.led))
             self._draw()
-        elif msg.topic == self.topics.station(self.id, "ack"):
+        elif msg.topic == self._ack_topic:  # a raw answer: only where no _admit ran
             try:
                 ack = msgspec.json.decode(msg.payload, type=proto.Ack)
             except msgspec.MsgspecError:
@@ -310,7 +312,8 @@ class Station:
         credentials, copied) makes it answer here, as fast as they send: such answers
         must cost the station next to nothing and never queue its own taps behind them.
         ``pending`` is only read here (one dict lookup, safe against the station thread);
-        an input enters it before it is published, so its answer always finds it.
+        an input enters it before it is published, so its answer always finds it. An
+        answer that is let in goes to the mailbox decoded, so it is decoded once.
         """
         if topic != self._ack_topic:
             return True
@@ -320,8 +323,9 @@ class Station:
             self._unasked_answer(None)
             return False
         if ack.id is not None and ack.id in self.pending:
-            return True
-        self._unasked_answer(ack)
+            self.queue.put(ack)
+        else:
+            self._unasked_answer(ack)
         return False
 
     def _unasked_answer(self, ack: proto.Ack | None) -> None:
