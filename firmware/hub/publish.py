@@ -161,8 +161,7 @@ class Publisher:
             table.timer_left = None if due is None else max(0.0, due - self.clock())
             if only is None:  # what every station shows (a lone seat's may be a second on)
                 actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
-        step = game_step(table) if table is not None else ""
-        turn = waits_on(table) if table is not None else None
+        step, turn = step_and_turn(table) if table is not None else ("", None)
         stations = list(enumerate(actor.config.stations))
         for seat, station in stations if only is None else stations[only : only + 1]:
             if table is not None and seat < table.players:
@@ -402,20 +401,16 @@ def fit(text: str) -> str:
     return text if len(glass(text)) <= CHARS else glass(text)[: CHARS - 1] + "."
 
 
-def game_step(table: Table) -> str:
-    """The round and phase a table is in ("2/vote"): a station's toast ends with it."""
+def step_and_turn(table: Table) -> tuple[str, int | None]:
+    """The round and phase a table is in ("2/vote": a station's toast ends with it), and
+    the seat it waits on (the engine's ``to_play``; that seat's station buzzes when its
+    turn begins), None when it waits on nobody in particular (everyone at once, or the
+    game is over). One engine context for both: this runs at every publish."""
     ctx = table.engine.context(table.view(None))
-    return f"{ctx['round'] or ''}/{ctx['phase'] or ''}"
-
-
-def waits_on(table: Table) -> int | None:
-    """The seat the table waits on (the engine's ``to_play``), None when it waits on
-    nobody in particular (everyone at once, or the game is over): that seat's station
-    buzzes when its turn begins."""
-    if table.over:
-        return None
-    turn = table.engine.context(table.view(None))["to_play"]
-    return turn if isinstance(turn, int) and not isinstance(turn, bool) else None
+    turn = ctx["to_play"]
+    if table.over or not isinstance(turn, int) or isinstance(turn, bool):
+        turn = None
+    return f"{ctx['round'] or ''}/{ctx['phase'] or ''}", turn
 
 
 def final_ranking(table: Table) -> list[str]:
