@@ -19,7 +19,7 @@ from typing import Any
 
 from firmware.link.lang import LANGUAGES, N_, _
 from firmware.link.protocol import HostCommand
-from firmware.link.render import CHARS, DOWN, UP, glass
+from firmware.link.render import DOWN, UP, marked_title
 from rules import get_info
 from rules.declare import Option
 
@@ -248,12 +248,7 @@ class HostMenu:
         title = f"{self.table[:8]}: {_('New game')}" if self.several else _("New game")
         top, rows = self._top(), len(self._rows())
         arrows = (UP if top > 0 else "") + (DOWN if top + VISIBLE_ROWS < rows else "")
-        if not arrows:
-            return title
-        room = CHARS - len(arrows) - 1
-        head = glass(title)
-        head = head if len(head) <= room else head[: room - 1] + "."
-        return f"{head:<{room}} {arrows}"
+        return marked_title(title, arrows, cut=".")
 
     def _rows(self) -> list[str]:
         rows = [game_name(self.game_id), _("Players: {n}", n=self.players)]

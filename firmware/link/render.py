@@ -117,12 +117,17 @@ def scroll_marker(top: int, shown: int, total: int) -> str:
 
 def scroll_title(title: str, top: int, shown: int, total: int) -> str:
     """A title bar with the list's scroll marker at its right end."""
-    marker = scroll_marker(top, shown, total)
+    return marked_title(title, scroll_marker(top, shown, total))
+
+
+def marked_title(title: str, marker: str, cut: str = "~") -> str:
+    """``title`` with ``marker`` at the right end of the bar (the title cut, ending in
+    ``cut``, where both do not fit); ``title`` as it is without a marker."""
     if not marker:
         return title
     room = CHARS - len(marker) - 1
     head = glass(title)
-    head = head if len(head) <= room else head[: room - 1] + "~"
+    head = head if len(head) <= room else head[: room - 1] + cut
     return f"{head:<{room}} {marker}"
 
 
