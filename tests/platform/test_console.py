@@ -40,6 +40,15 @@ def console_display(sim: SimTable) -> tuple[Console, str]:
     return console, f"{display.url}host/{TABLE}"
 
 
+def ask(page: Any, sim: SimTable) -> str:
+    """The phone asks for a session: its page shows a code, the hub's glass the same one."""
+    page.click("#ask")
+    expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
+    code = page.locator("#code").text_content() or ""
+    wait_host_title(sim, f"Console? {code}")
+    return code
+
+
 def granted(console: Console) -> str:
     """A session as the host's yes gives one (the door's own grant: the hub's side of the
     yes is the hub's), for the browser on this machine."""
@@ -67,10 +76,7 @@ def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
         assert page.locator("#ask").is_visible()
         assert page.locator("button.cmd").count() == 0
         shot(page, "sign-in")
-        page.click("#ask")
-        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
-        code = page.locator("#code").text_content() or ""
-        wait_host_title(sim, f"Console? {code}")
+        code = ask(page, sim)
         shot(page, "code")
         other = f"{(int(code) + 1) % 10_000:04d}"
         wrong = host.send(broker, TABLE, ok_command(other))
@@ -91,10 +97,7 @@ def test_the_panels_back_refuses_and_the_phone_is_told(make_table: TableFactory)
     with chromium() as browser:
         page = new_page(browser, PHONE)
         page.goto(url)
-        page.click("#ask")
-        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
-        code = page.locator("#code").text_content() or ""
-        wait_host_title(sim, f"Console? {code}")
+        ask(page, sim)
         sim.panel.press("back")
         expect(page.locator("#said")).to_have_text("Refused by the host", timeout=10_000)
         assert page.locator("button.cmd").count() == 0
@@ -110,10 +113,7 @@ def test_the_panels_ok_grants_the_request_once_it_has_been_on_the_glass(
     with chromium() as browser:
         page = new_page(browser, PHONE)
         page.goto(url)
-        page.click("#ask")
-        expect(page.locator("#code")).to_have_text(re.compile(r"^[0-9]{4}$"))
-        code = page.locator("#code").text_content() or ""
-        wait_host_title(sim, f"Console? {code}")
+        code = ask(page, sim)
         sim.panel.press("ok")
         page.wait_for_timeout(800)
         assert page.locator("button.cmd").count() == 0
