@@ -95,6 +95,9 @@ def remember(moments: list[Moment], public: dict[str, Any]) -> None:
         cues.add("wait")
     moment["cues"] = sorted(cues)
     moments.append(moment)
+    # A page reads the last MOVES moves only (:func:`moves`): older ones, each with its
+    # whole view, would only grow the display's memory and every fragment's work.
+    del moments[:-MOVES]
     del moments[:-MOVES]
 
 
