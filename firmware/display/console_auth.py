@@ -39,6 +39,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from firmware.link.limits import TokenBucket
+
 #: A request waits this long for the host's yes.
 REQUEST_SECONDS = 120.0
 #: After a request ends without a grant, the table takes none for this long.
@@ -102,12 +104,6 @@ class Session:
     nonces: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
 
-@dataclass
-class _Bucket:
-    tokens: float = float(BURST)
-    at: float = 0.0
-
-
 class ConsoleDoor:
     """Requests and sessions of every table a display serves (one web thread uses it)."""
 
@@ -117,7 +113,7 @@ class ConsoleDoor:
         #: Ended requests, by secret hash, until their browser reads how they ended.
         self.ended: dict[str, Request] = {}
         self.cool_until: dict[str, float] = {}
-        self.buckets: dict[str, _Bucket] = {}
+        self.buckets: dict[str, TokenBucket] = {}
         self.sessions: dict[str, Session] = {}  # by token hash
 
     # --- requests -----------------------------------------------------------------------
@@ -135,12 +131,9 @@ class ConsoleDoor:
         if waiting is not None:
             self._end(waiting, "two", now)
             raise Refused("Two requests at once: both refused")
-        bucket = self.buckets.setdefault(table, _Bucket(at=now))
-        bucket.tokens = min(float(BURST), bucket.tokens + (now - bucket.at) / REFILL)
-        bucket.at = now
-        if bucket.tokens < 1:
+        bucket = self.buckets.setdefault(table, TokenBucket(BURST, REFILL, now))
+        if not bucket.take(now):
             raise Refused("Too many requests: wait a little")
-        bucket.tokens -= 1
         secret = secrets.token_urlsafe(32)
         code = f"{secrets.randbelow(10_000):04d}"
         request = Request(table, code, address, _digest(secret), now)

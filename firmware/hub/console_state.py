@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from firmware.link.lang import N_
+from firmware.link.limits import TokenBucket
 
 #: The answer that grants, word for word (the display grants on nothing else).
 GRANTED = "Console granted"
@@ -37,8 +38,8 @@ class ConsoleRequests:
 
     waiting: Waiting | None = None
     cool_until: float = 0.0
-    tokens: float = float(BURST)
-    at: float | None = None
+    #: The table's requests, BURST at once then one every REFILL (from its first request).
+    bucket: TokenBucket | None = None
 
     def title(self, now: float, answer: Answer) -> tuple[str, dict[str, str]] | None:
         """The glass's title while a request waits (``Console? {code}``)."""
@@ -67,13 +68,11 @@ class ConsoleRequests:
             self._end(now, answer, "Two requests at once")
             answer(cmd_id, False, "Two requests at once")
             return
-        at = now if self.at is None else self.at
-        self.tokens = min(float(BURST), self.tokens + (now - at) / REFILL)
-        self.at = now
-        if self.tokens < 1:
+        if self.bucket is None:
+            self.bucket = TokenBucket(BURST, REFILL, now)
+        if not self.bucket.take(now):
             answer(cmd_id, False, "Too many requests")
             return
-        self.tokens -= 1
         self.waiting = Waiting(cmd_id, code, now)
 
     def ok(self, code: str | None, now: float, answer: Answer) -> tuple[bool, str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from firmware.link.limits import TokenBucket
+
 #: Challenges a table gives at once (a first night: every seat asks together)...
 TABLE_BURST = 8
 #: ...then one every this many seconds.
@@ -48,18 +50,17 @@ class Guard:
     """How often a table's seats may be challenged: a cooldown per seat after a pairing
     that ended without a grant, and a token bucket for the whole table."""
 
-    tokens: float = float(TABLE_BURST)
-    at: float = 0.0
+    bucket: TokenBucket
     cool_until: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def since(cls, now: float) -> Guard:
+        """A table's guard, its bucket full at ``now``."""
+        return cls(TokenBucket(TABLE_BURST, TABLE_REFILL, now))
 
     def cooling(self, station: str, now: float) -> bool:
         return now < self.cool_until.get(station, -1.0)
 
     def take(self, now: float) -> bool:
         """One challenge from the table's bucket, if any is left."""
-        self.tokens = min(float(TABLE_BURST), self.tokens + (now - self.at) / TABLE_REFILL)
-        self.at = now
-        if self.tokens < 1.0:
-            return False
-        self.tokens -= 1.0
-        return True
+        return self.bucket.take(now)

@@ -143,7 +143,7 @@ def login_works(config: BrokerConfig, timeout: float) -> bool:
 
 def guard(actor: TableActor, now: float) -> Guard:
     if actor.pair_guard is None:
-        actor.pair_guard = Guard(at=now)
+        actor.pair_guard = Guard.since(now)
     return actor.pair_guard
 
 
