@@ -154,6 +154,16 @@ class Request(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defa
     suite: str = ""
 
 
+def hello(session: str, public: bytes, nonce: bytes) -> Request:
+    """A station's ``hello``: its key, its commitment to ``nonce``, the box it opens."""
+    return Request("hello", session, pub=b64(public), commit=commitment(public, nonce), suite=SUITE)
+
+
+def reveal(session: str, nonce: bytes) -> Request:
+    """A station's ``reveal``: the nonce its hello committed to."""
+    return Request("reveal", session, nonce=b64(nonce))
+
+
 class Reply(msgspec.Struct, frozen=True, omit_defaults=True):
     """Hub -> station: ``challenge`` (nonce, ca, expires_in), ``granted`` (box) or
     ``refused`` (reason, one line)."""

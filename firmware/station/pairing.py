@@ -95,13 +95,7 @@ def enrol(want: Wanted, show: Show, stop: threading.Event) -> pair.Grant | str:
     show(title, ["Pairing: asking", f"{want.host}..."])
     client.start()
     try:
-        hello = pair.Request(
-            "hello",
-            session,
-            pub=pair.b64(public),
-            commit=pair.commitment(public, nonce),
-            suite=pair.SUITE,
-        )
+        hello = pair.hello(session, public, nonce)
         challenge = _await(
             client, session, stop, HELLO_WAIT, resend=(request_topic, pair.encode(hello))
         )
@@ -114,9 +108,7 @@ def enrol(want: Wanted, show: Show, stop: threading.Event) -> pair.Grant | str:
         except proto.ProtocolError:
             return "Pairing failed"
         code = pair.pair_code(public, challenge.ca, nonce, hub_nonce)
-        client.publish(
-            request_topic, pair.encode(pair.Request("reveal", session, nonce=pair.b64(nonce)))
-        )
+        client.publish(request_topic, pair.encode(pair.reveal(session, nonce)))
         log.info("%s: pairing code %s: confirm it on the hub", want.station, code)
         show(title, [f"Pair code {code}", "Confirm it on", "the hub", f"Seat {want.station}"])
         answer = _await(client, session, stop, challenge.expires_in + ANSWER_MARGIN)

@@ -50,15 +50,8 @@ def ask(hub: Hub, table: str, station: str, session: str) -> None:
     _, public = pair.keypair()
     nonce = os.urandom(16)
     topic = pair.enrol_topic(table, station, "request")
-    hello = pair.Request(
-        "hello",
-        session,
-        pub=pair.b64(public),
-        commit=pair.commitment(public, nonce),
-        suite=pair.SUITE,
-    )
-    hub.submit(Message(topic, pair.encode(hello)))
-    hub.submit(Message(topic, pair.encode(pair.Request("reveal", session, nonce=pair.b64(nonce)))))
+    hub.submit(Message(topic, pair.encode(pair.hello(session, public, nonce))))
+    hub.submit(Message(topic, pair.encode(pair.reveal(session, nonce))))
 
 
 @pytest.fixture(autouse=True)

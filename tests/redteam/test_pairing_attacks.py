@@ -48,14 +48,11 @@ class Asker:
         self.private, self.public = pair.keypair()
 
     def hello(self, seat: str, session: str) -> None:
-        commit = pair.commitment(self.public, self.nonce)
-        hello = pair.Request(
-            "hello", session, pub=pair.b64(self.public), commit=commit, suite=pair.SUITE
-        )
+        hello = pair.hello(session, self.public, self.nonce)
         self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(hello))
 
     def reveal(self, seat: str, session: str) -> None:
-        reveal = pair.Request("reveal", session, nonce=pair.b64(self.nonce))
+        reveal = pair.reveal(session, self.nonce)
         self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(reveal))
 
     def reply(self, session: str, timeout: float = 5.0) -> pair.Reply | None:
