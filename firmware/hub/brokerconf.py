@@ -360,6 +360,21 @@ def _listener(port: int, conf_dir: Path, bind: str, tls: TlsFiles | None) -> lis
     ]
 
 
+def listener_ports(conf: Path) -> list[int]:
+    """The ports a mosquitto.conf listens on (``listener PORT [address]``: what
+    :func:`mosquitto_conf` writes); none when the file is missing or unreadable."""
+    try:
+        lines = conf.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    ports = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "listener" and parts[1].isdigit():
+            ports.append(int(parts[1]))
+    return ports
+
+
 def mosquitto_conf(
     port: int,
     conf_dir: Path,

@@ -659,7 +659,9 @@ class Doctor:
                 detail,
                 f"on the hub: {start} (if {host} is not the hub: {set_host})",
             )
-        ports = listener_ports(self.broker_dir() / "mosquitto.conf")
+        from firmware.hub.brokerconf import BROKER_CONF, listener_ports
+
+        ports = listener_ports(self.broker_dir() / BROKER_CONF)
         if ports and port not in ports:
             said = ", ".join(str(p) for p in ports)
             return Check(
@@ -928,20 +930,6 @@ def peer_certificate(
     issuer = {key: value for rdn in decoded.get("issuer", ()) for key, value in rdn}
     names = [value for _kind, value in decoded.get("subjectAltName", ())]
     return issuer, names
-
-
-def listener_ports(conf: Path) -> list[int]:
-    """The ports a mosquitto.conf listens on (``listener PORT [address]``)."""
-    try:
-        lines = conf.read_text(errors="replace").splitlines()
-    except OSError:
-        return []
-    ports = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) >= 2 and parts[0] == "listener" and parts[1].isdigit():
-            ports.append(int(parts[1]))
-    return ports
 
 
 @contextlib.contextmanager

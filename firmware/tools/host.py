@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import queue
-import re
 import sys
 import time
 import uuid
@@ -35,7 +34,13 @@ from typing import Any, TypeVar
 import msgspec
 
 from firmware.hub import safefiles
-from firmware.hub.brokerconf import CREDENTIALS, host_user, read_password
+from firmware.hub.brokerconf import (
+    BROKER_CONF,
+    CREDENTIALS,
+    host_user,
+    listener_ports,
+    read_password,
+)
 from firmware.link import protocol as proto
 from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
@@ -87,12 +92,8 @@ def load_broker(args: Any) -> BrokerConfig:
 def listener_port(folder: Path) -> int | None:
     """The port of the broker ``broker-config`` wrote into ``folder`` (provisioning's
     ``--port``), or None when there is no such file or it cannot be read."""
-    try:
-        text = (folder / "mosquitto.conf").read_text()
-    except OSError:
-        return None
-    found = re.search(r"^listener (\d+)\b", text, re.MULTILINE)
-    return int(found.group(1)) if found else None
+    ports = listener_ports(folder / BROKER_CONF)
+    return ports[0] if ports else None
 
 
 def _from_broker_dir(section: BrokerSection, args: Any) -> BrokerSection:
