@@ -82,7 +82,8 @@ _STUBS = {
     "python3": (
         'if [ "$1 $2" = "-m venv" ]; then\n'
         '  mkdir -p "$3/bin"; printf "#!/bin/sh\\n" > "$3/bin/pip"; chmod +x "$3/bin/pip"\n'
-        '  cp "$FAKE_COFFRE" "$3/bin/coffre"; chmod +x "$3/bin/coffre"; exit 0\n'
+        '  cp "$FAKE_COFFRE" "$3/bin/coffre"; chmod +x "$3/bin/coffre"\n'
+        '  cp "$FAKE_HAND_OVER" "$3/bin/python"; chmod +x "$3/bin/python"; exit 0\n'
         "fi\n"
         f'exec {sys.executable} "$@"'
     ),
@@ -93,6 +94,12 @@ echo "coffre $*" >> "$CALLS"
 while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
 mkdir -p "$out/credentials"
 echo secret > "$out/credentials/hub.password"; echo secret > "$out/credentials/spectator.password"
+"""
+# The venv's python runs brokerconf.hand_over(conf_dir, user, dest): here a copy, as the
+# coffre user it hands the file to does not exist.
+_FAKE_HAND_OVER = """#!/bin/bash
+echo "hand_over $3 $4 $5" >> "$CALLS"
+cp "$3/credentials/$4.password" "$5"
 """
 
 
@@ -109,6 +116,7 @@ def _provision(
         fake.write_text(f'#!/bin/bash\necho "{tool} $*" >> "$CALLS"\n{body}\n')
         fake.chmod(0o755)
     (root / "coffre").write_text(_FAKE_COFFRE)
+    (root / "hand_over").write_text(_FAKE_HAND_OVER)
     (root / "ss.txt").write_text(listening)
     mounts = []
     for top in ("etc", "opt", "usr/local", "boot"):
@@ -121,6 +129,7 @@ def _provision(
     path = f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin"
     clean = {"PATH": path, "CALLS": str(root / "calls"), "HOME": "/root"}
     clean |= {"FAKE_SS": str(root / "ss.txt"), "FAKE_COFFRE": str(root / "coffre")}
+    clean |= {"FAKE_HAND_OVER": str(root / "hand_over")}
     script = " && ".join([*mounts, 'exec bash "$0" "$@"'])
     return subprocess.run(
         ["unshare", "--mount", "bash", "-c", script, str(SCRIPT), *args],
@@ -143,6 +152,11 @@ def test_hub_port_goes_into_every_config_and_stays_on_a_rerun(tmp_path: Path) ->
     for name in ("hub.toml", "display.toml"):
         assert re.search(r"^\[broker\]\nhost = .*\nport = 8884$", _etc(tmp_path, name), re.M)
     assert "--port 8884" in (tmp_path / "calls").read_text()
+    for user in ("hub", "spectator"):  # the services are handed their passwords
+        assert (
+            f"hand_over /etc/mosquitto/coffre {user} /etc/coffre/{user}.password"
+            in (tmp_path / "calls").read_text()
+        )
     assert "--port 8884" in run.stdout  # the stations are told to dial it
     rerun = _provision(tmp_path, "hub", "--stations", "p1,p2,p3", "--keep-hostname")
     assert rerun.returncode == 0, rerun.stderr
