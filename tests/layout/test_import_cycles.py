@@ -9,13 +9,14 @@ edge to that module. A circle is a strongly connected component of more than one
 
 from __future__ import annotations
 
-import ast
 from collections import deque
 from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 
 import pytest
+
+from tests.support.imports import import_statements, module_of, package_of
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("rules", "device", "hardware", "firmware")
@@ -25,14 +26,11 @@ Graph = dict[str, set[str]]
 
 def modules_under(root: Path, packages: Iterable[str]) -> dict[str, Path]:
     """Every module of ``packages`` under ``root``, by dotted name (a package by its own)."""
-    found: dict[str, Path] = {}
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
+    return {
+        module_of(path, root): path
+        for package in packages
+        for path in sorted((root / package).rglob("*.py"))
+    }
 
 
 def _known(name: str, modules: Mapping[str, Path]) -> str | None:
@@ -48,31 +46,11 @@ def imports_of(module: str, path: Path, modules: Mapping[str, Path]) -> set[str]
     """The modules among ``modules`` that ``module`` (at ``path``) imports, wherever in
     the file: ``import a.b``, ``from a import b`` (the module ``a.b`` if it is one, else
     ``a``), relative imports, and ``importlib.import_module("a.b")`` with a literal."""
-    is_package = path.name == "__init__.py"
-    package = module if is_package else module.rpartition(".")[0]
+    package = package_of(module, path.name == "__init__.py")
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                anchor = parts[: len(parts) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            for alias in node.names:
-                whole = f"{base}.{alias.name}"
-                names.append(whole if whole in modules else base)
-        elif (
-            isinstance(node, ast.Call)
-            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            names = [node.args[0].value]
-        for name in names:
+    for _, base, names in import_statements(path.read_text(), package):
+        wholes = [f"{base}.{name}" for name in names]
+        for name in [w if w in modules else base for w in wholes] or [base]:
             target = _known(name, modules)
             if target is not None and target != module:
                 targets.add(target)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.imports import import_statements, module_of, package_of
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("firmware", "device", "rules", "hardware")
 
@@ -60,36 +62,13 @@ VENDOR = ("RPi", "spidev", "smbus2", "mfrc522", "lgpio", "luma.oled.device", "lu
 VENDOR_HOMES = ("device.real_reader", "device.real_display")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def imported(source: str, module: str) -> set[str]:
+def imported(source: str, module: str, is_package: bool = False) -> set[str]:
     """Every module a source imports: at top level, inside functions, or by literal name
-    through ``importlib.import_module``."""
+    through ``importlib.import_module``; ``from a import b`` counts ``a`` and ``a.b``."""
     found: set[str] = set()
-    package = module if module.count(".") == 0 else module.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-        elif (
-            isinstance(node, ast.Call)
-            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            found.add(node.args[0].value)
+    for _, base, names in import_statements(source, package_of(module, is_package)):
+        found.add(base)
+        found.update(f"{base}.{name}" for name in names)
     return found
 
 
@@ -102,10 +81,10 @@ HUB_PROGRAM = "firmware.hub.run_hub"
 HUB_SERVICE = "firmware.hub.service"
 
 
-def violations(module: str, source: str) -> list[str]:
+def violations(module: str, source: str, is_package: bool = False) -> list[str]:
     """What ``module`` imports that its layer forbids, one line each."""
     bad = []
-    names = imported(source, module)
+    names = imported(source, module, is_package)
     for layer, banned in FORBIDDEN.items():
         if not under(module, layer):
             continue
@@ -121,9 +100,10 @@ def violations(module: str, source: str) -> list[str]:
     return bad
 
 
-def all_modules() -> list[tuple[str, str]]:
+def all_modules() -> list[tuple[str, str, bool]]:
+    """(module, source, is it a package's ``__init__``) for every product module."""
     return [
-        (module_name(path), path.read_text())
+        (module_of(path, ROOT), path.read_text(), path.name == "__init__.py")
         for package in PACKAGES
         for path in sorted((ROOT / package).rglob("*.py"))
     ]
@@ -141,7 +121,7 @@ def test_imports_point_one_way() -> None:
     """No module imports against the layering (station never the hub, link neither, ...)."""
     modules = all_modules()
     assert len(modules) > 50  # the walk found the tree
-    bad = [line for module, source in modules for line in violations(module, source)]
+    bad = [line for module, src, pkg in modules for line in violations(module, src, pkg)]
     assert bad == []
 
 
@@ -149,13 +129,13 @@ def test_no_hub_module_imports_the_service() -> None:
     """The hub's service is the top of the hub: no other module of it imports it, not even
     for a type (its handlers take a HubContext, firmware/hub/context.py), but the program
     that builds and runs it (firmware/hub/run_hub.py)."""
-    hub = [(m, src) for m, src in all_modules() if under(m, "firmware.hub")]
+    hub = [(m, src, pkg) for m, src, pkg in all_modules() if under(m, "firmware.hub")]
     assert len(hub) > 20  # the walk found the hub
     bad = [
         f"{module} imports {name}"
-        for module, source in hub
+        for module, source, is_package in hub
         if module not in (HUB_SERVICE, HUB_PROGRAM)
-        for name in sorted(imported(source, module))
+        for name in sorted(imported(source, module, is_package))
         if under(name, "firmware.hub.service")
     ]
     assert bad == []

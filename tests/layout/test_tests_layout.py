@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.support.imports import import_statements, package_of
 
 TESTS = Path(__file__).resolve().parents[1]
 SUPPORT = "tests.support"
@@ -22,19 +23,12 @@ def _module_of(path: Path) -> str:
 def _imports(path: Path) -> Iterator[tuple[int, str]]:
     """(line, absolute module) of every import in ``path``, nested ones and relative ones too;
     ``from tests.x import y`` yields ``tests.x.y`` as well (``y`` may be a module)."""
-    package = _module_of(path).rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*up, base] if base else up)
-            yield node.lineno, base
-            for alias in node.names:
-                yield node.lineno, f"{base}.{alias.name}"
+    module = _module_of(path)
+    package = package_of(module, path.name == "__init__.py")
+    for line, base, names in import_statements(path.read_text(encoding="utf-8"), package):
+        yield line, base
+        for name in names:
+            yield line, f"{base}.{name}"
 
 
 def _from_a_test_module(module: str, *, conftest_too: bool = False) -> bool:
