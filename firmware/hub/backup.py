@@ -478,17 +478,18 @@ def provisioned(part: str, rel: tuple[str, ...], archived_mode: int) -> Ownershi
     the hub's group (pairing adds users to it), acl too; broker.key mosquitto's; ca.key and
     the credentials root's, 0600. Anything else root's, with the archive's mode at most
     0644 (never executable, never writable by others)."""
-    from firmware.hub.brokerconf import CREDENTIALS
+    from firmware.hub.brokerconf import CREDENTIALS, HUB_WRITES
     from firmware.hub.certs import CA_KEY_FILE
     from firmware.link.tls import KEY_FILE
 
     if part == "store":
         return ("coffre", "coffre", 0o600)
     if part == "broker":
+        shared = dict(HUB_WRITES)
         if rel == ("passwd",):
-            return ("mosquitto", "coffre", 0o660)
+            return ("mosquitto", "coffre", shared["passwd"])
         if rel == ("acl",):
-            return ("root", "coffre", 0o664)
+            return ("root", "coffre", shared["acl"])
         if rel == (KEY_FILE,):
             return ("mosquitto", "mosquitto", 0o600)
         if rel == (CA_KEY_FILE,) or rel[0] == CREDENTIALS:
@@ -502,12 +503,12 @@ def provisioned_folder(part: str, rel: tuple[str, ...]) -> Ownership:
     """The owner, group and mode provisioning gives a folder: the store's is the hub's
     (0700, as its unit's StateDirectory makes it), credentials/ root's and writable by the
     hub's group (pairing writes a station's password there), the rest root's, 0755."""
-    from firmware.hub.brokerconf import CREDENTIALS
+    from firmware.hub.brokerconf import CREDENTIALS, HUB_WRITES
 
     if part == "store":
         return ("coffre", "coffre", 0o700)
     if part == "broker" and rel == (CREDENTIALS,):
-        return ("root", "coffre", 0o770)
+        return ("root", "coffre", dict(HUB_WRITES)[CREDENTIALS])
     return PUBLIC_DIR
 
 

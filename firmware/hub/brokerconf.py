@@ -466,6 +466,11 @@ def give_key_to_mosquitto(key: Path, user: str = "mosquitto") -> bool:
     return safefiles.change(key, ids=(entry.pw_uid, entry.pw_gid))
 
 
+#: What the hub's service writes in the broker's folder when a station pairs, and the mode
+#: giving the hub's group that write (provisioning, restore and doctor read this one table).
+HUB_WRITES: tuple[tuple[str, int], ...] = (("passwd", 0o660), ("acl", 0o664), (CREDENTIALS, 0o770))
+
+
 def share_with_hub(conf_dir: Path, group: str = "coffre") -> bool:
     """As root, let the hub's service (group ``coffre``) add a paired station's user:
     ``passwd`` (mosquitto's, 0660), ``acl`` (0664) and ``credentials/`` (0770) in that
@@ -480,7 +485,7 @@ def share_with_hub(conf_dir: Path, group: str = "coffre") -> bool:
     except KeyError:
         return False
     with safefiles.opened_folder(conf_dir) as top:
-        for name, mode in (("passwd", 0o660), ("acl", 0o664), (CREDENTIALS, 0o770)):
+        for name, mode in HUB_WRITES:
             safefiles.change(conf_dir / name, mode=mode, ids=(-1, gid), at=top)
     return True
 

@@ -69,8 +69,6 @@ BROKER_DIR = "/etc/mosquitto/coffre"
 #: (firmware.hub.brokerconf.share_with_hub gives it 0660).
 SECRET_MODE = 0o640
 PASSWD_MODE = 0o660
-#: What pairing writes in the broker folder, and the mode share_with_hub gives each.
-PAIRING_WRITES = (("passwd", 0o660), ("acl", 0o664), ("credentials", 0o770))
 #: The Organization every certificate broker-config makes carries (firmware.hub.certs).
 COFFRE_ORG = "coffre"
 PAIRING_DOC = "docs/pairing.md"
@@ -511,13 +509,15 @@ class Doctor:
         if not may(top, uid, gids, 0o1):
             blocked.append(f"{folder} ({self.owner(top)} {top.st_mode & 0o777:04o})")
             fixes.append(f"sudo chmod o+x {folder}")
-        for name, mode in PAIRING_WRITES:
+        from firmware.hub.brokerconf import CREDENTIALS, HUB_WRITES
+
+        for name, mode in HUB_WRITES:
             path = folder / name
             try:
                 info = path.lstat()
             except FileNotFoundError:
                 blocked.append(f"{name} (missing)")
-                if name == "credentials":
+                if name == CREDENTIALS:
                     fixes.append(f"sudo install -d -m {mode:04o} -g coffre {path}")
                 else:  # the broker's users and rules: only broker-config knows them all
                     fixes.append("re-run provisioning (coffre broker-config ... --apply)")
@@ -526,7 +526,7 @@ class Doctor:
                 blocked.append(f"{name} (a link)")
                 fixes.append(self.unlink_fix(path))
                 continue
-            need = 0o3 if name == "credentials" else 0o2
+            need = 0o3 if name == CREDENTIALS else 0o2
             if not may(info, uid, gids, need):
                 blocked.append(f"{name} ({self.owner(info)} {info.st_mode & 0o777:04o})")
                 regroup.append(str(path))
