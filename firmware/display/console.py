@@ -42,9 +42,16 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-#: The commands a console sends and which of them ask once more before they go.
+#: The commands a console sends and which of them ask once more before they go: the
+#: question and its yes button. The page asks on itself, never with the browser's own
+#: dialog (``window.confirm``): a browser may suppress a page's dialogs (a host who
+#: ticked "don't let this page create more dialogs"; an in-app browser), and then the
+#: yes never came and the undo or abort silently never went.
 COMMANDS = ("start", "next", "undo", "abort", "pair", "refuse")
-CONFIRM = {"undo": "Undo the last move?", "abort": "Abort the game? It cannot be resumed."}
+CONFIRM = {
+    "undo": ("Undo the last move?", "Yes, undo"),
+    "abort": ("Abort the game? It cannot be resumed.", "Yes, abort"),
+}
 
 
 class HubLink(Protocol):
@@ -232,7 +239,8 @@ class Console:
         if cmd not in COMMANDS:
             return self._json({"ok": False, "message": "Unknown command"}, 400)
         if cmd in CONFIRM and form.get("confirm") != "yes":
-            return self._json({"ok": False, "confirm": CONFIRM[cmd]})
+            question, yes = CONFIRM[cmd]
+            return self._json({"ok": False, "confirm": question, "yes": yes})
         if self.link is None:
             return self._json({"ok": False, "message": "The console cannot reach the hub"}, 503)
         command_id = f"console-{form['nonce']}"
@@ -303,6 +311,9 @@ class Console:
             f'<main data-csrf="{html.escape(session.csrf)}" data-table="{html.escape(table)}">'
             f"<h1>{html.escape(table)}</h1>"
             f'<section class="run"><h2>Game</h2><div class="row">{buttons}</div>'
+            '<div id="again" class="again" role="alertdialog" hidden><p></p>'
+            '<div class="choice"><button class="yes big"></button>'
+            '<button class="no big">No</button></div></div>'
             f'<p id="said" role="status"></p></section>'
             f'<div id="live">{live}</div>'
             f'<section class="new"><h2>New game</h2>{start_form(self._menu(table))}</section>'

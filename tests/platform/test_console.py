@@ -127,12 +127,13 @@ def ok_command(code: str) -> proto.HostCommand:
     return proto.HostCommand(cmd="console-ok", code=code, id=f"cli-{code}-{time.monotonic_ns()}")
 
 
-def test_a_game_is_set_up_and_started_from_the_phone(
+def test_a_game_is_set_up_started_undone_and_aborted_from_the_phone(
     make_table: TableFactory,
 ) -> None:
     """The phone picks the game, its players and an option and starts; a second start is
-    refused while the game runs; the table plays a little; undo asks first, and "no"
-    changes nothing."""
+    refused while the game runs; the table plays a little; undo and abort ask once more on
+    the page (no browser dialog, which a browser may suppress: this one dismisses any),
+    "no" changes nothing, "yes" does it and the table's public state follows at once."""
     sim = make_table(players=3)
     console, url = console_display(sim)
     with chromium() as browser:
@@ -157,21 +158,28 @@ def test_a_game_is_set_up_and_started_from_the_phone(
         director(sim, seed=3, options={"mode": "coop"}, stop_at=(2, "answer")).play()
         version = _settled_version(sim.watch)
         assert version > 0
-        questions: list[str] = []
-
-        def answer(dialog: Any) -> None:
-            questions.append(dialog.message)
-            dialog.accept() if len(questions) > 1 else dialog.dismiss()
-
-        page.on("dialog", answer)
-        page.click("button[data-cmd=undo]")  # the question, answered no: nothing undone
-        for _ in range(100):
-            if questions:
-                break
-            page.wait_for_timeout(100)
+        again = page.locator("#again")
+        page.click("button[data-cmd=undo]")
+        expect(again).to_be_visible()
+        expect(again.locator("p")).to_have_text("Undo the last move?")
+        shot(page, "undo-question")
+        again.locator("button.no").click()  # no: nothing undone
+        expect(again).to_be_hidden()
         page.wait_for_timeout(500)
-        assert questions == ["Undo the last move?"]
         assert sim.watch.public["version"] == version
+        page.click("button[data-cmd=undo]")
+        again.locator("button.yes").click()
+        sim.watch.wait(lambda p: p.get("version") == version - 1)
+        expect(again).to_be_hidden()
+        page.click("button[data-cmd=abort]")
+        expect(again.locator("p")).to_have_text("Abort the game? It cannot be resumed.")
+        again.locator("button.yes").click()
+        sim.watch.wait(lambda p: p.get("game") is None)
+        last = Store(sim.store_path).last_game(TABLE)
+        assert last is not None and last.status == "aborted"
+        page.click("button[data-cmd=next]")
+        expect(page.locator("#said")).to_have_text("No game running")
+        shot(page, "no-game")
 
 
 def _settled_version(watch: Any) -> int:

@@ -57,15 +57,39 @@
     });
   }
 
-  // Console page.
+  // Console page. Undo and abort ask once more on the page itself (a browser may
+  // suppress window.confirm, and then the yes would never come): the question shows
+  // with its yes and no until one is pressed, another command is, or QUESTION_MS pass.
+  var again = document.getElementById("again");
+  var QUESTION_MS = 20000;
+  var pending = null;
+  function settle() {
+    if (pending) clearTimeout(pending.timer);
+    pending = null;
+    if (again) again.hidden = true;
+  }
+  function question(d, name) {
+    settle();
+    again.querySelector("p").textContent = d.confirm;
+    again.querySelector("button.yes").textContent = d.yes || "Yes";
+    pending = {name: name, timer: setTimeout(settle, QUESTION_MS)};
+    again.hidden = false;
+    say("");
+  }
+  if (again) {
+    again.querySelector("button.yes").addEventListener("click", function () {
+      var name = pending && pending.name;
+      settle();
+      if (name) command(name, true);
+    });
+    again.querySelector("button.no").addEventListener("click", settle);
+  }
   function command(name, confirmed) {
     var fields = {cmd: name};
     if (confirmed) fields.confirm = "yes";
+    else settle();
     post("/command", fields).then(function (d) {
-      if (d.confirm) {
-        if (window.confirm(d.confirm)) command(name, true);
-        return;
-      }
+      if (d.confirm && again) { question(d, name); return; }
       if (d.status === 401) { location.reload(); return; }
       say(d.message || (d.ok ? "Done" : "Refused"));
     });
