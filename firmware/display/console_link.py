@@ -27,6 +27,7 @@ import msgspec
 
 from firmware.display.console_auth import REQUEST_SECONDS, Request
 from firmware.link import protocol as proto
+from firmware.link.lang import N_
 from firmware.link.mqtt import BrokerConfig, Client
 
 log = logging.getLogger(__name__)
@@ -37,11 +38,11 @@ GRANTED = "Console granted"
 ANSWERS = frozenset(
     {
         GRANTED,
-        "Too soon: wait",
-        "Two requests at once",
-        "Too many requests",
-        "Refused by the host",
-        "Nobody answered",
+        N_("Too soon: wait"),
+        N_("Two requests at once"),
+        N_("Too many requests"),
+        N_("Refused by the host"),
+        N_("Nobody answered"),
     }
 )
 #: How long a command waits for the hub's answer.
@@ -103,17 +104,17 @@ class MqttHubLink:
     async def command(self, table: str, cmd: proto.HostCommand) -> tuple[bool, str]:
         ack = await self._send(table, cmd, COMMAND_SECONDS)
         if ack is None:
-            return False, "The hub did not answer: look at the table before trying again"
+            return False, N_("The hub did not answer: look at the table before trying again")
         return ack.ok, ack.message
 
     async def ask(self, table: str, request: Request) -> tuple[bool, str]:
         cmd = proto.HostCommand(cmd="console", id=f"console-ask-{request.id}", code=request.code)
         ack = await self._send(table, cmd, REQUEST_SECONDS + COMMAND_SECONDS)
         if ack is None:
-            return False, "The hub did not answer"
+            return False, N_("The hub did not answer")
         if ack.message not in ANSWERS:
             # A hub that does not know ``console`` answers as for any command.
-            return False, "This hub cannot grant a console: update it"
+            return False, N_("This hub cannot grant a console: update it")
         return ack.ok and ack.message == GRANTED, ack.message
 
     def withdraw(self, table: str, request: Request) -> None:
