@@ -210,3 +210,39 @@ def test_the_seats_health_follows_the_hub(make_table: TableFactory) -> None:
         shot(page, "seats")
         sim.stop_hub()
         expect(page.locator("#live .alert").first).to_contain_text("Hub offline", timeout=15_000)
+
+
+def test_a_french_table_s_console_speaks_french_and_every_control_fits_a_finger(
+    make_table: TableFactory,
+) -> None:
+    """A table that speaks French gets its console in French (its run buttons, the second
+    question, the seats); the host may switch the console to English; at phone size every
+    button, field and choice is at least 44 px high."""
+    sim = make_table(players=3, language="fr")
+    console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        expect(page.locator("#ask")).to_have_text("Demander la console")
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
+        page.goto(url)
+        assert page.locator("html").get_attribute("lang") == "fr"
+        expect(page.locator("button.cmd")).to_have_text(["Suivant", "Annuler", "Abandon"])
+        expect(page.locator("#live li.seat .state").first).to_have_text("en ligne")
+        page.click("button[data-cmd=abort]")
+        expect(page.locator("#again p")).to_have_text(
+            "Abandonner la partie ? Elle ne pourra pas reprendre."
+        )
+        shot(page, "fr")
+        controls = page.locator("main button:visible, main select:visible, main input:visible")
+        heights = [
+            box["height"]
+            for box in controls.evaluate_all(
+                "els => els.map(e => e.getBoundingClientRect().toJSON())"
+            )
+        ]
+        assert heights and min(heights) >= 44, heights
+        page.locator("#again button.no").click()
+        page.select_option("#language", "en")
+        expect(page.locator("button.cmd")).to_have_text(["Next", "Undo", "Abort"])
+        assert page.locator("html").get_attribute("lang") == "en"
