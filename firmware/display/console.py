@@ -18,6 +18,8 @@ import html
 import json
 import logging
 import threading
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -62,6 +64,8 @@ RUN = {"next": N_("Next"), "undo": N_("Undo"), "abort": N_("Abort")}
 LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
 #: How often the console notes which seats are online (their "last seen").
 LOOK_SECONDS = 2.0
+#: After the hub did not answer a report, the console waits this long before the next.
+REPORT_RETRY_SECONDS = 5.0
 #: The page's words (marked here: a ``_()`` inside an f-string is not extracted).
 T = {
     "host": N_("Host console"),
@@ -112,6 +116,13 @@ class HubLink(Protocol):
         """Send a host command and wait for the hub's answer."""
 
 
+class Reporter(Protocol):
+    """A link that also tells the hub the table's signed-in phones (optional)."""
+
+    def report(self, table: str, cmd: proto.HostCommand) -> Awaitable[list[str] | None]:
+        """Send ``console-report``; the sessions the host ended from the hub, or None."""
+
+
 class Console:
     """The routes of the host's console for the tables a display serves."""
 
@@ -130,6 +141,8 @@ class Console:
         self._tasks: set[asyncio.Task[None]] = set()
         #: When each seat was last online, as this console saw it.
         self.seen = LastSeen()
+        #: Per table: set when its sessions changed (the hub is told at once).
+        self._changed: dict[str, asyncio.Event] = {}
         self._stopped = threading.Event()
         self._looker: threading.Thread | None = None
 
@@ -202,6 +215,59 @@ class Console:
             granted, message = False, "failed"
         if self.door.answer(request, granted, "" if granted else message):
             log.info("console: table %s's hub said %r to %s", table, message, request.address)
+
+    # --- the hub's list of phones ---------------------------------------------------------
+    # The hub lists the phones signed in and may end them (``coffre host console-end``):
+    # the console reports a table's sessions once it has one, again whenever they change
+    # and whenever the hub answers, and ends the ones the answer names.
+
+    def _sessions_changed(self, table: str) -> None:
+        if getattr(self.link, "report", None) is None:
+            return
+        changed = self._changed.get(table)
+        if changed is None:
+            changed = self._changed[table] = asyncio.Event()
+            task = asyncio.get_running_loop().create_task(self._report(table, changed))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        changed.set()
+
+    def _report_command(self, table: str) -> proto.HostCommand:
+        now, wall = self.door.clock(), time.time()
+        sessions = [
+            {
+                "id": s.id,
+                "label": s.label,
+                "born": wall - (now - s.born),
+                "seen": wall - (now - s.seen),
+            }
+            for s in sorted(self.door.of_table(table), key=lambda s: s.born)
+        ]
+        return proto.HostCommand(
+            cmd="console-report",
+            id=f"console-list-{uuid.uuid4().hex[:16]}",
+            options={"sessions": sessions},
+        )
+
+    async def _report(self, table: str, changed: asyncio.Event) -> None:
+        link: Reporter = self.link  # type: ignore[assignment]
+        while True:
+            changed.clear()
+            sent = asyncio.ensure_future(link.report(table, self._report_command(table)))
+            # Applied whenever it comes, even after a newer report went out.
+            sent.add_done_callback(lambda done: self._ended(table, done))
+            waiting = asyncio.ensure_future(changed.wait())
+            await asyncio.wait({sent, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
+            if sent.done() and (sent.cancelled() or sent.exception() or sent.result() is None):
+                await asyncio.sleep(REPORT_RETRY_SECONDS)
+
+    def _ended(self, table: str, done: asyncio.Future[list[str] | None]) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return
+        for session_id in done.result() or []:
+            if self.door.revoke(table, session_id):
+                log.info("console: session %s on %s ended from the hub", session_id, table)
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -306,6 +372,7 @@ class Console:
             why = _(asked.why) if asked.why else ""
         response = self._json({"state": asked.state, "code": asked.code, "message": why})
         if token:
+            self._sessions_changed(table)
             self._cookie(request, response, SESSION_COOKIE, token)
             response.del_cookie(ASK_COOKIE, path=f"/host/{table}")
             log.info("console: table %s's console granted to %s", table, asked.address)
@@ -377,6 +444,7 @@ class Console:
         which = form.get("session", "")
         if not self.door.revoke(table, which):
             return self._json({"ok": False, "message": "No such session"}, 404)
+        self._sessions_changed(table)
         log.info("console: session %s on %s revoked by %s", which, table, session.id)
         return self._json({"ok": True, "message": "Session ended"})
 
@@ -385,6 +453,7 @@ class Console:
         form = {k: str(v) for k, v in (await request.post()).items()}
         session = self._write(request, table, form)
         self.door.revoke(table, session.id)
+        self._sessions_changed(table)
         response = self._json({"ok": True, "message": "Signed out"})
         response.del_cookie(SESSION_COOKIE, path=f"/host/{table}")
         return response

@@ -9,7 +9,10 @@ answered on ``host/ack``:
 - ``console`` with the request's code: the hub shows ``Console? 4721`` and answers when
   the host has said yes (``Console granted``) or no, or the request expired;
 - ``console-refuse``: the display dropped the request (two requests at once);
-- ``start``, ``next``, ``undo``, ``abort``: as the panel's.
+- ``start``, ``next``, ``undo``, ``abort``: as the panel's;
+- ``console-report`` with the table's signed-in phones: the hub holds it and answers
+  when the host ends one from the hub (``end a1b2c3d4``) or after a minute (nothing to
+  end); the console then reports again, so the hub always has a report to answer.
 
 Only the exact answer ``Console granted`` grants: a hub that does not know ``console``
 answers something else, and the phone is told no.
@@ -47,6 +50,8 @@ ANSWERS = frozenset(
 )
 #: How long a command waits for the hub's answer.
 COMMAND_SECONDS = 10.0
+#: The hub answers a report within a minute (firmware/hub/console_state.py's HOLD_SECONDS).
+REPORT_SECONDS = 60.0
 
 
 class MqttHubLink:
@@ -116,6 +121,15 @@ class MqttHubLink:
             # A hub that does not know ``console`` answers as for any command.
             return False, N_("This hub cannot grant a console: update it")
         return ack.ok and ack.message == GRANTED, ack.message
+
+    async def report(self, table: str, cmd: proto.HostCommand) -> list[str] | None:
+        """Send the table's phones and wait for the hub's answer: the sessions the host
+        ended from the hub (often none), or None if the hub did not answer."""
+        ack = await self._send(table, cmd, REPORT_SECONDS + COMMAND_SECONDS)
+        if ack is None or not ack.ok:
+            return None
+        word, _, ids = ack.message.partition(" ")
+        return ids.split() if word == "end" else []
 
     def withdraw(self, table: str, request: Request) -> None:
         cmd = proto.HostCommand(cmd="console-refuse", id=f"console-drop-{request.id}")

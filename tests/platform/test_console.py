@@ -66,9 +66,10 @@ def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
 ) -> None:
     """Without a session the page is the sign-in page and nothing else. The phone asks;
     the hub's glass shows its code; ``coffre host console-ok`` with another code grants
-    nothing, with that code signs the phone in."""
+    nothing, with that code signs the phone in. ``console-sessions`` then lists it on the
+    hub and ``console-end`` signs it out at once."""
     sim = make_table(players=3)
-    _console, url = console_display(sim)
+    console, url = console_display(sim)
     broker = sim.broker.config(HOST_USER)
     with chromium() as browser:
         page = new_page(browser, PHONE)
@@ -89,6 +90,39 @@ def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
         assert (
             cookies[SESSION_COOKIE]["httpOnly"] and cookies[SESSION_COOKIE]["sameSite"] == "Strict"
         )
+
+        # The hub lists the phone (the display reports its sessions) and signs it out:
+        # the phone's session ends at once.
+        listed = _until(lambda: cli(broker, "console-sessions").message.startswith("1: "))
+        (session,) = console.door.of_table(TABLE)
+        assert listed and session.id in cli(broker, "console-sessions").message
+        assert (cli(broker, "console-end", "00000000").ok, len(console.door.of_table(TABLE))) == (
+            False,
+            1,
+        )
+        ended = cli(broker, "console-end", session.id)
+        assert (ended.ok, ended.message) == (True, "Phone signed out")
+        assert _until(lambda: not console.door.of_table(TABLE), seconds=3)
+        page.reload()
+        expect(page.locator("#ask")).to_be_visible()
+        assert page.locator("button.cmd").count() == 0
+        assert _until(lambda: cli(broker, "console-sessions").message == "No phone is signed in")
+
+
+def cli(broker: Any, action: str, station: str | None = None) -> proto.Ack:
+    """What ``coffre host --table sim ACTION [STATION]`` sends, and the hub's answer."""
+    cmd = proto.HostCommand(cmd=action, station=station, id=f"cli-{time.monotonic_ns()}")  # type: ignore[arg-type]
+    return host.send(broker, TABLE, cmd)
+
+
+def _until(check: Any, seconds: float = 10.0) -> bool:
+    """Whether ``check()`` comes true within ``seconds`` (asked every 100 ms)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return bool(check())
 
 
 def test_the_panels_back_refuses_and_the_phone_is_told(make_table: TableFactory) -> None:
