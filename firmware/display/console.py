@@ -64,8 +64,11 @@ RUN = {"next": N_("Next"), "undo": N_("Undo"), "abort": N_("Abort")}
 LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
 #: How often the console notes which seats are online (their "last seen").
 LOOK_SECONDS = 2.0
-#: After the hub did not answer a report, the console waits this long before the next.
+#: After the hub did not take a report (not there, or a hub that does not know reports),
+#: the console waits this long before the next, twice as long each time up to a minute:
+#: an older hub logs each report it cannot read.
 REPORT_RETRY_SECONDS = 5.0
+REPORT_RETRY_MAX = 60.0
 #: The page's words (marked here: a ``_()`` inside an f-string is not extracted).
 T = {
     "host": N_("Host console"),
@@ -251,6 +254,7 @@ class Console:
 
     async def _report(self, table: str, changed: asyncio.Event) -> None:
         link: Reporter = self.link  # type: ignore[assignment]
+        pause = REPORT_RETRY_SECONDS
         while True:
             changed.clear()
             sent = asyncio.ensure_future(link.report(table, self._report_command(table)))
@@ -260,7 +264,10 @@ class Console:
             await asyncio.wait({sent, waiting}, return_when=asyncio.FIRST_COMPLETED)
             waiting.cancel()
             if sent.done() and (sent.cancelled() or sent.exception() or sent.result() is None):
-                await asyncio.sleep(REPORT_RETRY_SECONDS)
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, REPORT_RETRY_MAX)
+            elif sent.done():
+                pause = REPORT_RETRY_SECONDS
 
     def _ended(self, table: str, done: asyncio.Future[list[str] | None]) -> None:
         if done.cancelled() or done.exception() is not None:

@@ -126,7 +126,11 @@ class MqttHubLink:
         """Send the table's phones and wait for the hub's answer: the sessions the host
         ended from the hub (often none), or None if the hub did not answer."""
         ack = await self._send(table, cmd, REPORT_SECONDS + COMMAND_SECONDS)
-        if ack is None or not ack.ok:
+        if ack is None:
+            return None
+        if not ack.ok:
+            # A hub that does not know reports refuses them: the hub cannot list phones.
+            log.info("console: the hub of %s refused the phones' list: %s", table, ack.message)
             return None
         word, _, ids = ack.message.partition(" ")
         return ids.split() if word == "end" else []

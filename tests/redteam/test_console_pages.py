@@ -5,6 +5,7 @@ tests' rig (a recorder for the hub, a fake clock)."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from typing import Any
@@ -13,8 +14,18 @@ from aiohttp.test_utils import TestClient
 
 from firmware.display.console_live import LastSeen, seats_fragment
 from firmware.display.spectator import Snapshot
+from firmware.link import protocol as proto
 from firmware.link.lang import speaking
-from tests.redteam.test_console_attacks import TABLE, Rig, fields, origin, run, sign_in, write
+from tests.redteam.test_console_attacks import (
+    TABLE,
+    Hub,
+    Rig,
+    fields,
+    origin,
+    run,
+    sign_in,
+    write,
+)
 
 
 def table(language: str = "en", seats: dict[str, str] | None = None) -> Snapshot:
@@ -117,3 +128,55 @@ def test_the_console_speaks_the_tables_language_and_a_session_may_choose_another
         assert hub.commands == []
 
     run(attack)
+
+
+class ListeningHub(Hub):
+    """A hub that also hears the console's reports of its phones, and answers each when
+    the test says (as the real one holds them until the host ends a phone)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reports: list[tuple[list[str], asyncio.Future[list[str] | None]]] = []
+        self.said: list[dict[str, Any]] = []
+
+    async def report(self, table: str, cmd: proto.HostCommand) -> list[str] | None:
+        assert cmd.cmd == "console-report" and table == TABLE
+        future: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
+        self.said += cmd.options["sessions"]
+        self.reports.append(([s["id"] for s in cmd.options["sessions"]], future))
+        return await future
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_the_hub_hears_of_each_phone_and_a_phone_it_ends_is_signed_out_at_once() -> None:
+    hub = ListeningHub()
+
+    async def attack(rig: Rig) -> None:
+        console, _hub, _clock, browser = rig
+        phone, other = await browser(), await browser()
+        await sign_in(rig, phone)
+        await settle()
+        (first,) = console.door.of_table(TABLE)
+        assert [ids for ids, _ in hub.reports] == [[first.id]]
+        await sign_in(rig, other)
+        await settle()
+        both = hub.reports[-1][0]
+        assert len(both) == 2 and first.id in both
+        # The newer report went out while the first waited; the hub ends the first phone
+        # in its answer to the newest.
+        hub.reports[-1][1].set_result([first.id])
+        await settle()
+        left = [s.id for s in console.door.of_table(TABLE)]
+        assert len(left) == 1 and first.id not in left
+        assert (await phone.get(f"/host/{TABLE}/live")).status == 401
+        assert (await other.get(f"/host/{TABLE}/live")).status == 200
+        assert hub.reports[-1][0] == left  # and the hub hears the list without it
+        # Ids, browsers and times only: no token or CSRF value ever goes to the hub.
+        assert {key for said in hub.said for key in said} == {"id", "label", "born", "seen"}
+        assert hub.commands == []
+
+    run(attack, hub)
