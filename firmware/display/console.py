@@ -69,6 +69,8 @@ LOOK_SECONDS = 2.0
 #: an older hub logs each report it cannot read.
 REPORT_RETRY_SECONDS = 5.0
 REPORT_RETRY_MAX = 60.0
+#: A browser's name in a report (``_device`` names are shorter).
+LABEL_CHARS = 12
 #: The page's words (marked here: a ``_()`` inside an f-string is not extracted).
 T = {
     "host": N_("Host console"),
@@ -236,14 +238,12 @@ class Console:
         changed.set()
 
     def _report_command(self, table: str) -> proto.HostCommand:
+        """``console-report``: each session as ``[id, browser, signed in, last seen]``
+        (whole seconds of the wall clock), short enough that a table's most sessions fit
+        in one host command (protocol's MAX_INPUT_BYTES)."""
         now, wall = self.door.clock(), time.time()
         sessions = [
-            {
-                "id": s.id,
-                "label": s.label,
-                "born": wall - (now - s.born),
-                "seen": wall - (now - s.seen),
-            }
+            [s.id, s.label[:LABEL_CHARS], int(wall - (now - s.born)), int(wall - (now - s.seen))]
             for s in sorted(self.door.of_table(table), key=lambda s: s.born)
         ]
         return proto.HostCommand(

@@ -98,7 +98,7 @@ class MqttHubLink:
         try:
             if not self.client.connected.is_set():
                 return None
-            self.client.publish(self.topics[table].host_command, proto.encode(cmd))
+            self.client.publish(self.topics[table].host_command, payload(cmd))
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
             return None
@@ -138,7 +138,14 @@ class MqttHubLink:
     def withdraw(self, table: str, request: Request) -> None:
         cmd = proto.HostCommand(cmd="console-refuse", id=f"console-drop-{request.id}")
         if self.client.connected.is_set():
-            self.client.publish(self.topics[table].host_command, proto.encode(cmd))
+            self.client.publish(self.topics[table].host_command, payload(cmd))
+
+
+def payload(cmd: proto.HostCommand) -> bytes:
+    """A command as the console sends it: the fields it sets only (the hub reads the
+    rest as their defaults), so a report of a table's sessions fits in one command."""
+    fields = {k: v for k, v in msgspec.structs.asdict(cmd).items() if v is not None and v != {}}
+    return proto.encode(fields)
 
 
 def _settle(future: asyncio.Future[proto.Ack], ack: proto.Ack) -> None:

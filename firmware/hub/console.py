@@ -43,22 +43,22 @@ SESSION_ID = re.compile(r"^[0-9a-f]{8}$")
 
 
 def phones(options: dict[str, Any]) -> list[Phone] | None:
-    """The phones a ``console-report`` carries (``options["sessions"]``), None if it is
-    not such a list."""
+    """The phones a ``console-report`` carries (``options["sessions"]``: each ``[id,
+    browser, signed in, last seen]``, times in seconds of the display's wall clock), None
+    if it is not such a list."""
     listed = options.get("sessions")
-    if not isinstance(listed, list) or len(listed) > 64:
+    if not isinstance(listed, list):
         return None
     out = []
     for item in listed:
-        if not isinstance(item, dict):
+        if not (isinstance(item, list) and len(item) == 4):
             return None
-        sid, label = item.get("id"), item.get("label", "")
-        born, seen = item.get("born"), item.get("seen")
+        sid, label, born, seen = item
         if not (isinstance(sid, str) and SESSION_ID.match(sid) and isinstance(label, str)):
             return None
-        if not all(isinstance(t, int | float) and not isinstance(t, bool) for t in (born, seen)):
+        if not all(isinstance(t, int) and not isinstance(t, bool) for t in (born, seen)):
             return None
-        out.append(Phone(sid, label[:40], float(born), float(seen)))  # type: ignore[arg-type]
+        out.append(Phone(sid, label[:12], float(born), float(seen)))
     return out
 
 

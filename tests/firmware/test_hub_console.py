@@ -133,14 +133,16 @@ def test_ending_many_phones_is_told_a_line_at_a_time() -> None:
 def test_a_report_is_read_strictly_and_listed_in_one_line() -> None:
     from firmware.hub.console import listing, phones
 
-    good = {"sessions": [{"id": "a1b2c3d4", "label": "iPhone", "born": 10.0, "seen": 100}]}
+    good = {"sessions": [["a1b2c3d4", "iPhone", 10, 100]]}
     assert phones(good) == [hc.Phone("a1b2c3d4", "iPhone", 10.0, 100.0)]
     for bad in (
         {},
         {"sessions": "all"},
-        {"sessions": [{"id": "../../x", "born": 1, "seen": 1}]},
-        {"sessions": [{"id": "a1b2c3d4", "born": True, "seen": 1}]},
-        {"sessions": [{"id": "a1b2c3d4", "label": 3, "born": 1, "seen": 1}]},
+        {"sessions": [{"id": "a1b2c3d4", "label": "iPhone", "born": 1, "seen": 1}]},
+        {"sessions": [["../../x", "iPhone", 1, 1]]},
+        {"sessions": [["a1b2c3d4", "iPhone", True, 1]]},
+        {"sessions": [["a1b2c3d4", 3, 1, 1]]},
+        {"sessions": [["a1b2c3d4", "iPhone", 1]]},
     ):
         assert phones(bad) is None, bad
     assert listing([], 0.0) == "No phone is signed in"

@@ -12,8 +12,11 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
+from firmware.display import console_auth as auth
+from firmware.display import console_link
 from firmware.display.console_live import LastSeen, seats_fragment
 from firmware.display.spectator import Snapshot
+from firmware.hub.console import phones
 from firmware.link import protocol as proto
 from firmware.link.lang import speaking
 from tests.redteam.test_console_attacks import (
@@ -137,13 +140,13 @@ class ListeningHub(Hub):
     def __init__(self) -> None:
         super().__init__()
         self.reports: list[tuple[list[str], asyncio.Future[list[str] | None]]] = []
-        self.said: list[dict[str, Any]] = []
+        self.sent: list[proto.HostCommand] = []
 
     async def report(self, table: str, cmd: proto.HostCommand) -> list[str] | None:
         assert cmd.cmd == "console-report" and table == TABLE
         future: asyncio.Future[list[str] | None] = asyncio.get_running_loop().create_future()
-        self.said += cmd.options["sessions"]
-        self.reports.append(([s["id"] for s in cmd.options["sessions"]], future))
+        self.sent.append(cmd)
+        self.reports.append(([s[0] for s in cmd.options["sessions"]], future))
         return await future
 
 
@@ -176,7 +179,29 @@ def test_the_hub_hears_of_each_phone_and_a_phone_it_ends_is_signed_out_at_once()
         assert (await other.get(f"/host/{TABLE}/live")).status == 200
         assert hub.reports[-1][0] == left  # and the hub hears the list without it
         # Ids, browsers and times only: no token or CSRF value ever goes to the hub.
-        assert {key for said in hub.said for key in said} == {"id", "label", "born", "seen"}
+        secrets_ = {s.csrf for s in console.door.of_table(TABLE)} | {
+            s.token_hash for s in console.door.of_table(TABLE)
+        }
+        assert not any(secret in str(cmd.options) for cmd in hub.sent for secret in secrets_)
+        assert all(len(item) == 4 for cmd in hub.sent for item in cmd.options["sessions"])
         assert hub.commands == []
+
+    run(attack, hub)
+
+
+def test_a_tables_most_sessions_fit_in_one_report() -> None:
+    """Every session a table keeps, each from the longest-named browser, in one
+    ``console-report`` the hub reads (a host command is at most MAX_INPUT_BYTES)."""
+    hub = ListeningHub()
+
+    async def attack(rig: Rig) -> None:
+        console, _hub, _clock, _browser = rig
+        for n in range(auth.SESSIONS_PER_TABLE):
+            console.door._new_session(TABLE, f"10.0.0.{n}", "Macintosh", 1000.0)
+        cmd = console._report_command(TABLE)
+        payload = console_link.payload(cmd)
+        assert len(payload) <= proto.MAX_INPUT_BYTES, len(payload)
+        read = phones(proto.decode_host_command(payload).options)
+        assert read is not None and len(read) == auth.SESSIONS_PER_TABLE
 
     run(attack, hub)
