@@ -89,7 +89,16 @@ T = {
     "signout": N_("Sign out"),
     "title": N_("{table}: host console"),
     "ask": N_("Ask for the console"),
+    "care": N_("Backups"),
+    "backup": N_(
+        "A backup holds the table's keys and every password: take it on the hub, "
+        "onto a USB stick, not through this page:"
+    ),
+    "restore": N_("To put one back (it replaces the hub's files), on the hub:"),
 }
+#: The commands the backups part shows (docs/backup.md).
+BACKUP = "sudo coffre backup --out /media/usb/coffre-hub.tar.gz"
+RESTORE = "sudo coffre restore /media/usb/coffre-hub.tar.gz"
 
 
 def words() -> dict[str, str]:
@@ -518,6 +527,9 @@ class Console:
             f'<div id="live">{live}</div>'
             f'<section class="new"><h2>{esc(_(T["new"]))}</h2>'
             f"{start_form(self._menu(table))}</section>"
+            f'<section class="care"><h2>{esc(_(T["care"]))}</h2>'
+            f"<p>{esc(_(T['backup']))}</p><pre><code>{esc(BACKUP)}</code></pre>"
+            f"<p>{esc(_(T['restore']))}</p><pre><code>{esc(RESTORE)}</code></pre></section>"
             f'<section class="sessions"><h2>{esc(_(T["phones"]))}</h2><ul>{rows}</ul>'
             f'<button id="signout" class="big">{esc(_(T["signout"]))}</button>{language}</section>'
             "</main>"

@@ -112,6 +112,8 @@ def test_the_console_speaks_the_tables_language_and_a_session_may_choose_another
         csrf = await sign_in(rig, phone)
         said = await page(phone)
         assert "Annuler" in said and "Abandon" in said and "Undo" not in said
+        # Backups are taken and put back on the hub: the page says how, in its language.
+        assert "Sauvegardes" in said and "sudo coffre restore /media/usb/" in said
         asked = await phone.post(
             f"/host/{TABLE}/command", data=fields(csrf, cmd="undo"), headers=origin(phone)
         )
