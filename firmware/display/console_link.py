@@ -96,7 +96,10 @@ class MqttHubLink:
         with self._lock:
             self.waiting[cmd.id] = (loop, future)
         try:
-            if not self.client.connected.is_set():
+            # Connected is not enough: until the broker has taken the subscription to
+            # host/ack (after every reconnection), the hub's answer would be lost and a
+            # command the hub did apply would read "did not answer".
+            if not (self.client.connected.is_set() and self.client.subscribed.is_set()):
                 return None
             self.client.publish(self.topics[table].host_command, payload(cmd))
             return await asyncio.wait_for(future, timeout)

@@ -207,3 +207,16 @@ def test_a_tables_most_sessions_fit_in_one_report() -> None:
         assert read is not None and len(read) == auth.SESSIONS_PER_TABLE
 
     run(attack, hub)
+
+
+def test_a_command_is_not_sent_before_the_link_hears_the_hubs_answers() -> None:
+    """Connected but not yet subscribed to ``host/ack`` (just after a reconnection): the
+    command is not sent (the hub would apply it and its answer would be lost)."""
+    from firmware.link.mqtt import BrokerConfig
+
+    link = console_link.MqttHubLink(BrokerConfig(port=1), [TABLE])
+    sent: list[bytes] = []
+    link.client.publish = lambda _topic, payload, **_kw: sent.append(payload)  # type: ignore[method-assign,assignment,misc]
+    link.client.connected.set()
+    cmd = proto.HostCommand(cmd="next", id="console-a")
+    assert asyncio.run(link.command(TABLE, cmd))[0] is False and sent == []
