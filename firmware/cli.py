@@ -188,16 +188,20 @@ def build_parser() -> argparse.ArgumentParser:
             "refuse",
             "console-ok",
             "console-refuse",
+            "console-sessions",
+            "console-end",
             "status",
         ),
         help="the command; status: the hub display and every seat's health; console-ok "
-        "CODE: grant the phone whose console sign-in shows CODE",
+        "CODE: grant the phone whose console sign-in shows CODE; console-sessions: the "
+        "phones signed in to the console; console-end ID (or all): sign one out at once",
     )
     host.add_argument(
         "station",
         nargs="?",
         type=_table_name,
-        help="pair, refuse: the station (refuse's default: the one shown)",
+        help="pair, refuse: the station (refuse's default: the one shown); console-end: "
+        "the phone's id as console-sessions lists it, or all",
     )
     host.add_argument(
         "code", nargs="?", help="pair: the four digits on the station's glass (pair p6 4721)"

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import logging
+import threading
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -23,9 +27,11 @@ from aiohttp import web
 
 from firmware.display.console_auth import ConsoleDoor, Refused, Request, Session
 from firmware.display.console_game import BadStart, games, start_command, start_form
-from firmware.display.console_live import live_fragment
+from firmware.display.console_live import LastSeen, ago, live_fragment
+from firmware.display.parts import french_spaces
 from firmware.display.spectator import Snapshot
 from firmware.link import protocol as proto
+from firmware.link.lang import LANGUAGES, N_, _, speaking
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +48,72 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-#: The commands a console sends and which of them ask once more before they go.
+#: The commands a console sends and which of them ask once more before they go: the
+#: question and its yes button. The page asks on itself, never with the browser's own
+#: dialog (``window.confirm``): a browser may suppress a page's dialogs (a host who
+#: ticked "don't let this page create more dialogs"; an in-app browser), and then the
+#: yes never came and the undo or abort silently never went.
 COMMANDS = ("start", "next", "undo", "abort", "pair", "refuse")
-CONFIRM = {"undo": "Undo the last move?", "abort": "Abort the game? It cannot be resumed."}
+CONFIRM = {
+    "undo": (N_("Undo the last move?"), N_("Yes, undo")),
+    "abort": (N_("Abort the game? It cannot be resumed."), N_("Yes, abort")),
+}
+#: The run buttons' words.
+RUN = {"next": N_("Next"), "undo": N_("Undo"), "abort": N_("Abort")}
+#: How each language names itself on the console's language choice.
+LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
+#: How often the console notes which seats are online (their "last seen").
+LOOK_SECONDS = 2.0
+#: After the hub did not take a report (not there, or a hub that does not know reports),
+#: the console waits this long before the next, twice as long each time up to a minute:
+#: an older hub logs each report it cannot read.
+REPORT_RETRY_SECONDS = 5.0
+REPORT_RETRY_MAX = 60.0
+#: A browser's name in a report (``_device`` names are shorter).
+LABEL_CHARS = 12
+#: The page's words (marked here: a ``_()`` inside an f-string is not extracted).
+T = {
+    "host": N_("Host console"),
+    "which": N_("Which table?"),
+    "browser": N_("a browser"),
+    "this": N_(" (this one)"),
+    "signed": N_("signed in {ago}"),
+    "seen": N_("last seen {ago}"),
+    "end": N_("End"),
+    "language": N_("Language"),
+    "tables": N_("the table’s ({language})"),
+    "game": N_("Game"),
+    "no": N_("No"),
+    "new": N_("New game"),
+    "phones": N_("Signed-in phones"),
+    "signout": N_("Sign out"),
+    "title": N_("{table}: host console"),
+    "ask": N_("Ask for the console"),
+    "care": N_("Backups"),
+    "backup": N_(
+        "A backup holds the table's keys and every password: take it on the hub, "
+        "onto a USB stick, not through this page:"
+    ),
+    "restore": N_("To put one back (it replaces the hub's files), on the hub:"),
+}
+#: The commands the backups part shows (docs/backup.md).
+BACKUP = "sudo coffre backup --out /media/usb/coffre-hub.tar.gz"
+RESTORE = "sudo coffre restore /media/usb/coffre-hub.tar.gz"
+
+
+def words() -> dict[str, str]:
+    """What the page's script says itself, in the language spoken now."""
+    return {
+        "done": _("Done"),
+        "refused": _("Refused"),
+        "yes": _("Yes"),
+        "shows": _("The hub shows Console? {code}: press ok there"),
+        "refusedHost": _("Refused by the host"),
+        "expired": _("Nobody answered: ask again"),
+        "two": _("Two requests at once: both refused"),
+        "none": _("Ask again"),
+        "paired": _("Paired"),
+    }
 
 
 class HubLink(Protocol):
@@ -59,6 +128,13 @@ class HubLink(Protocol):
 
     def command(self, table: str, cmd: proto.HostCommand) -> Awaitable[tuple[bool, str]]:
         """Send a host command and wait for the hub's answer."""
+
+
+class Reporter(Protocol):
+    """A link that also tells the hub the table's signed-in phones (optional)."""
+
+    def report(self, table: str, cmd: proto.HostCommand) -> Awaitable[list[str] | None]:
+        """Send ``console-report``; the sessions the host ended from the hub, or None."""
 
 
 class Console:
@@ -77,17 +153,48 @@ class Console:
         self.door = door or ConsoleDoor()
         #: Requests waiting for the hub's answer (kept so none is collected mid-wait).
         self._tasks: set[asyncio.Task[None]] = set()
+        #: When each seat was last online, as this console saw it.
+        self.seen = LastSeen()
+        #: Per table: set when its sessions changed (the hub is told at once).
+        self._changed: dict[str, asyncio.Event] = {}
+        self._stopped = threading.Event()
+        self._looker: threading.Thread | None = None
 
     def start(self) -> None:
-        """Connect the link to the hub (if it is one that connects)."""
+        """Connect the link to the hub (if it is one that connects), and start noting
+        which seats are online (each seat's "last seen", whether a phone looks or not)."""
         start = getattr(self.link, "start", None)
         if start is not None:
             start()
+        self._looker = threading.Thread(target=self._look, name="console-seats", daemon=True)
+        self._looker.start()
 
     def stop(self) -> None:
+        self._stopped.set()
         stop = getattr(self.link, "stop", None)
         if stop is not None:
             stop()
+        if self._looker is not None:
+            self._looker.join(2)
+
+    def _look(self) -> None:
+        while not self._stopped.wait(LOOK_SECONDS):
+            self._observe()
+
+    def _observe(self) -> None:
+        if self.snapshot is None:
+            return
+        now = self.door.clock()
+        for table in self.tables:
+            self.seen.observe(self.snapshot(table), now)
+
+    def _language(self, table: str, session: Session | None = None) -> str:
+        """What the console speaks: the session's choice, else the table's language."""
+        if session is not None and session.language in LANGUAGES:
+            return session.language
+        if self.snapshot is not None:
+            return self.snapshot(table).language
+        return LANGUAGES[0]
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -99,6 +206,7 @@ class Console:
             web.post("/host/{table}/command", self._command),
             web.post("/host/{table}/revoke", self._revoke),
             web.post("/host/{table}/signout", self._signout),
+            web.post("/host/{table}/language", self._set_language),
         ]
 
     # --- the host's side -------------------------------------------------------------
@@ -121,6 +229,61 @@ class Console:
             granted, message = False, "failed"
         if self.door.answer(request, granted, "" if granted else message):
             log.info("console: table %s's hub said %r to %s", table, message, request.address)
+
+    # --- the hub's list of phones ---------------------------------------------------------
+    # The hub lists the phones signed in and may end them (``coffre host console-end``):
+    # the console reports a table's sessions once it has one, again whenever they change
+    # and whenever the hub answers, and ends the ones the answer names.
+
+    def _sessions_changed(self, table: str) -> None:
+        if getattr(self.link, "report", None) is None:
+            return
+        changed = self._changed.get(table)
+        if changed is None:
+            changed = self._changed[table] = asyncio.Event()
+            task = asyncio.get_running_loop().create_task(self._report(table, changed))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        changed.set()
+
+    def _report_command(self, table: str) -> proto.HostCommand:
+        """``console-report``: each session as ``[id, browser, signed in, last seen]``
+        (whole seconds of the wall clock), short enough that a table's most sessions fit
+        in one host command (protocol's MAX_INPUT_BYTES)."""
+        now, wall = self.door.clock(), time.time()
+        sessions = [
+            [s.id, s.label[:LABEL_CHARS], int(wall - (now - s.born)), int(wall - (now - s.seen))]
+            for s in sorted(self.door.of_table(table), key=lambda s: s.born)
+        ]
+        return proto.HostCommand(
+            cmd="console-report",
+            id=f"console-list-{uuid.uuid4().hex[:16]}",
+            options={"sessions": sessions},
+        )
+
+    async def _report(self, table: str, changed: asyncio.Event) -> None:
+        link: Reporter = self.link  # type: ignore[assignment]
+        pause = REPORT_RETRY_SECONDS
+        while True:
+            changed.clear()
+            sent = asyncio.ensure_future(link.report(table, self._report_command(table)))
+            # Applied whenever it comes, even after a newer report went out.
+            sent.add_done_callback(lambda done: self._ended(table, done))
+            waiting = asyncio.ensure_future(changed.wait())
+            await asyncio.wait({sent, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
+            if sent.done() and (sent.cancelled() or sent.exception() or sent.result() is None):
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, REPORT_RETRY_MAX)
+            elif sent.done():
+                pause = REPORT_RETRY_SECONDS
+
+    def _ended(self, table: str, done: asyncio.Future[list[str] | None]) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return
+        for session_id in done.result() or []:
+            if self.door.revoke(table, session_id):
+                log.info("console: session %s on %s ended from the hub", session_id, table)
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -180,15 +343,19 @@ class Console:
             f'<li><a class="big" href="/host/{html.escape(t)}">{html.escape(t)}</a></li>'
             for t in self.tables
         )
-        body = f'<h1>Host console</h1><p>Which table?</p><ul class="tables">{links}</ul>'
-        return _page("coffre · host", body)
+        code = self._language(self.tables[0]) if self.tables else LANGUAGES[0]
+        with speaking(code):
+            body = f'<h1>{_(T["host"])}</h1><p>{_(T["which"])}</p><ul class="tables">{links}</ul>'
+        return _page("coffre · host", body, code)
 
     async def _page(self, request: web.Request) -> web.Response:
         table = self._table(request)
         session = self._session(request, table)
-        if session is None:
-            return _page(f"coffre · {table} · sign in", _sign_in(table))
-        return _page(f"coffre · {table} · host", self._console(table, session))
+        code = self._language(table, session)
+        with speaking(code):
+            if session is None:
+                return _page(f"coffre · {table}", _sign_in(table), code)
+            return _page(f"coffre · {table}", self._console(table, session), code)
 
     async def _ask(self, request: web.Request) -> web.Response:
         table = self._table(request)
@@ -217,8 +384,11 @@ class Console:
         asked, token = self.door.state(secret, self._address(request), _device(label))
         if asked is None or asked.table != table:
             return self._json({"state": "none"})
-        response = self._json({"state": asked.state, "code": asked.code, "message": asked.why})
+        with speaking(self._language(table)):
+            why = _(asked.why) if asked.why else ""
+        response = self._json({"state": asked.state, "code": asked.code, "message": why})
         if token:
+            self._sessions_changed(table)
             self._cookie(request, response, SESSION_COOKIE, token)
             response.del_cookie(ASK_COOKIE, path=f"/host/{table}")
             log.info("console: table %s's console granted to %s", table, asked.address)
@@ -232,7 +402,9 @@ class Console:
         if cmd not in COMMANDS:
             return self._json({"ok": False, "message": "Unknown command"}, 400)
         if cmd in CONFIRM and form.get("confirm") != "yes":
-            return self._json({"ok": False, "confirm": CONFIRM[cmd]})
+            question, yes = CONFIRM[cmd]
+            with speaking(self._language(table, session)):
+                return self._json({"ok": False, "confirm": _(question), "yes": _(yes)})
         if self.link is None:
             return self._json({"ok": False, "message": "The console cannot reach the hub"}, 503)
         command_id = f"console-{form['nonce']}"
@@ -248,7 +420,11 @@ class Console:
             return self._json({"ok": False, "message": str(err)[:63]}, 400)
         ok, message = await self.link.command(table, command)
         log.info("console: session %s on %s: %s -> %s", session.id, table, cmd, ok)
-        return self._json({"ok": ok, "message": message})
+        # The hub answers in English (its message ids): said in the console's language
+        # where the catalogue has the text (one with its fields filled reads as sent).
+        with speaking(self._language(table, session)):
+            said = _(message) if message else ""
+        return self._json({"ok": ok, "message": said})
 
     def _menu(self, table: str) -> list[Any]:
         """The games the hub offers on this table now (its ``public``'s menu)."""
@@ -263,8 +439,19 @@ class Console:
             raise _error(401, "Sign in first")
         if self.snapshot is None:
             return web.Response(text="", content_type="text/html", headers=HEADERS)
-        fragment = live_fragment(self.snapshot(table))
-        return web.Response(text=fragment, content_type="text/html", headers=HEADERS)
+        return web.Response(
+            text=self._live_part(table, session), content_type="text/html", headers=HEADERS
+        )
+
+    def _live_part(self, table: str, session: Session) -> str:
+        assert self.snapshot is not None
+        snap = self.snapshot(table)
+        now = self.door.clock()
+        self.seen.observe(snap, now)
+        code = self._language(table, session)
+        with speaking(code):
+            fragment = live_fragment(snap, self.seen, now)
+        return french_spaces(fragment) if code == "fr" else fragment
 
     async def _revoke(self, request: web.Request) -> web.Response:
         table = self._table(request)
@@ -273,6 +460,7 @@ class Console:
         which = form.get("session", "")
         if not self.door.revoke(table, which):
             return self._json({"ok": False, "message": "No such session"}, 404)
+        self._sessions_changed(table)
         log.info("console: session %s on %s revoked by %s", which, table, session.id)
         return self._json({"ok": True, "message": "Session ended"})
 
@@ -281,33 +469,70 @@ class Console:
         form = {k: str(v) for k, v in (await request.post()).items()}
         session = self._write(request, table, form)
         self.door.revoke(table, session.id)
+        self._sessions_changed(table)
         response = self._json({"ok": True, "message": "Signed out"})
         response.del_cookie(SESSION_COOKIE, path=f"/host/{table}")
         return response
 
+    async def _set_language(self, request: web.Request) -> web.Response:
+        """The session's language (empty: the table's)."""
+        table = self._table(request)
+        form = {k: str(v) for k, v in (await request.post()).items()}
+        session = self._write(request, table, form)
+        code = form.get("language", "")
+        if code and code not in LANGUAGES:
+            return self._json({"ok": False, "message": "No such language"}, 400)
+        session.language = code
+        return self._json({"ok": True, "message": ""})
+
     # --- pages --------------------------------------------------------------------------
 
     def _console(self, table: str, session: Session) -> str:
+        """The console page, in the language spoken now."""
+        esc = html.escape
+        now = self.door.clock()
         rows = "".join(
-            f"<li><span>{html.escape(s.label or 'a browser')}"
-            f"{' (this one)' if s.id == session.id else ''}</span>"
-            f'<button class="revoke" data-session="{s.id}">End</button></li>'
+            f'<li><span class="who">{esc(s.label or _(T["browser"]))}'
+            f"{esc(_(T['this'])) if s.id == session.id else ''}"
+            f"<small>{esc(_(T['signed'], ago=ago(now - s.born)))} · "
+            f"{esc(_(T['seen'], ago=ago(now - s.seen)))}</small></span>"
+            f'<button class="revoke" data-session="{s.id}">{esc(_(T["end"]))}</button></li>'
             for s in sorted(self.door.of_table(table), key=lambda s: s.born)
         )
-        live = live_fragment(self.snapshot(table)) if self.snapshot is not None else ""
+        live = self._live_part(table, session) if self.snapshot is not None else ""
         buttons = "".join(
-            f'<button class="cmd big" data-cmd="{c}">{c.capitalize()}</button>'
-            for c in ("next", "undo", "abort")
+            f'<button class="cmd big" data-cmd="{c}">{esc(_(RUN[c]))}</button>' for c in RUN
+        )
+        choices = "".join(
+            f'<option value="{c}"{" selected" if session.language == c else ""}>'
+            f"{esc(LANGUAGE_NAMES.get(c, c))}</option>"
+            for c in LANGUAGES
+        )
+        table_language = LANGUAGE_NAMES.get(self._language(table), "")
+        language = (
+            f'<label class="language"><span>{esc(_(T["language"]))}</span>'
+            f'<select id="language"><option value="">'
+            f"{esc(_(T['tables'], language=table_language))}</option>"
+            f"{choices}</select></label>"
         )
         return (
-            f'<main data-csrf="{html.escape(session.csrf)}" data-table="{html.escape(table)}">'
-            f"<h1>{html.escape(table)}</h1>"
-            f'<section class="run"><h2>Game</h2><div class="row">{buttons}</div>'
+            f'<main data-csrf="{esc(session.csrf)}" data-table="{esc(table)}" '
+            f"data-words='{esc(json.dumps(words()), quote=True)}'>"
+            f"<h1>{esc(table)}</h1>"
+            f'<section class="run"><h2>{esc(_(T["game"]))}</h2><div class="row">{buttons}</div>'
+            '<div id="again" class="again" role="alertdialog" hidden><p></p>'
+            '<div class="choice"><button class="yes big"></button>'
+            f'<button class="no big">{esc(_(T["no"]))}</button></div></div>'
             f'<p id="said" role="status"></p></section>'
             f'<div id="live">{live}</div>'
-            f'<section class="new"><h2>New game</h2>{start_form(self._menu(table))}</section>'
-            f'<section class="sessions"><h2>Signed-in phones</h2><ul>{rows}</ul>'
-            f'<button id="signout" class="big">Sign out</button></section></main>'
+            f'<section class="new"><h2>{esc(_(T["new"]))}</h2>'
+            f"{start_form(self._menu(table))}</section>"
+            f'<section class="care"><h2>{esc(_(T["care"]))}</h2>'
+            f"<p>{esc(_(T['backup']))}</p><pre><code>{esc(BACKUP)}</code></pre>"
+            f"<p>{esc(_(T['restore']))}</p><pre><code>{esc(RESTORE)}</code></pre></section>"
+            f'<section class="sessions"><h2>{esc(_(T["phones"]))}</h2><ul>{rows}</ul>'
+            f'<button id="signout" class="big">{esc(_(T["signout"]))}</button>{language}</section>'
+            "</main>"
         )
 
 
@@ -321,18 +546,25 @@ def _error(status: int, text: str) -> web.HTTPException:
 
 
 def _sign_in(table: str) -> str:
+    """The sign-in page, in the language spoken now."""
+    esc = html.escape
+    how = _("Ask, then check that the hub’s screen shows the same code and press ok there.")
     return (
-        f'<main data-table="{html.escape(table)}"><h1>{html.escape(table)}: host console</h1>'
-        "<p>Ask, then check that the hub's screen shows the same code and press ok there.</p>"
-        '<button id="ask" class="big">Ask for the console</button>'
+        f'<main data-table="{esc(table)}" '
+        f"data-words='{esc(json.dumps(words()), quote=True)}'>"
+        f"<h1>{esc(_(T['title'], table=table))}</h1>"
+        f"<p>{esc(how)}</p>"
+        f'<button id="ask" class="big">{esc(_(T["ask"]))}</button>'
         '<p id="code" class="code" aria-live="polite"></p>'
         '<p id="said" role="status"></p></main>'
     )
 
 
-def _page(title: str, body: str) -> web.Response:
+def _page(title: str, body: str, language: str = LANGUAGES[0]) -> web.Response:
+    if language == "fr":
+        body = french_spaces(body)
     text = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<!doctype html><html lang="{html.escape(language)}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title>"
         '<link rel="stylesheet" href="/static/display.css">'

@@ -99,8 +99,14 @@ class Session:
     token_hash: str
     csrf: str
     born: float
+    #: The last write or page load (what keeps the session alive).
     used: float
     label: str = ""
+    #: The last time this session read anything, its page's refreshes too (what the
+    #: console lists as "last seen"; it does not keep the session alive).
+    seen: float = 0.0
+    #: The language this session chose ("": the table's).
+    language: str = ""
     nonces: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
 
@@ -236,6 +242,7 @@ class ConsoleDoor:
             born=now,
             used=now,
             label=label[:40],
+            seen=now,
         )
         mine = sorted(self.of_table(table), key=lambda s: s.used)
         for old in mine[: max(0, len(mine) - SESSIONS_PER_TABLE + 1)]:
@@ -257,6 +264,7 @@ class ConsoleDoor:
             return None
         if session.address != address:
             return None
+        session.seen = now
         if touch:
             session.used = now
         return session

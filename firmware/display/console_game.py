@@ -18,9 +18,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from firmware.link import protocol as proto
+from firmware.link.lang import N_, _
 
 #: Form fields of an option are named this, then the option's name.
 PREFIX = "o."
+#: The form's words (marked here: a ``_()`` inside an f-string is not extracted).
+T = {
+    "default": N_("default"),
+    "players": N_("Players"),
+    "game": N_("Game"),
+    "start": N_("Start"),
+}
 
 
 class BadStart(ValueError):
@@ -37,7 +45,8 @@ def _option_field(option: Mapping[str, Any]) -> str:
             f'<option value="{esc(str(raw))}">{esc(str(text))}</option>' for raw, text in values
         )
         control = (
-            f'<select name="{name}"><option value="" selected>default</option>{choices}</select>'
+            f'<select name="{name}"><option value="" selected>{esc(_(T["default"]))}</option>'
+            f"{choices}</select>"
         )
     elif option.get("kind") in ("number", "seconds"):
         lo, hi = option.get("lo"), option.get("hi")
@@ -45,10 +54,11 @@ def _option_field(option: Mapping[str, Any]) -> str:
             f' max="{esc(str(hi))}"' if hi is not None else ""
         )
         control = (
-            f'<input name="{name}" type="number" inputmode="numeric"{bounds} placeholder="default">'
+            f'<input name="{name}" type="number" inputmode="numeric"{bounds} '
+            f'placeholder="{esc(_(T["default"]))}">'
         )
     else:
-        control = f'<input name="{name}" type="text" placeholder="default">'
+        control = f'<input name="{name}" type="text" placeholder="{esc(_(T["default"]))}">'
     return f"<label><span>{label}</span>{control}</label>"
 
 
@@ -64,7 +74,8 @@ def start_form(menu: Sequence[Mapping[str, Any]]) -> str:
     """The form: a game picker, then one fieldset per game (only the picked one shows)."""
     esc = html.escape
     if not menu:
-        return '<p class="note">A game is running (or the hub has not said its games yet).</p>'
+        note = _("A game is running (or the hub has not said its games yet).")
+        return f'<p class="note">{esc(note)}</p>'
     picker = "".join(
         f'<option value="{esc(g["id"])}">{esc(str(g.get("name", g["id"])))}</option>' for g in menu
     )
@@ -79,13 +90,14 @@ def start_form(menu: Sequence[Mapping[str, Any]]) -> str:
         hidden = "" if index == 0 else " hidden"
         sets.append(
             f'<fieldset data-game="{esc(game["id"])}"{hidden}>'
-            f'<label><span>Players</span><select name="players">{seats}</select></label>'
+            f"<label><span>{esc(_(T['players']))}</span>"
+            f'<select name="players">{seats}</select></label>'
             f"{fields}</fieldset>"
         )
     return (
         '<form id="start" class="start">'
-        f'<label><span>Game</span><select name="game">{picker}</select></label>'
-        f'{"".join(sets)}<button class="big" type="submit">Start</button></form>'
+        f'<label><span>{esc(_(T["game"]))}</span><select name="game">{picker}</select></label>'
+        f'{"".join(sets)}<button class="big" type="submit">{esc(_(T["start"]))}</button></form>'
     )
 
 

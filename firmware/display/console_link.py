@@ -9,7 +9,10 @@ answered on ``host/ack``:
 - ``console`` with the request's code: the hub shows ``Console? 4721`` and answers when
   the host has said yes (``Console granted``) or no, or the request expired;
 - ``console-refuse``: the display dropped the request (two requests at once);
-- ``start``, ``next``, ``undo``, ``abort``: as the panel's.
+- ``start``, ``next``, ``undo``, ``abort``: as the panel's;
+- ``console-report`` with the table's signed-in phones: the hub holds it and answers
+  when the host ends one from the hub (``end a1b2c3d4``) or after a minute (nothing to
+  end); the console then reports again, so the hub always has a report to answer.
 
 Only the exact answer ``Console granted`` grants: a hub that does not know ``console``
 answers something else, and the phone is told no.
@@ -27,6 +30,7 @@ import msgspec
 
 from firmware.display.console_auth import REQUEST_SECONDS, Request
 from firmware.link import protocol as proto
+from firmware.link.lang import N_
 from firmware.link.mqtt import BrokerConfig, Client
 
 log = logging.getLogger(__name__)
@@ -37,15 +41,17 @@ GRANTED = "Console granted"
 ANSWERS = frozenset(
     {
         GRANTED,
-        "Too soon: wait",
-        "Two requests at once",
-        "Too many requests",
-        "Refused by the host",
-        "Nobody answered",
+        N_("Too soon: wait"),
+        N_("Two requests at once"),
+        N_("Too many requests"),
+        N_("Refused by the host"),
+        N_("Nobody answered"),
     }
 )
 #: How long a command waits for the hub's answer.
 COMMAND_SECONDS = 10.0
+#: The hub answers a report within a minute (firmware/hub/console_state.py's HOLD_SECONDS).
+REPORT_SECONDS = 60.0
 
 
 class MqttHubLink:
@@ -90,9 +96,12 @@ class MqttHubLink:
         with self._lock:
             self.waiting[cmd.id] = (loop, future)
         try:
-            if not self.client.connected.is_set():
+            # Connected is not enough: until the broker has taken the subscription to
+            # host/ack (after every reconnection), the hub's answer would be lost and a
+            # command the hub did apply would read "did not answer".
+            if not (self.client.connected.is_set() and self.client.subscribed.is_set()):
                 return None
-            self.client.publish(self.topics[table].host_command, proto.encode(cmd))
+            self.client.publish(self.topics[table].host_command, payload(cmd))
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
             return None
@@ -103,23 +112,43 @@ class MqttHubLink:
     async def command(self, table: str, cmd: proto.HostCommand) -> tuple[bool, str]:
         ack = await self._send(table, cmd, COMMAND_SECONDS)
         if ack is None:
-            return False, "The hub did not answer: look at the table before trying again"
+            return False, N_("The hub did not answer: look at the table before trying again")
         return ack.ok, ack.message
 
     async def ask(self, table: str, request: Request) -> tuple[bool, str]:
         cmd = proto.HostCommand(cmd="console", id=f"console-ask-{request.id}", code=request.code)
         ack = await self._send(table, cmd, REQUEST_SECONDS + COMMAND_SECONDS)
         if ack is None:
-            return False, "The hub did not answer"
+            return False, N_("The hub did not answer")
         if ack.message not in ANSWERS:
             # A hub that does not know ``console`` answers as for any command.
-            return False, "This hub cannot grant a console: update it"
+            return False, N_("This hub cannot grant a console: update it")
         return ack.ok and ack.message == GRANTED, ack.message
+
+    async def report(self, table: str, cmd: proto.HostCommand) -> list[str] | None:
+        """Send the table's phones and wait for the hub's answer: the sessions the host
+        ended from the hub (often none), or None if the hub did not answer."""
+        ack = await self._send(table, cmd, REPORT_SECONDS + COMMAND_SECONDS)
+        if ack is None:
+            return None
+        if not ack.ok:
+            # A hub that does not know reports refuses them: the hub cannot list phones.
+            log.info("console: the hub of %s refused the phones' list: %s", table, ack.message)
+            return None
+        word, _, ids = ack.message.partition(" ")
+        return ids.split() if word == "end" else []
 
     def withdraw(self, table: str, request: Request) -> None:
         cmd = proto.HostCommand(cmd="console-refuse", id=f"console-drop-{request.id}")
         if self.client.connected.is_set():
-            self.client.publish(self.topics[table].host_command, proto.encode(cmd))
+            self.client.publish(self.topics[table].host_command, payload(cmd))
+
+
+def payload(cmd: proto.HostCommand) -> bytes:
+    """A command as the console sends it: the fields it sets only (the hub reads the
+    rest as their defaults), so a report of a table's sessions fits in one command."""
+    fields = {k: v for k, v in msgspec.structs.asdict(cmd).items() if v is not None and v != {}}
+    return proto.encode(fields)
 
 
 def _settle(future: asyncio.Future[proto.Ack], ack: proto.Ack) -> None:

@@ -7,33 +7,83 @@ order. A seat with a pairing request gets a field for the code the host reads on
 station's glass and its two answers: ``pair`` grants the seat's request only if its code
 is that one, as ``coffre host pair p6 4721`` does. The game is the table display's own
 fragment (the public table only: the game's feed while it runs, the recap after).
+
+A seat's "last seen" is the display's own: the hub's status says only how each seat
+stands (it changes with a seat's state, never with its heartbeats, so every station need
+not hear it at every tap), and :class:`LastSeen` notes, each time the console looks, the
+seats the hub calls online. A seat that is not online then reads "last seen 12 min ago";
+one that went away before this display started reads without it.
 """
 
 from __future__ import annotations
 
 import html
+import threading
 from typing import Any
 
 from firmware.display.render import table_fragment
 from firmware.display.spectator import Snapshot
+from firmware.link.lang import N_, _, plural
 
 #: How each health state reads on the console.
 STATES = {
-    "never-seen": "never seen",
-    "pairing": "pairing",
-    "online": "online",
-    "offline": "offline",
-    "error": "trouble",
+    "never-seen": N_("never seen"),
+    "pairing": N_("pairing"),
+    "online": N_("online"),
+    "offline": N_("offline"),
+    "error": N_("trouble"),
+}
+#: The seats' words (marked here: a ``_()`` inside an f-string is not extracted).
+T = {
+    "offline": N_("Hub offline ({state})"),
+    "code": N_("code"),
+    "pair": N_("Pair"),
+    "refuse": N_("Refuse"),
+    "asks": N_("asks to pair"),
+    "seats": N_("Seats"),
+    "game": N_("The game"),
 }
 
 
-def seats_fragment(snap: Snapshot) -> str:
+def ago(seconds: float) -> str:
+    """How long ago, in words a phone shows: just now, 12 min ago, 3 h ago."""
+    if seconds < 60:
+        return _("just now")
+    if seconds < 3600:
+        return plural("{n} min ago", "{n} min ago", int(seconds // 60))
+    return plural("{n} h ago", "{n} h ago", int(seconds // 3600))
+
+
+class LastSeen:
+    """When the console last saw each table's seats online (its own clock's seconds)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, snap: Snapshot, now: float) -> None:
+        """Note the seats the hub calls online now (nothing while the hub is not heard:
+        its last status no longer says how the seats stand)."""
+        if not snap.hub_online:
+            return
+        stations = snap.status.get("stations") or {}
+        with self._lock:
+            for seat, health in stations.items():
+                if isinstance(health, dict) and health.get("state") == "online":
+                    self._seen[(snap.table, str(seat))] = now
+
+    def last(self, table: str, seat: str) -> float | None:
+        with self._lock:
+            return self._seen.get((table, seat))
+
+
+def seats_fragment(snap: Snapshot, seen: LastSeen | None = None, now: float = 0.0) -> str:
     """The seats' list (an empty hub status: the hub has said nothing yet)."""
     esc = html.escape
     stations: dict[str, Any] = snap.status.get("stations") or {}
     if not snap.hub_online:
-        state = snap.status.get("state") or "not heard"
-        head = f'<p class="alert" role="alert">Hub offline ({esc(str(state))})</p>'
+        state = str(snap.status.get("state") or _("not heard"))
+        head = f'<p class="alert" role="alert">{esc(_(T["offline"], state=state))}</p>'
     else:
         head = ""
     rows = []
@@ -43,29 +93,36 @@ def seats_fragment(snap: Snapshot) -> str:
         state = str(health.get("state", ""))
         reason = str(health.get("reason", ""))
         asking = bool(health.get("asking")) or state == "pairing"
-        said = STATES.get(state, state)
+        said = _(STATES[state]) if state in STATES else state
         if reason:
             said = f"{said}: {reason}"
+        when = seen.last(snap.table, seat) if seen is not None else None
+        if state != "online" and when is not None:
+            said = _("{state}, last seen {ago}", state=said, ago=ago(now - when))
         answer = ""
         if asking:
+            what = _("the code on the station's screen")
             answer = (
                 f'<form class="pair" data-station="{esc(seat)}">'
                 '<input name="code" inputmode="numeric" pattern="[0-9]{4}" maxlength="4" '
-                'placeholder="code" aria-label="the code on the station\'s screen">'
-                '<button type="submit">Pair</button>'
-                '<button type="button" class="refuse">Refuse</button></form>'
+                f'placeholder="{esc(_(T["code"]))}" '
+                f'aria-label="{esc(what)}">'
+                f'<button type="submit">{esc(_(T["pair"]))}</button>'
+                f'<button type="button" class="refuse">{esc(_(T["refuse"]))}</button></form>'
             )
         rows.append(
             f'<li class="seat {esc(state)}"><span class="name">{esc(seat)}</span>'
-            f'<span class="state">{esc(said)}{" · asks to pair" if asking else ""}</span>'
+            f'<span class="state">{esc(said)}{" · " + esc(_(T["asks"])) if asking else ""}'
+            "</span>"
             f"{answer}</li>"
         )
     return f'{head}<ul class="seats">{"".join(rows)}</ul>'
 
 
-def live_fragment(snap: Snapshot) -> str:
+def live_fragment(snap: Snapshot, seen: LastSeen | None = None, now: float = 0.0) -> str:
     """What the page swaps in: the seats, then the game as the table display shows it."""
     return (
-        f'<section class="seats-part"><h2>Seats</h2>{seats_fragment(snap)}</section>'
-        f'<section class="evening"><h2>The game</h2>{table_fragment(snap)}</section>'
+        f'<section class="seats-part"><h2>{_(T["seats"])}</h2>{seats_fragment(snap, seen, now)}'
+        f'</section><section class="evening"><h2>{_(T["game"])}</h2>{table_fragment(snap)}'
+        "</section>"
     )

@@ -12,26 +12,63 @@ table (a second refuses both), a cooldown after a request that ended without a g
 a token bucket per table.
 
 The hub holds no session: sessions are the display's (its cookies), so a grant is one
-answer and nothing is stored. One table's requests are data
-(:mod:`firmware.hub.console_state`, on the table's actor); this module answers them on
-``host/ack``.
+answer and nothing is stored. The display reports its signed-in phones
+(``console-report``, held until the host ends one or :data:`HOLD_SECONDS` pass), which
+``console-sessions`` lists and ``console-end ID`` (or ``all``) ends. One table's requests
+and phones are data (:mod:`firmware.hub.console_state`, on the table's actor); this module
+answers them on ``host/ack``. Nothing of it is stored: a restarted hub hears the phones
+at the display's next report.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import re
+import time
+from typing import TYPE_CHECKING, Any
 
-from firmware.hub.console_state import GRANTED, Answer, ConsoleRequests
+from firmware.hub.console_state import GRANTED, HOLD_SECONDS, Answer, ConsoleRequests, Phone
 from firmware.link import protocol as proto
 
 if TYPE_CHECKING:
     from firmware.hub.actor import TableActor
     from firmware.hub.context import HubContext
 
-__all__ = ["GRANTED", "ConsoleRequests", "command", "panel", "tick"]
+__all__ = ["GRANTED", "HOLD_SECONDS", "ConsoleRequests", "command", "panel", "tick"]
 
 log = logging.getLogger(__name__)
+
+#: A session's id as the display makes them (console_auth: 4 random bytes in hex).
+SESSION_ID = re.compile(r"^[0-9a-f]{8}$")
+
+
+def phones(options: dict[str, Any]) -> list[Phone] | None:
+    """The phones a ``console-report`` carries (``options["sessions"]``: each ``[id,
+    browser, signed in, last seen]``, times in seconds of the display's wall clock), None
+    if it is not such a list."""
+    listed = options.get("sessions")
+    if not isinstance(listed, list):
+        return None
+    out = []
+    for item in listed:
+        if not (isinstance(item, list) and len(item) == 4):
+            return None
+        sid, label, born, seen = item
+        if not (isinstance(sid, str) and SESSION_ID.match(sid) and isinstance(label, str)):
+            return None
+        if not all(isinstance(t, int) and not isinstance(t, bool) for t in (born, seen)):
+            return None
+        out.append(Phone(sid, label[:12], float(born), float(seen)))
+    return out
+
+
+def listing(found: list[Phone], wall: float) -> str:
+    """The phones in one line: ``2: a1b2c3d4 iPhone 12m, e5f6a7b8 Linux 1m`` (ids, what
+    browser, minutes since each was last seen), cut to fit an answer."""
+    if not found:
+        return "No phone is signed in"
+    each = ", ".join(f"{p.id} {p.label or '?'} {max(0, int(wall - p.seen) // 60)}m" for p in found)
+    return f"{len(found)}: {each}"[:64]
 
 
 # --- the hub's side: host commands, the panel, the tick ---------------------------------
@@ -50,6 +87,18 @@ def command(ctx: HubContext, actor: TableActor, cmd: proto.HostCommand) -> tuple
     request, answered when it ends). Nothing is stored: a request lives while it waits."""
     now = ctx.clock()
     answer = _answer(ctx, actor)
+    if cmd.cmd == "console-report":
+        found = phones(cmd.options)
+        if found is None:
+            return False, "A console report needs its sessions"
+        actor.console.reported(cmd.id, found, now, answer)
+        return None
+    if cmd.cmd == "console-sessions":
+        return True, listing(actor.console.signed_in(now), time.time())
+    if cmd.cmd == "console-end":
+        if cmd.station is None:
+            return False, "console-end needs a phone's id (or all)"
+        return actor.console.end(cmd.station, now, answer)
     if cmd.cmd == "console":
         if cmd.code is None:
             return False, "A console request needs its code"
@@ -78,7 +127,9 @@ def panel(ctx: HubContext, actor: TableActor, button: str) -> bool:
 
 
 def tick(ctx: HubContext, actor: TableActor, now: float) -> None:
-    """A request nobody answered ends (the phone is told), and leaves the glass."""
+    """A request nobody answered ends (the phone is told), and leaves the glass; a report
+    held long enough is answered (the display reports again)."""
+    actor.console.release(now, _answer(ctx, actor))
     if actor.console.waiting is None:
         return
     actor.console.expire(now, _answer(ctx, actor))

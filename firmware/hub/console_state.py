@@ -1,11 +1,19 @@
 """One table's console requests as data (the hub's side is :mod:`firmware.hub.console`):
-held until the host answers, one per table, bound to its code, with the pairing's limits."""
+held until the host answers, one per table, bound to its code, with the pairing's limits;
+and the display's signed-in phones as it last reported them, with the ones the host ends.
+
+The sessions are the display's (its cookies): the hub hears of them through the display's
+``console-report``, which it holds as it holds a request, and answers when the host ends
+one (``end a1b2c3d4``, at once) or after :data:`HOLD_SECONDS` (nothing to end: the display
+reports again). So the host can list and end the phones from the hub without the hub
+being able to reach the display any other way than answering its commands.
+"""
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from firmware.link.lang import N_
 from firmware.link.limits import TokenBucket
@@ -17,6 +25,13 @@ COOLDOWN = 30.0
 BURST = 4
 REFILL = 20.0
 SETTLE_SECONDS = 1.5
+#: A display's report of its sessions is answered at the latest after this long.
+HOLD_SECONDS = 60.0
+#: The list is the display's while its reports keep coming (a display that stopped has
+#: no sessions the hub can speak of).
+FRESH_SECONDS = HOLD_SECONDS + 30.0
+#: Session ids one answer names (an answer is one short line).
+ENDS_PER_ANSWER = 6
 
 Answer = Callable[[str, bool, str], None]
 
@@ -32,14 +47,76 @@ class Waiting:
     shown_at: float | None = None
 
 
+@dataclass(frozen=True)
+class Phone:
+    """One signed-in phone as the display reported it (times: the display's wall clock)."""
+
+    id: str
+    label: str
+    born: float
+    seen: float
+
+
 @dataclass
 class ConsoleRequests:
-    """One table's console requests."""
+    """One table's console requests, and the display's signed-in phones."""
 
     waiting: Waiting | None = None
     cool_until: float = 0.0
     #: The table's requests, BURST at once then one every REFILL (from its first request).
     bucket: TokenBucket | None = None
+    #: The phones of the display's last report, and when it came (the hub's clock).
+    phones: list[Phone] = field(default_factory=list)
+    heard: float | None = None
+    #: The report held for its answer: its command id and when it came.
+    held: tuple[str, float] | None = None
+    #: Sessions the host ended that the display has not been told of yet.
+    ending: set[str] = field(default_factory=set)
+
+    # --- the display's sessions ------------------------------------------------------
+
+    def signed_in(self, now: float) -> list[Phone]:
+        """The phones signed in, as the display last said (none once it stopped saying)."""
+        if self.heard is None or now - self.heard > FRESH_SECONDS:
+            return []
+        return [p for p in self.phones if p.id not in self.ending]
+
+    def reported(self, cmd_id: str, phones: list[Phone], now: float, answer: Answer) -> None:
+        """The display's list; held for its answer (a newer report answers the older)."""
+        if self.held is not None and self.held[0] != cmd_id:
+            answer(self.held[0], True, "")
+        self.phones, self.heard, self.held = phones, now, (cmd_id, now)
+        self.ending &= {p.id for p in phones}
+        if self.ending:
+            self._tell(answer)
+
+    def end(self, which: str, now: float, answer: Answer) -> tuple[bool, str]:
+        """The host ends one phone's session (its id) or ``all``; the display is told at
+        once if its report is held, else at its next one (it reports again at once)."""
+        ids = {p.id for p in self.signed_in(now)}
+        chosen = ids if which == "all" else {which} & ids
+        if not chosen:
+            return False, "No phone is signed in" if which == "all" else "No such phone"
+        self.ending |= chosen
+        if self.held is not None:
+            self._tell(answer)
+        return True, "Phone signed out" if len(chosen) == 1 else "Phones signed out"
+
+    def release(self, now: float, answer: Answer) -> None:
+        """A report held HOLD_SECONDS is answered (nothing to end): the display reports again."""
+        if self.held is not None and now - self.held[1] > HOLD_SECONDS:
+            answer(self.held[0], True, "")
+            self.held = None
+
+    def _tell(self, answer: Answer) -> None:
+        assert self.held is not None
+        told = sorted(self.ending)[:ENDS_PER_ANSWER]
+        answer(self.held[0], True, "end " + " ".join(told))
+        self.held = None
+        self.ending -= set(told)
+        self.phones = [p for p in self.phones if p.id not in told]
+
+    # --- requests --------------------------------------------------------------------
 
     def title(self, now: float, answer: Answer) -> tuple[str, dict[str, str]] | None:
         """The glass's title while a request waits (``Console? {code}``)."""

@@ -56,8 +56,9 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
     if cmd.cmd == "refuse":
         answer(*pairing.refuse(ctx, actor, cmd.station))
         return
-    # A phone's request for the console is answered when the host has said yes or no.
-    if cmd.cmd in ("console", "console-ok", "console-refuse"):
+    # A phone's request for the console is answered when the host has said yes or no; the
+    # display's report of its phones when the host ends one (firmware/hub/console.py).
+    if cmd.cmd.startswith("console"):
         said = console.command(ctx, actor, cmd)
         if said is not None:
             answer(*said)

@@ -265,10 +265,14 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
         "console",
         "console-ok",
         "console-refuse",
+        "console-report",
+        "console-sessions",
+        "console-end",
     ]
     id: ShortText
     #: ``pair`` and ``refuse``: the station whose pairing the host answers (``refuse``
-    #: without one: the one the hub display shows).
+    #: without one: the one the hub display shows). ``console-end``: the console session
+    #: to end (its id as ``console-sessions`` lists it), or ``all``.
     station: Name | None = None
     #: ``pair``: the code the host compared on the station's glass; the hub grants only
     #: the request whose code it is. ``console`` (a phone asks for the host's console; the

@@ -31,6 +31,14 @@ def test_console_ok_carries_the_code_and_no_station() -> None:
     assert (cmd.cmd, cmd.code, cmd.station) == ("console-refuse", None, None)
 
 
+def test_the_hubs_list_of_phones_and_ending_one() -> None:
+    cmd = build_command(args("console-sessions"))
+    assert (cmd.cmd, cmd.station) == ("console-sessions", None)
+    cmd = build_command(args("console-end", "a1b2c3d4"))
+    assert (cmd.cmd, cmd.station) == ("console-end", "a1b2c3d4")
+    assert build_command(args("console-end", "all")).station == "all"
+
+
 @pytest.mark.parametrize(
     ("given", "line"),
     [
@@ -39,6 +47,11 @@ def test_console_ok_carries_the_code_and_no_station() -> None:
         (args("console-ok", "47a1"), "'47a1' is not a code: four digits, as on the phone"),
         (args("console-refuse", "4721"), "console-refuse takes no station: console-ok 4721"),
         (args("next", "4721", "1234"), "a code goes with pair or console-ok, not next"),
+        (
+            args("console-end"),
+            "console-end needs the phone's id (console-sessions lists them) or all",
+        ),
+        (args("console-sessions", "a1b2c3d4"), "console-sessions takes nothing more"),
     ],
 )
 def test_a_mistake_is_one_line(given: Any, line: str) -> None:

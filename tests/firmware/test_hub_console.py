@@ -79,3 +79,75 @@ def test_a_flood_of_requests_is_bounded() -> None:
         held += table.waiting is not None and table.waiting.id == f"r{n}"
         now += 0.05
     assert 0 < held <= hc.BURST + 3600 / max(hc.REFILL, hc.COOLDOWN) + 1
+
+
+def phone(sid: str, seen: float = 0.0) -> hc.Phone:
+    return hc.Phone(sid, "iPhone", 0.0, seen)
+
+
+def test_the_displays_report_is_held_and_answered_when_the_host_ends_a_phone() -> None:
+    table, answers = ConsoleRequests(), Answers()
+    table.reported("r1", [phone("a1b2c3d4"), phone("e5f6a7b8")], 0.0, answers)
+    assert answers.said == [] and [p.id for p in table.signed_in(1.0)] == ["a1b2c3d4", "e5f6a7b8"]
+    assert table.end("00000000", 1.0, answers) == (False, "No such phone")
+    assert table.end("a1b2c3d4", 1.0, answers) == (True, "Phone signed out")
+    assert answers.said == [("r1", True, "end a1b2c3d4")]  # at once: the display is waiting
+    assert [p.id for p in table.signed_in(1.0)] == ["e5f6a7b8"]
+
+
+def test_an_end_between_two_reports_is_told_at_the_next() -> None:
+    table, answers = ConsoleRequests(), Answers()
+    table.reported("r1", [phone("a1b2c3d4")], 0.0, answers)
+    table.release(hc.HOLD_SECONDS + 1, answers)
+    assert answers.said == [("r1", True, "")]  # nothing to end: the display reports again
+    assert table.end("all", hc.HOLD_SECONDS + 2, answers) == (True, "Phone signed out")
+    assert table.signed_in(hc.HOLD_SECONDS + 2) == []
+    table.reported("r2", [phone("a1b2c3d4")], hc.HOLD_SECONDS + 3, answers)
+    assert answers.said[-1] == ("r2", True, "end a1b2c3d4")
+
+
+def test_a_newer_report_answers_the_older_and_a_silent_display_has_no_phones() -> None:
+    table, answers = ConsoleRequests(), Answers()
+    table.reported("r1", [phone("a1b2c3d4")], 0.0, answers)
+    table.reported("r2", [phone("a1b2c3d4"), phone("e5f6a7b8")], 1.0, answers)
+    assert answers.said == [("r1", True, "")]
+    assert len(table.signed_in(1.0)) == 2
+    assert table.signed_in(1.0 + hc.FRESH_SECONDS + 1) == []
+    assert table.end("all", 1.0 + hc.FRESH_SECONDS + 1, answers) == (
+        False,
+        "No phone is signed in",
+    )
+
+
+def test_ending_many_phones_is_told_a_line_at_a_time() -> None:
+    table, answers = ConsoleRequests(), Answers()
+    ids = [f"{n:08x}" for n in range(8)]
+    table.reported("r1", [phone(i) for i in ids], 0.0, answers)
+    assert table.end("all", 0.0, answers) == (True, "Phones signed out")
+    first = answers.said[-1][2].split()
+    assert first[0] == "end" and len(first) == 1 + hc.ENDS_PER_ANSWER
+    table.reported("r2", [phone(i) for i in ids if i not in first], 0.5, answers)
+    assert sorted(first[1:] + answers.said[-1][2].split()[1:]) == ids
+
+
+def test_a_report_is_read_strictly_and_listed_in_one_line() -> None:
+    from firmware.hub.console import listing, phones
+
+    good = {"sessions": [["a1b2c3d4", "iPhone", 10, 100]]}
+    assert phones(good) == [hc.Phone("a1b2c3d4", "iPhone", 10.0, 100.0)]
+    for bad in (
+        {},
+        {"sessions": "all"},
+        {"sessions": [{"id": "a1b2c3d4", "label": "iPhone", "born": 1, "seen": 1}]},
+        {"sessions": [["../../x", "iPhone", 1, 1]]},
+        {"sessions": [["a1b2c3d4", "iPhone", True, 1]]},
+        {"sessions": [["a1b2c3d4", 3, 1, 1]]},
+        {"sessions": [["a1b2c3d4", "iPhone", 1]]},
+    ):
+        assert phones(bad) is None, bad
+    assert listing([], 0.0) == "No phone is signed in"
+    assert listing([hc.Phone("a1b2c3d4", "iPhone", 0.0, 100.0)], 100.0 + 12 * 60) == (
+        "1: a1b2c3d4 iPhone 12m"
+    )
+    many = [hc.Phone(f"{n:08x}", "Android", 0.0, 0.0) for n in range(8)]
+    assert len(listing(many, 0.0)) <= 64

@@ -66,9 +66,10 @@ def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
 ) -> None:
     """Without a session the page is the sign-in page and nothing else. The phone asks;
     the hub's glass shows its code; ``coffre host console-ok`` with another code grants
-    nothing, with that code signs the phone in."""
+    nothing, with that code signs the phone in. ``console-sessions`` then lists it on the
+    hub and ``console-end`` signs it out at once."""
     sim = make_table(players=3)
-    _console, url = console_display(sim)
+    console, url = console_display(sim)
     broker = sim.broker.config(HOST_USER)
     with chromium() as browser:
         page = new_page(browser, PHONE)
@@ -89,6 +90,39 @@ def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
         assert (
             cookies[SESSION_COOKIE]["httpOnly"] and cookies[SESSION_COOKIE]["sameSite"] == "Strict"
         )
+
+        # The hub lists the phone (the display reports its sessions) and signs it out:
+        # the phone's session ends at once.
+        listed = _until(lambda: cli(broker, "console-sessions").message.startswith("1: "))
+        (session,) = console.door.of_table(TABLE)
+        assert listed and session.id in cli(broker, "console-sessions").message
+        assert (cli(broker, "console-end", "00000000").ok, len(console.door.of_table(TABLE))) == (
+            False,
+            1,
+        )
+        ended = cli(broker, "console-end", session.id)
+        assert (ended.ok, ended.message) == (True, "Phone signed out")
+        assert _until(lambda: not console.door.of_table(TABLE), seconds=3)
+        page.reload()
+        expect(page.locator("#ask")).to_be_visible()
+        assert page.locator("button.cmd").count() == 0
+        assert _until(lambda: cli(broker, "console-sessions").message == "No phone is signed in")
+
+
+def cli(broker: Any, action: str, station: str | None = None) -> proto.Ack:
+    """What ``coffre host --table sim ACTION [STATION]`` sends, and the hub's answer."""
+    cmd = proto.HostCommand(cmd=action, station=station, id=f"cli-{time.monotonic_ns()}")  # type: ignore[arg-type]
+    return host.send(broker, TABLE, cmd)
+
+
+def _until(check: Any, seconds: float = 10.0) -> bool:
+    """Whether ``check()`` comes true within ``seconds`` (asked every 100 ms)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return bool(check())
 
 
 def test_the_panels_back_refuses_and_the_phone_is_told(make_table: TableFactory) -> None:
@@ -127,12 +161,13 @@ def ok_command(code: str) -> proto.HostCommand:
     return proto.HostCommand(cmd="console-ok", code=code, id=f"cli-{code}-{time.monotonic_ns()}")
 
 
-def test_a_game_is_set_up_and_started_from_the_phone(
+def test_a_game_is_set_up_started_undone_and_aborted_from_the_phone(
     make_table: TableFactory,
 ) -> None:
     """The phone picks the game, its players and an option and starts; a second start is
-    refused while the game runs; the table plays a little; undo asks first, and "no"
-    changes nothing."""
+    refused while the game runs; the table plays a little; undo and abort ask once more on
+    the page (no browser dialog, which a browser may suppress: this one dismisses any),
+    "no" changes nothing, "yes" does it and the table's public state follows at once."""
     sim = make_table(players=3)
     console, url = console_display(sim)
     with chromium() as browser:
@@ -157,21 +192,28 @@ def test_a_game_is_set_up_and_started_from_the_phone(
         director(sim, seed=3, options={"mode": "coop"}, stop_at=(2, "answer")).play()
         version = _settled_version(sim.watch)
         assert version > 0
-        questions: list[str] = []
-
-        def answer(dialog: Any) -> None:
-            questions.append(dialog.message)
-            dialog.accept() if len(questions) > 1 else dialog.dismiss()
-
-        page.on("dialog", answer)
-        page.click("button[data-cmd=undo]")  # the question, answered no: nothing undone
-        for _ in range(100):
-            if questions:
-                break
-            page.wait_for_timeout(100)
+        again = page.locator("#again")
+        page.click("button[data-cmd=undo]")
+        expect(again).to_be_visible()
+        expect(again.locator("p")).to_have_text("Undo the last move?")
+        shot(page, "undo-question")
+        again.locator("button.no").click()  # no: nothing undone
+        expect(again).to_be_hidden()
         page.wait_for_timeout(500)
-        assert questions == ["Undo the last move?"]
         assert sim.watch.public["version"] == version
+        page.click("button[data-cmd=undo]")
+        again.locator("button.yes").click()
+        sim.watch.wait(lambda p: p.get("version") == version - 1)
+        expect(again).to_be_hidden()
+        page.click("button[data-cmd=abort]")
+        expect(again.locator("p")).to_have_text("Abort the game? It cannot be resumed.")
+        again.locator("button.yes").click()
+        sim.watch.wait(lambda p: p.get("game") is None)
+        last = Store(sim.store_path).last_game(TABLE)
+        assert last is not None and last.status == "aborted"
+        page.click("button[data-cmd=next]")
+        expect(page.locator("#said")).to_have_text("No game running")
+        shot(page, "no-game")
 
 
 def _settled_version(watch: Any) -> int:
@@ -202,3 +244,39 @@ def test_the_seats_health_follows_the_hub(make_table: TableFactory) -> None:
         shot(page, "seats")
         sim.stop_hub()
         expect(page.locator("#live .alert").first).to_contain_text("Hub offline", timeout=15_000)
+
+
+def test_a_french_table_s_console_speaks_french_and_every_control_fits_a_finger(
+    make_table: TableFactory,
+) -> None:
+    """A table that speaks French gets its console in French (its run buttons, the second
+    question, the seats); the host may switch the console to English; at phone size every
+    button, field and choice is at least 44 px high."""
+    sim = make_table(players=3, language="fr")
+    console, url = console_display(sim)
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.goto(url)
+        expect(page.locator("#ask")).to_have_text("Demander la console")
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
+        page.goto(url)
+        assert page.locator("html").get_attribute("lang") == "fr"
+        expect(page.locator("button.cmd")).to_have_text(["Suivant", "Annuler", "Abandon"])
+        expect(page.locator("#live li.seat .state").first).to_have_text("en ligne")
+        page.click("button[data-cmd=abort]")
+        expect(page.locator("#again p")).to_have_text(
+            "Abandonner la partie ? Elle ne pourra pas reprendre."
+        )
+        shot(page, "fr")
+        controls = page.locator("main button:visible, main select:visible, main input:visible")
+        heights = [
+            box["height"]
+            for box in controls.evaluate_all(
+                "els => els.map(e => e.getBoundingClientRect().toJSON())"
+            )
+        ]
+        assert heights and min(heights) >= 44, heights
+        page.locator("#again button.no").click()
+        page.select_option("#language", "en")
+        expect(page.locator("button.cmd")).to_have_text(["Next", "Undo", "Abort"])
+        assert page.locator("html").get_attribute("lang") == "en"

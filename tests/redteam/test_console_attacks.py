@@ -71,12 +71,14 @@ class Clock:
 Rig = tuple[Console, Hub, Clock, Callable[[], Awaitable[TestClient[Any, Any]]]]
 
 
-def run(test: Callable[[Rig], Awaitable[None]]) -> None:
-    """Run one attack against a fresh console (one table, a fake clock)."""
+def run(test: Callable[[Rig], Awaitable[None]], hub: Hub | None = None) -> None:
+    """Run one attack against a fresh console (one table, a fake clock), on ``hub`` (a
+    fresh :class:`Hub` by default)."""
 
     async def go() -> None:
-        clock, hub = Clock(), Hub()
-        console = Console([TABLE], hub, ConsoleDoor(clock))
+        clock = Clock()
+        hub_ = hub or Hub()
+        console = Console([TABLE], hub_, ConsoleDoor(clock))
         app = web.Application()
         app.add_routes([*console.routes(), web.static("/static", STATIC)])
         server = TestServer(app)
@@ -89,7 +91,7 @@ def run(test: Callable[[Rig], Awaitable[None]]) -> None:
             return client
 
         try:
-            await test((console, hub, clock, browser))
+            await test((console, hub_, clock, browser))
         finally:
             for task in console._tasks:
                 task.cancel()

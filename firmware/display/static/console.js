@@ -7,6 +7,10 @@
   if (!main) return;
   var base = "/host/" + encodeURIComponent(main.dataset.table);
   var said = document.getElementById("said");
+  // What the script says itself, in the page's language (the server writes them).
+  var words = {};
+  try { words = JSON.parse(main.dataset.words || "{}"); } catch (e) { words = {}; }
+  function word(key, fallback) { return words[key] || fallback; }
 
   function say(text) { if (said) said.textContent = text || ""; }
 
@@ -38,8 +42,10 @@
       if (d.state === "taken") { location.reload(); return; }
       code.textContent = "";
       ask.disabled = false;
-      say(d.message || {refused: "Refused by the host", expired: "Nobody answered: ask again",
-           two: "Two requests at once: both refused", none: "Ask again"}[d.state] || d.state);
+      say(d.message || {refused: word("refusedHost", "Refused by the host"),
+           expired: word("expired", "Nobody answered: ask again"),
+           two: word("two", "Two requests at once: both refused"),
+           none: word("none", "Ask again")}[d.state] || d.state);
     });
   }
   if (ask) {
@@ -51,23 +57,47 @@
         .then(function (d) {
           if (!d.code) { ask.disabled = false; say(d.message); return; }
           code.textContent = d.code;
-          say("The hub shows Console? " + d.code + ": press ok there");
+          say(word("shows", "The hub shows Console? {code}: press ok there").replace("{code}", d.code));
           setTimeout(poll, 1000);
         });
     });
   }
 
-  // Console page.
+  // Console page. Undo and abort ask once more on the page itself (a browser may
+  // suppress window.confirm, and then the yes would never come): the question shows
+  // with its yes and no until one is pressed, another command is, or QUESTION_MS pass.
+  var again = document.getElementById("again");
+  var QUESTION_MS = 20000;
+  var pending = null;
+  function settle() {
+    if (pending) clearTimeout(pending.timer);
+    pending = null;
+    if (again) again.hidden = true;
+  }
+  function question(d, name) {
+    settle();
+    again.querySelector("p").textContent = d.confirm;
+    again.querySelector("button.yes").textContent = d.yes || word("yes", "Yes");
+    pending = {name: name, timer: setTimeout(settle, QUESTION_MS)};
+    again.hidden = false;
+    say("");
+  }
+  if (again) {
+    again.querySelector("button.yes").addEventListener("click", function () {
+      var name = pending && pending.name;
+      settle();
+      if (name) command(name, true);
+    });
+    again.querySelector("button.no").addEventListener("click", settle);
+  }
   function command(name, confirmed) {
     var fields = {cmd: name};
     if (confirmed) fields.confirm = "yes";
+    else settle();
     post("/command", fields).then(function (d) {
-      if (d.confirm) {
-        if (window.confirm(d.confirm)) command(name, true);
-        return;
-      }
+      if (d.confirm && again) { question(d, name); return; }
       if (d.status === 401) { location.reload(); return; }
-      say(d.message || (d.ok ? "Done" : "Refused"));
+      say(d.message || (d.ok ? word("done", "Done") : word("refused", "Refused")));
     });
   }
   Array.prototype.forEach.call(document.querySelectorAll("button.cmd"), function (b) {
@@ -98,7 +128,7 @@
       });
       post("/command", fields).then(function (d) {
         if (d.status === 401) { location.reload(); return; }
-        say(d.message || (d.ok ? "Done" : "Refused"));
+        say(d.message || (d.ok ? word("done", "Done") : word("refused", "Refused")));
       });
     });
   }
@@ -121,16 +151,24 @@
       if (!f) return;
       event.preventDefault();
       post("/command", {cmd: "pair", station: f.dataset.station, code: f.elements.code.value})
-        .then(function (d) { say(d.message || (d.ok ? "Paired" : "Refused")); });
+        .then(function (d) { say(d.message || (d.ok ? word("paired", "Paired") : word("refused", "Refused"))); });
     });
     live.addEventListener("click", function (event) {
       var b = event.target.closest("button.refuse");
       if (!b) return;
       var f = b.closest("form.pair");
       post("/command", {cmd: "refuse", station: f.dataset.station})
-        .then(function (d) { say(d.message || (d.ok ? "Refused" : "")); });
+        .then(function (d) { say(d.message || (d.ok ? word("refused", "Refused") : "")); });
     });
   }
+
+  // The console's language: this session's choice, kept by the display.
+  var language = document.getElementById("language");
+  if (language) language.addEventListener("change", function () {
+    post("/language", {language: language.value}).then(function (d) {
+      if (d.ok) location.reload(); else say(d.message);
+    });
+  });
 
   var out = document.getElementById("signout");
   if (out) out.addEventListener("click", function () {
