@@ -189,15 +189,17 @@ def build_parser() -> argparse.ArgumentParser:
             "console-ok",
             "console-refuse",
             "status",
+            "sound",
         ),
         help="the command; status: the hub display and every seat's health; console-ok "
-        "CODE: grant the phone whose console sign-in shows CODE",
+        "CODE: grant the phone whose console sign-in shows CODE; sound off|cues|narration: "
+        "what the table hears (off also keeps the stations from buzzing a turn)",
     )
     host.add_argument(
         "station",
         nargs="?",
         type=_table_name,
-        help="pair, refuse: the station (refuse's default: the one shown)",
+        help="pair, refuse: the station (refuse's default: the one shown); sound: the setting",
     )
     host.add_argument(
         "code", nargs="?", help="pair: the four digits on the station's glass (pair p6 4721)"
