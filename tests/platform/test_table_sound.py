@@ -5,18 +5,21 @@ station buzzes a turn)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from firmware.cli import main
 from firmware.hub.hostmenu import sound_key
 from firmware.hub.store import Store
+from firmware.link import protocol as proto
 from firmware.tools.simtable import TABLE, SimTable
 from tests.platform.test_host_command import host_toml, run
-from tests.support.tables import TableFactory, wait_host_title
+from tests.support.tables import TableFactory, spy, wait_host_title
 
 GAME = "identites-cryptees"  # one seat to play at a time: its station buzzes
 
@@ -145,3 +148,24 @@ def test_the_panel_sound_row_sets_it_and_the_glass_shows_it(make_table: TableFac
     sim.panel.press("back")
     sound_is(sim, "narration")
     assert stored(sim) == "narration"
+
+
+def test_a_station_cannot_turn_the_sound_off(make_table: TableFactory) -> None:
+    """A player with a station's credentials publishing a sound command on host/command
+    (to silence a rival's turn buzz) reaches no hub: the broker's ACL drops it."""
+    sim = make_table(players=3)
+    sound_is(sim, "cues")
+    forger = spy(sim, "p1", [])
+    command = proto.encode({"id": "forged-1", "cmd": "sound", "sound": "off"})
+    forger.publish(proto.Topics(TABLE).host_command, command).wait_for_publish(2)
+    forger.stop()
+    sim.host({"cmd": "sound", "sound": "narration"})  # a real one, answered after it
+    sound_is(sim, "narration")
+    assert all(p.get("sound") != "off" for _topic, p in public_messages(sim))
+    assert all(st.screen is not None and not st.screen.quiet for st in sim.stations.values())
+
+
+def public_messages(sim: SimTable) -> list[tuple[str, dict[str, Any]]]:
+    """Every ``public`` the watcher heard, decoded."""
+    topic = proto.Topics(TABLE).public
+    return [(t, json.loads(p)) for t, p in sim.watch.messages if t == topic]
