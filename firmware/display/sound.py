@@ -131,9 +131,9 @@ def cue_sheet(
     sound = setting(public)
     words = {
         "tap": _("Tap to turn the sound on"),
-        "on": _("Cues and speech on · tap to mute")
+        "on": _("Cues and speech · tap to mute")
         if sound == "narration"
-        else _("Cues on · tap to mute"),
+        else _("Cues only · tap to mute"),
         "off": _("Sound muted · tap to turn it on"),
         "host": _("The host turned the sound off"),
     }

@@ -54,8 +54,8 @@ def open_page(browser: Any, sim: SimTable, language: str) -> Any:
 def words(language: str, key: str) -> str:
     texts = {
         "tap": "Tap to turn the sound on",
-        "on": "Cues and speech on · tap to mute",
-        "cues": "Cues on · tap to mute",
+        "on": "Cues and speech · tap to mute",
+        "cues": "Cues only · tap to mute",
         "off": "Sound muted · tap to turn it on",
     }
     with speaking(language):
