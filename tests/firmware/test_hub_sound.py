@@ -54,3 +54,24 @@ def test_a_disk_that_refuses_the_setting_changes_nothing(
     assert all(p["sound"] == "cues" for t, p in sent if t == T.public)
     assert hub.actors["t"].menu.sound == "cues"
     assert hub.store.get_setting(sound_key("t")) is None
+
+
+def test_a_batch_the_disk_rolls_back_takes_the_setting_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The setting is written but the batch's commit fails (a full card): the answer says
+    not saved and the table hears what the store still says, not what was asked."""
+    hub, sent = make_hub(tmp_path)
+    real = hub.store.commit
+
+    def full() -> None:
+        monkeypatch.setattr(hub.store, "commit", real)
+        hub.store.rollback()
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(hub.store, "commit", full)
+    deliver(hub, T.host_command, {"id": "cli-1", "cmd": "sound", "sound": "off"})
+    assert acks(sent)["cli-1"]["ok"] is False
+    assert hub.actors["t"].menu.sound == "cues"
+    assert public(sent)["sound"] == "cues"  # sent again as the store has it
+    assert hub.store.get_setting(sound_key("t")) is None
