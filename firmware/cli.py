@@ -191,17 +191,20 @@ def build_parser() -> argparse.ArgumentParser:
             "console-sessions",
             "console-end",
             "status",
+            "sound",
         ),
         help="the command; status: the hub display and every seat's health; console-ok "
         "CODE: grant the phone whose console sign-in shows CODE; console-sessions: the "
-        "phones signed in to the console; console-end ID (or all): sign one out at once",
+        "phones signed in to the console; console-end ID (or all): sign one out at once; "
+        "sound off|cues|narration: what the table hears (off also keeps the stations from "
+        "buzzing a turn)",
     )
     host.add_argument(
         "station",
         nargs="?",
         type=_table_name,
         help="pair, refuse: the station (refuse's default: the one shown); console-end: "
-        "the phone's id as console-sessions lists it, or all",
+        "the phone's id as console-sessions lists it, or all; sound: the setting",
     )
     host.add_argument(
         "code", nargs="?", help="pair: the four digits on the station's glass (pair p6 4721)"

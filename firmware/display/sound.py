@@ -24,10 +24,11 @@ from typing import Any
 from firmware.display.boards import board_module, feed_lines
 from firmware.display.parts import Names, esc, waiting_for, whole
 from firmware.link.lang import _
+from firmware.link.protocol import SOUNDS
 
-#: The table's sound settings (the hub's ``public["sound"]``): nothing, cues only, cues
-#: and spoken narration. A hub that does not say gets the default.
-SETTINGS = ("off", "cues", "narration")
+#: The table's sound settings (the hub's ``public["sound"]``, which the host sets): nothing,
+#: cues only, cues and spoken narration. A hub that does not say gets the default.
+SETTINGS = SOUNDS
 DEFAULT = "cues"
 #: Moves the cue sheet carries, each with its own words: a page that got one fragment in
 #: many (a busy screen shows only the newest of a burst) still says every move; one that
@@ -125,9 +126,14 @@ def cue_sheet(
 ) -> str:
     """The hidden cue sheet of a table's fragment (spoken words in the table's language,
     which the caller is speaking)."""
+    # Sounding, the button also says what the host's setting plays: the table reads from
+    # the sofa whether it will hear the feed spoken or cues only.
+    sound = setting(public)
     words = {
         "tap": _("Tap to turn the sound on"),
-        "on": _("Sound on · tap to mute"),
+        "on": _("Cues and speech · tap to mute")
+        if sound == "narration"
+        else _("Cues only · tap to mute"),
         "off": _("Sound muted · tap to turn it on"),
         "host": _("The host turned the sound off"),
     }
@@ -139,7 +145,7 @@ def cue_sheet(
     voice = VOICES.get(language, language)
     return (
         f'<div class="cues" hidden data-game="{esc(public.get("game") or "")}" '
-        f'data-sound="{setting(public)}" data-voice="{voice}"{attrs}>'
+        f'data-sound="{sound}" data-voice="{voice}"{attrs}>'
         f"<ol>{items}</ol></div>"
     )
 

@@ -1,4 +1,4 @@
-"""Host commands (start, next, undo, abort), from ``host/command`` or the panel's menu.
+"""Host commands (start, next, undo, abort, sound), from ``host/command`` or the panel's menu.
 
 A command is deduplicated on its id like a station's input, every one is answered on
 ``host/ack`` (the command line waits for it) and shows a short note on the hub display.
@@ -14,6 +14,7 @@ from firmware.hub.actor import TableActor
 from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import own_card_set
 from firmware.hub.context import Batch, HubContext
+from firmware.hub.hostmenu import SOUND_NAMES, sound_key
 from firmware.hub.inputs import bad_payload
 from firmware.hub.moves import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
 from firmware.link import protocol as proto
@@ -68,6 +69,11 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
         answer(*prior)  # a resent command: the first answer again, nothing redone
         return
     try:
+        if cmd.cmd == "sound":
+            hears = set_sound(ctx, batch, actor, cmd.sound)
+            remember(ctx, batch, actor, source_id, True, hears, keep=True)
+            answer(True, hears)
+            return
         if cmd.cmd == "start":
             start(ctx, batch, actor, cmd)
             remember(ctx, batch, actor, source_id, True, "Game started", keep=True)
@@ -112,6 +118,21 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
         log.exception("hub: host command %s failed", cmd.cmd)
         ctx.out.note(actor, N_("Hub error: see its log"))
         answer(False, "Hub error: see its log")
+
+
+def set_sound(ctx: HubContext, batch: Batch, actor: TableActor, sound: str | None) -> str:
+    """What the table hears from now on, kept in the store (a restarted hub keeps it):
+    published in ``public`` (the TV obeys it) and, when off, on every seat's screen as
+    ``quiet`` (no station buzzes a turn). Any time, a game running or not."""
+    if sound not in proto.SOUNDS:
+        raise IllegalAction("Sound: off, cues or narration")
+    ctx.store.put_setting(sound_key(actor.config.name), sound)
+    batch.touch(actor)  # a batch rolled back reads the setting back from the store
+    actor.menu.sound = sound
+    log.info("%s: sound %s, set by the host", actor.config.name, sound)
+    ctx.out.note(actor, N_("Sound: {name}"), {"name": SOUND_NAMES[sound]})
+    ctx.out.all(actor)
+    return f"Sound: {sound}"
 
 
 def start(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:

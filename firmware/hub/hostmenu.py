@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.link.lang import LANGUAGES, N_, _
-from firmware.link.protocol import HostCommand
+from firmware.link.protocol import SOUNDS, HostCommand
 from firmware.link.render import DOWN, UP, marked_title
 from rules import get_info
 from rules.declare import Option
@@ -32,6 +32,16 @@ VISIBLE_ROWS = 3
 
 #: The table's languages, as the host reads them.
 LANGUAGE_NAMES = {"fr": N_("French"), "en": N_("English")}
+#: The table's sound settings (firmware.link.protocol.SOUNDS), as the host reads them.
+SOUND_NAMES = {"off": N_("off|sound"), "cues": N_("cues"), "narration": N_("cues+speech")}
+#: What a table hears until its host says otherwise: the TV's cues, the stations' turn
+#: buzz; narration is the host's choice (a voice over the table is not for every room).
+DEFAULT_SOUND = "cues"
+
+
+def sound_key(table: str) -> str:
+    """Where the store keeps a table's sound setting (among the hub's settings)."""
+    return f"sound/{table}"
 
 
 def game_name(game_id: str) -> str:
@@ -66,7 +76,7 @@ class HostMenu:
     """Menu state; ``press`` returns the command a button press makes, if any.
 
     Rows: the game, the number of players, the game's options, the table's language,
-    Start, and on a hub with several tables, the table the panel drives.
+    what the table hears, Start, and on a hub with several tables, the table the panel drives.
     """
 
     games: list[str]
@@ -80,6 +90,9 @@ class HostMenu:
     chosen: dict[str, dict[str, int]] = field(default_factory=dict)
     #: What the table speaks (hub.toml's ``language`` until the host changes it).
     language: str = LANGUAGES[0]
+    #: What the table hears (the store's, see firmware.hub.hostcmd.load_sound): the row
+    #: asks the hub for the next setting, which it keeps before the row shows it.
+    sound: str = DEFAULT_SOUND
     #: Identités cryptées card sets the host may pick (shipped ones and the table's own).
     card_sets: list[str] = field(default_factory=lambda: ["generic"])
     #: Each command the panel makes has an id ``panel<boot>:<n>``, new at every hub
@@ -132,8 +145,13 @@ class HostMenu:
         return 2 + len(self.option_rows)
 
     @property
-    def start_row(self) -> int:
+    def sound_row(self) -> int:
+        """What the table hears (the table's, like its language, not the game's)."""
         return self.language_row + 1
+
+    @property
+    def start_row(self) -> int:
+        return self.sound_row + 1
 
     @property
     def several(self) -> bool:
@@ -187,6 +205,9 @@ class HostMenu:
             elif self.row == self.language_row:
                 i = (LANGUAGES.index(self.language) + step) % len(LANGUAGES)
                 self.language = LANGUAGES[i]
+            elif self.row == self.sound_row:
+                i = SOUNDS.index(self.sound) if self.sound in SOUNDS else 0
+                return self._command("sound", sound=SOUNDS[(i + step) % len(SOUNDS)])
             elif self.row < self.start_row:
                 option, values = self.option_rows[self.row - 2]
                 picks = self.chosen.setdefault(self.game_id, {})
@@ -255,6 +276,7 @@ class HostMenu:
         chosen = self.options()
         rows += [option_text(option, chosen[option.name]) for option, _values in self.option_rows]
         rows.append(_("Language: {name}", name=_(LANGUAGE_NAMES[self.language])))
+        rows.append(_("Sound: {name}", name=_(SOUND_NAMES.get(self.sound, self.sound))))
         rows.append(_("Start"))
         if self.several:
             n = self.tables.index(self.table) + 1 if self.table in self.tables else 0
@@ -280,4 +302,5 @@ class HostMenu:
             "row": self.row,
             "options": self.options(),
             "language": self.language,
+            "sound": self.sound,
         }

@@ -15,9 +15,11 @@ from typing import Any
 from firmware.hub.actor import TableActor
 from firmware.hub.bindings import binding_for
 from firmware.hub.context import Batch, HubContext
+from firmware.hub.hostmenu import DEFAULT_SOUND, sound_key
 from firmware.hub.store import GameRecord, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link.lang import N_
+from firmware.link.protocol import SOUNDS
 from rules.core import RulesError
 
 log = logging.getLogger(__name__)
@@ -100,6 +102,9 @@ def fire_timers(ctx: HubContext, batch: Batch) -> None:
 
 def resume(ctx: HubContext, actor: TableActor) -> None:
     """Rebuild the table's unfinished game (or its last finished one) from the store."""
+    # The host's sound setting too (a batch that kept a new one may have been rolled back).
+    said = ctx.store.get_setting(sound_key(actor.config.name))
+    actor.menu.sound = said if said in SOUNDS else DEFAULT_SOUND
     record = ctx.store.current_game(actor.config.name)
     if record is None:
         # A finished game stays on the screens (its ranking) until the next start.

@@ -162,11 +162,12 @@ class Publisher:
             if only is None:  # what every station shows (a lone seat's may be a second on)
                 actor.shown_left = None if table.timer_left is None else math.ceil(table.timer_left)
         step, turn = step_and_turn(table) if table is not None else ("", None)
+        quiet = actor.menu.sound == "off"  # the host's "off" silences the stations' turn buzz
         stations = list(enumerate(actor.config.stations))
         for seat, station in stations if only is None else stations[only : only + 1]:
             if table is not None and seat < table.players:
                 screen = table.binding.station_screen(table, seat)
-                screen = msgspec.structs.replace(screen, phase=step, turn=seat == turn)
+                screen = msgspec.structs.replace(screen, phase=step, turn=seat == turn, quiet=quiet)
             else:
                 screen = idle_screen(actor, station)
             # Compare without the revision: a station is sent a screen only when it changed.
@@ -205,6 +206,7 @@ class Publisher:
                 "version": 0,
                 "over": False,
                 "menu": game_menu(actor.menu.games),
+                "sound": actor.menu.sound,
             }
             status = proto.HubStatus(
                 state="ready",
@@ -216,11 +218,11 @@ class Publisher:
             )
             return proto.encode(public), proto.encode(status)
         seats = health.report(actor)
-        key = (table, table.state, actor.shown_left, actor.language, seats)
+        key = (table, table.state, actor.shown_left, actor.language, actor.menu.sound, seats)
         cached = self._publics.get(actor.config.name)
         if cached is not None:
             (
-                (was_table, was_state, was_left, was_language, was_seats),
+                (was_table, was_state, was_left, was_language, was_sound, was_seats),
                 public_bytes,
                 status_bytes,
             ) = cached
@@ -231,6 +233,7 @@ class Publisher:
                 and was_state is table.state
                 and was_left == actor.shown_left
                 and was_language == actor.language
+                and was_sound == actor.menu.sound
                 and was_seats == seats
             ):
                 return public_bytes, status_bytes
@@ -241,7 +244,9 @@ class Publisher:
             language=actor.language,
             stations=seats,
         )
-        payloads = proto.encode(table.public()), proto.encode(status)
+        # What the table hears is the host's, not the game's: the TV's page obeys it.
+        public = {**table.public(), "sound": actor.menu.sound}
+        payloads = proto.encode(public), proto.encode(status)
         self._publics[actor.config.name] = (key, *payloads)
         return payloads
 

@@ -291,6 +291,18 @@ class Store:
             row = self._db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
         return str(row[0])
 
+    def get_setting(self, key: str) -> str | None:
+        """A persistent hub setting, None if it was never kept (writes nothing)."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM settings WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def put_setting(self, key: str, value: str) -> None:
+        """Keep a persistent hub setting (in the caller's batch, if one is open)."""
+        self.check()
+        with self.transaction():
+            self._db.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (key, value))
+
     def identity(self) -> Identity:
         """The hub's broker identity, kept here but bound to where this file lives.
 

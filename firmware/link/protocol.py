@@ -246,9 +246,16 @@ class HubStatus(msgspec.Struct, frozen=True):
 # --- host -> hub --------------------------------------------------------------------
 
 
+#: A table's sound setting, quietest first: nothing (the TV silent, the stations never
+#: buzz a turn), cues (the TV's short sounds, the stations' turn buzz), cues and the TV's
+#: spoken narration. Kept by the hub per table, published in ``public["sound"]``.
+SOUNDS = ("off", "cues", "narration")
+Sound = Literal["off", "cues", "narration"]
+
+
 class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A host command: start a game, next, undo, abort; pair or refuse a station; ask for,
-    grant or refuse the host's console (docs/host-guide.md).
+    grant or refuse the host's console; set what the table hears (docs/host-guide.md).
 
     ``id`` is required: the hub remembers the answer under it, so a command the broker
     delivers again (the hub died before acking it) is answered again, not redone. Without
@@ -268,6 +275,7 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
         "console-report",
         "console-sessions",
         "console-end",
+        "sound",
     ]
     id: ShortText
     #: ``pair`` and ``refuse``: the station whose pairing the host answers (``refuse``
@@ -282,6 +290,8 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     players: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+    #: ``sound``: what the table hears from now on (see :data:`SOUNDS`).
+    sound: Sound | None = None
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")

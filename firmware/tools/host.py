@@ -1,6 +1,6 @@
 """``coffre host``: the host's command line for any table of a venue.
 
-It does what a hub's button panel does (start, next, undo, abort), for a table named on
+It does what a hub's button panel does (start, next, undo, abort, sound), for a table named on
 the command line: it connects as the host user, checks that a hub is live on that table
 (its retained ``hub/status``), publishes one :class:`~firmware.link.protocol.HostCommand`
 with a fresh id on the table's ``host/command`` and waits for the hub's answer on
@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -150,6 +150,12 @@ def build_command(args: Any) -> proto.HostCommand:
         raise ConfigError(f"--game, --players, --seed and -o go with start, not {args.action}")
     code = getattr(args, "code", None)
     station = getattr(args, "station", None)
+    if args.action == "sound":
+        # ``sound narration``: the setting takes the station's place on the line.
+        if station not in proto.SOUNDS or code is not None:
+            raise ConfigError("sound takes one of off, cues, narration: sound cues")
+        sound = cast(proto.Sound, station)
+        return proto.HostCommand(cmd="sound", sound=sound, id=f"cli-{uuid.uuid4().hex[:16]}")
     if args.action in ("console-ok", "console-refuse"):
         # The console's yes names the code the phone shows (console-ok 4721), no station.
         code, station = (station, None) if code is None else (code, station)

@@ -105,7 +105,7 @@ def test_the_page_follows_the_tables_language_live(make_table: TableFactory) -> 
         page.get_by_text("On attend que l'hôte lance une partie.").wait_for()
         assert page.locator("#live > section").get_attribute("lang") == "fr"
         assert sim.hub is not None
-        for button in ("prev", "prev", "ok"):  # up from the start row to the language row
+        for button in ("prev", "prev", "prev", "ok"):  # up past Start and Sound to Language
             sim.panel.press(button)
         page.get_by_text("Waiting for the host to start a game.").wait_for()
         assert page.locator("#live > section").get_attribute("lang") == "en"

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from firmware.hub.table import Table
 from firmware.link.lang import _, speaking
 from firmware.tools.bots import bot_class
 from firmware.tools.simtable import TABLE, SimTable
@@ -35,14 +34,11 @@ GAMES: dict[str, tuple[int, int, int, dict[str, Any]]] = {
 }
 
 
-def table_sound(monkeypatch: pytest.MonkeyPatch, level: str) -> None:
-    """The table's sound setting as the hub says it in ``public``."""
-    public = Table.public
-
-    def with_sound(self: Table) -> dict[str, Any]:
-        return {**public(self), "sound": level}
-
-    monkeypatch.setattr(Table, "public", with_sound)
+def table_sound(sim: SimTable, level: str) -> None:
+    """The host sets the table's sound (a host command, as ``coffre host ... sound`` sends
+    it); the hub publishes it in ``public``."""
+    sim.host({"cmd": "sound", "sound": level})
+    sim.watch.wait(lambda p: p.get("sound") == level)
 
 
 def open_page(browser: Any, sim: SimTable, language: str) -> Any:
@@ -58,7 +54,8 @@ def open_page(browser: Any, sim: SimTable, language: str) -> Any:
 def words(language: str, key: str) -> str:
     texts = {
         "tap": "Tap to turn the sound on",
-        "on": "Sound on · tap to mute",
+        "on": "Cues and speech · tap to mute",
+        "cues": "Cues only · tap to mute",
         "off": "Sound muted · tap to turn it on",
     }
     with speaking(language):
@@ -100,14 +97,14 @@ def golden_problems(name: str, script: list[str]) -> list[str]:
 @pytest.mark.parametrize("language", ["en", "fr"])
 @pytest.mark.parametrize("game", list(REGISTERED))
 def test_a_narrated_game_sounds_as_its_golden(
-    make_table: TableFactory, monkeypatch: pytest.MonkeyPatch, game: str, language: str
+    make_table: TableFactory, game: str, language: str
 ) -> None:
     """Narration on, the page tapped once: every move's cue and the feed's own lines, in
     the table's voice, in order, as the golden script (countdown ticks left out: they
     follow the clock, tested on their own)."""
-    table_sound(monkeypatch, "narration")
     players, seed, _bot_seed, _options = GAMES[game]
     sim = make_table(players, seed=seed, language=language)
+    table_sound(sim, "narration")
     if game == "incognito":
         freeze_countdowns(sim)
     with chromium() as browser:
@@ -129,15 +126,13 @@ def test_a_narrated_game_sounds_as_its_golden(
     assert not problems, problems
 
 
-def test_nothing_sounds_before_the_tap_and_muted_is_silent(
-    make_table: TableFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_nothing_sounds_before_the_tap_and_muted_is_silent(make_table: TableFactory) -> None:
     """A page nobody tapped plays and says nothing through a whole game, and says in words
     that it needs a tap; tapped then muted, it is silent again; unmuted, it sounds."""
-    table_sound(monkeypatch, "narration")
     game = "secret-identity"
     players, seed, _bot_seed, _options = GAMES[game]
     sim = make_table(players, seed=seed, language="fr")
+    table_sound(sim, "narration")
     with chromium() as browser:
         page = open_page(browser, sim, "fr")
         button = page.locator("#sound")
@@ -157,22 +152,22 @@ def test_nothing_sounds_before_the_tap_and_muted_is_silent(
         assert any(line.startswith("say fr-FR") for line in heard(page))
 
 
-def test_cues_only_says_nothing_and_off_plays_nothing(
-    make_table: TableFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_cues_only_says_nothing_and_off_plays_nothing(make_table: TableFactory) -> None:
     """The table's setting rules the page: "cues" plays cues and never speaks; "off" is
     silent and the button says the host turned it off."""
     game = "secret-identity"
     players, seed, _bot_seed, _options = GAMES[game]
-    table_sound(monkeypatch, "cues")
     sim = make_table(players, seed=seed, language="en")
+    table_sound(sim, "cues")
     with chromium() as browser:
         page = open_page(browser, sim, "en")
         page.locator("#sound").click()
+        page.wait_for_function("document.getElementById('sound').className === 'on'")
+        assert page.locator("#sound").inner_text() == words("en", "cues")
         play(sim, game, page)
         script = heard(page)
         assert "cue over" in script and not any(line.startswith("say") for line in script)
-        table_sound(monkeypatch, "off")
+        table_sound(sim, "off")
         play(sim, game, page)
         assert heard(page) == script
         assert page.locator("#sound").inner_text() == "The host turned the sound off"
