@@ -14,30 +14,10 @@ from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.link.mqtt import Client
 from firmware.tools import host
-from firmware.tools.simtable import TABLE, SimTable
-from tests.support.tables import TableFactory, director
+from firmware.tools.simtable import TABLE
+from tests.support.tables import TableFactory, director, host_toml, run_host
 
 GAME = "secret-identity"
-
-
-def host_toml(sim: SimTable, tmp_path: Path, password: str | None = None) -> Path:
-    """A host's config file for the table's broker, as the venue would hand it out."""
-    broker = sim.broker.config(HOST_USER)
-    secret = tmp_path / "host.password"
-    secret.write_text((password or broker.password or "") + "\n")
-    path = tmp_path / "host.toml"
-    path.write_text(
-        f'[broker]\nhost = "{broker.host}"\nport = {broker.port}\nusername = "{HOST_USER}"\n'
-        f'password_file = "{secret}"\nca_file = "{broker.tls_ca}"\n'
-    )
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], config: Path, *args: str) -> tuple[int, str, str]:
-    """``coffre host --config config args``: its status, stdout and stderr."""
-    status = main(["host", "--config", str(config), *args])
-    out, err = capsys.readouterr()
-    return status, out.strip(), err.strip()
 
 
 def test_host_command_line_starts_undoes_and_aborts_a_game(
@@ -47,10 +27,10 @@ def test_host_command_line_starts_undoes_and_aborts_a_game(
     sim = make_table(players=3)
     config = host_toml(sim, tmp_path)
     start = ("--table", TABLE, "start", "--game", GAME, "--players", "3", "-o", "mode=coop")
-    assert run(capsys, config, *start) == (0, f"{TABLE}: start done: Game started", "")
+    assert run_host(capsys, config, *start) == (0, f"{TABLE}: start done: Game started", "")
     public = sim.watch.wait(lambda p: p.get("game") == GAME and p.get("version") == 0)
     assert public["view"]["mode"] == "coop"
-    assert run(capsys, config, "--table", TABLE, "next") == (
+    assert run_host(capsys, config, "--table", TABLE, "next") == (
         1,
         f"{TABLE}: next refused: Nothing to skip now",
         "",
@@ -59,14 +39,14 @@ def test_host_command_line_starts_undoes_and_aborts_a_game(
     director(sim, seed=3, options={"mode": "coop"}, stop_at=(2, "answer")).play()
     version = sim.watch.public["version"]
     assert version > 0
-    assert run(capsys, config, "--table", TABLE, "undo") == (0, f"{TABLE}: undo done", "")
+    assert run_host(capsys, config, "--table", TABLE, "undo") == (0, f"{TABLE}: undo done", "")
     sim.watch.wait(lambda p: p.get("version") == version - 1)  # the last move is undone
 
-    assert run(capsys, config, "--table", TABLE, "abort") == (0, f"{TABLE}: abort done", "")
+    assert run_host(capsys, config, "--table", TABLE, "abort") == (0, f"{TABLE}: abort done", "")
     sim.watch.wait(lambda p: p.get("game") is None)
     last = Store(sim.store_path).last_game(TABLE)
     assert last is not None and last.status == "aborted"
-    assert run(capsys, config, "--table", TABLE, "undo") == (
+    assert run_host(capsys, config, "--table", TABLE, "undo") == (
         1,
         f"{TABLE}: undo refused: No game running",
         "",
@@ -95,13 +75,13 @@ def test_unknown_table_and_wrong_password_are_one_line(
     """A table no hub plays, or a password the broker refuses, ends in one clear line."""
     sim = make_table(players=3)
     config = host_toml(sim, tmp_path)
-    status, out, err = run(capsys, config, "--table", "other", "start", "--game", GAME)
+    status, out, err = run_host(capsys, config, "--table", "other", "start", "--game", GAME)
     assert (status, out) == (host.EX_UNAVAILABLE, "")
     assert err == "coffre: table other: no hub on this broker has it (or user host may not see it)"
     assert sim.watch.public.get("game") is None  # nothing started anywhere
 
     bad = host_toml(sim, tmp_path, password="wrong")
-    status, out, err = run(capsys, bad, "--table", TABLE, "abort")
+    status, out, err = run_host(capsys, bad, "--table", TABLE, "abort")
     assert (status, out) == (host.EX_UNAVAILABLE, "")
     assert err.startswith("coffre: broker 127.0.0.1:") and "refused" in err, err
     assert len(err.splitlines()) == 1
@@ -144,9 +124,9 @@ def test_a_start_over_a_running_game_is_refused_with_a_failing_status(
     sim = make_table(players=3)
     config = host_toml(sim, tmp_path)
     start = ("--table", TABLE, "start", "--game", GAME, "--players", "3")
-    assert run(capsys, config, *start)[0] == 0
+    assert run_host(capsys, config, *start)[0] == 0
     sim.watch.wait(lambda p: p.get("game") == GAME)
-    assert run(capsys, config, *start) == (
+    assert run_host(capsys, config, *start) == (
         1,
         f"{TABLE}: start refused: A game is running: abort it first",
         "",

@@ -18,8 +18,7 @@ from firmware.hub.hostmenu import sound_key
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.tools.simtable import TABLE, SimTable
-from tests.platform.test_host_command import host_toml, run
-from tests.support.tables import TableFactory, spy, wait_host_title
+from tests.support.tables import TableFactory, host_toml, run_host, spy, wait_host_title
 
 GAME = "identites-cryptees"  # one seat to play at a time: its station buzzes
 
@@ -45,7 +44,7 @@ def test_the_command_line_sets_the_sound_and_a_restarted_hub_keeps_it(
     sim = make_table(players=3)
     config = host_toml(sim, tmp_path)
     sound_is(sim, "cues")
-    assert run(capsys, config, "--table", TABLE, "sound", "narration") == (
+    assert run_host(capsys, config, "--table", TABLE, "sound", "narration") == (
         0,
         f"{TABLE}: sound done: Sound: narration",
         "",

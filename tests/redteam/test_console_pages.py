@@ -19,7 +19,7 @@ from firmware.display.spectator import Snapshot
 from firmware.hub.console import phones
 from firmware.link import protocol as proto
 from firmware.link.lang import speaking
-from tests.redteam.test_console_attacks import (
+from tests.support.console_rig import (
     TABLE,
     Hub,
     Rig,

@@ -202,3 +202,27 @@ def incognito_scores(record: dict[int, dict[str, Any]], players: int) -> list[in
             if 0 < len(finders) < players - 1:
                 scores[drawer] += 2
     return scores
+
+
+def host_toml(sim: SimTable, tmp_path: Path, password: str | None = None) -> Path:
+    """A host's config file for the table's broker, as the venue would hand it out."""
+    from firmware.hub.brokerconf import HOST_USER
+
+    broker = sim.broker.config(HOST_USER)
+    secret = tmp_path / "host.password"
+    secret.write_text((password or broker.password or "") + "\n")
+    path = tmp_path / "host.toml"
+    path.write_text(
+        f'[broker]\nhost = "{broker.host}"\nport = {broker.port}\nusername = "{HOST_USER}"\n'
+        f'password_file = "{secret}"\nca_file = "{broker.tls_ca}"\n'
+    )
+    return path
+
+
+def run_host(capsys: pytest.CaptureFixture[str], config: Path, *args: str) -> tuple[int, str, str]:
+    """``coffre host --config config args``: its status, stdout and stderr."""
+    from firmware.cli import main
+
+    status = main(["host", "--config", str(config), *args])
+    out, err = capsys.readouterr()
+    return status, out.strip(), err.strip()
