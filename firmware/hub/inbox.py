@@ -53,6 +53,9 @@ FLOOD_WINDOW = 1.0
 #: do not hear it (firmware.hub.links.MUTE_SECONDS). What the broker had sent of the flood
 #: before then costs the hub a dropped message each, and none of its thread's work.
 SHED_SECONDS = 10.0
+#: Dropped messages' broker acks are told this many at once, or as soon as anything gets
+#: in or is taken out (see FairInbox._drop).
+ACK_BATCH = 128
 
 
 def sender(topic: str) -> str:
@@ -87,6 +90,9 @@ class FairInbox(queue.Queue[Item | None]):
         self._drops: dict[str, tuple[float, int]] = {}
         #: Senders that flood, each with when it gets a share again.
         self.shed: dict[str, float] = {}
+        #: Broker acks of dropped messages not told yet (see _drop).
+        self._held_acks: list[Callable[[], None]] = []
+        self._ack_lock = threading.Lock()
 
     def put(self, item: Item | None, block: bool = True, timeout: float | None = None) -> None:
         if isinstance(item, Message):
@@ -102,6 +108,14 @@ class FairInbox(queue.Queue[Item | None]):
                 self._drop(item, who)
                 return
         super().put(item, block, timeout)
+        if self._held_acks:
+            self._ack_held()
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Item | None:
+        item = super().get(block, timeout)
+        if self._held_acks:
+            self._ack_held()
+        return item
 
     def _put(self, item: Any) -> None:
         if isinstance(item, Message):
@@ -122,12 +136,28 @@ class FairInbox(queue.Queue[Item | None]):
                 del self.waiting[who]
         return item
 
+    def _ack_held(self) -> None:
+        with self._ack_lock:
+            acks, self._held_acks = self._held_acks, []
+        for ack in acks:
+            # A connection gone down meanwhile has nothing more to be told.
+            with contextlib.suppress(Exception):
+                ack()
+
     def _drop(self, item: Message, who: str) -> None:
+        """Drop ``item``, and tell the broker it is handled, so its in-flight window stays
+        open: ACK_BATCH at once, or sooner as soon as anything gets in or is taken out.
+        One at a time, each PUBACK goes out in a write (a TLS record) of its own, and
+        mosquitto reads one record from a client each time round its loop: while a flood
+        kept it busy, the backlog of a flood was acked a few records a loop, and every
+        answer of the hub waited behind hundreds of PUBACKs still unread."""
         self.dropped += 1
-        # The broker forgets it: its in-flight window stays open (a connection going
-        # down meanwhile has nothing more to be told).
-        with contextlib.suppress(Exception):
-            item.done()
+        if item.ack is not None:
+            with self._ack_lock:
+                self._held_acks.append(item.ack)
+                full = len(self._held_acks) >= ACK_BATCH
+            if full:
+                self._ack_held()
         with self._log_lock:
             held = self._throttle.allow(who)
             now = self.clock()

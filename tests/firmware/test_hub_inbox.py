@@ -7,7 +7,14 @@ import logging
 import pytest
 
 from firmware.hub.events import Synced, Tick
-from firmware.hub.inbox import FLOOD_DROPS, FLOOD_WINDOW, SHED_SECONDS, FairInbox, sender
+from firmware.hub.inbox import (
+    ACK_BATCH,
+    FLOOD_DROPS,
+    FLOOD_WINDOW,
+    SHED_SECONDS,
+    FairInbox,
+    sender,
+)
 from firmware.link.mqtt import Message
 
 
@@ -118,3 +125,22 @@ def test_a_flooding_sender_gets_no_share_until_it_is_heard_again() -> None:
     now[0] += SHED_SECONDS + 0.1
     inbox.put(Message("coffre/a/station/p1/input", b"back"))
     assert inbox.qsize() == 1 and inbox.shed == {}
+
+
+def test_dropped_messages_are_acked_to_the_broker_in_batches() -> None:
+    """A flood's dropped messages are told to the broker ACK_BATCH at a time (so their
+    PUBACKs go out together); the rest as soon as anything gets in or is taken out, so the
+    broker's in-flight window never keeps them."""
+    inbox = FairInbox(share=1, limit=100)
+    inbox.on_flood = lambda _topic: None
+    acked: list[int] = []
+    inbox.put(Message("coffre/a/station/p1/input", b"kept", ack=lambda: None))
+    for n in range(ACK_BATCH * 2 + 5):
+        inbox.put(Message("coffre/a/station/p1/input", b"x", ack=lambda n=n: acked.append(n)))
+    assert acked == list(range(ACK_BATCH * 2))
+    inbox.get_nowait()
+    assert acked == list(range(ACK_BATCH * 2 + 5))
+    inbox.put(Message("coffre/a/station/p1/input", b"x", ack=lambda: acked.append(-1)))
+    assert acked[-1] != -1
+    inbox.put(Tick())
+    assert acked[-1] == -1

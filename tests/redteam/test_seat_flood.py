@@ -42,21 +42,7 @@ def p95(times: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
 
 
-@pytest.mark.parametrize(
-    "qos",
-    [
-        0,
-        pytest.param(
-            1,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="at QoS 1 the broker must still acknowledge every message of the "
-                "flood, and hands the hub what it had queued in the hub's session before the "
-                "cut at a few hundred a second meanwhile: p95 about 10 s measured",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("qos", [0, 1])
 def test_a_flooding_seat_leaves_the_other_seats_of_its_table_answered(
     make_table: TableFactory, monkeypatch: pytest.MonkeyPatch, qos: int
 ) -> None:
