@@ -10,7 +10,8 @@ never answered (a message with no broker ack, QoS 0, has a smaller share); a rea
 station sends an unanswered input again. One log line per sender
 every LOG_EVERY seconds says so. A sender dropped this way many times a second floods:
 ``on_flood`` is told (the links stop hearing that sender alone, see
-:mod:`firmware.hub.links`), and until they hear it again none of its messages get in, so
+:mod:`firmware.hub.links`), its messages still waiting are dropped too, and until the
+links hear it again none of its messages get in, so
 what the broker had already sent of the flood costs the hub's thread nothing while the
 table's other seats are answered. The hub's own events (panel, timers, links) are never
 dropped, and the writer's word that the store is durable (``Synced``) goes first in line.
@@ -136,6 +137,19 @@ class FairInbox(queue.Queue[Item | None]):
                 del self.waiting[who]
         return item
 
+    def _take_out(self, who: str) -> list[Message]:
+        """Take ``who``'s messages out of the line (it floods): they would each cost the
+        hub's thread an input handled, and every other seat waits behind them. Under the
+        mutex."""
+        mine = [m for m in self.queue if isinstance(m, Message) and sender(m.topic) == who]
+        if mine:
+            taken = set(map(id, mine))
+            kept = [m for m in self.queue if id(m) not in taken]
+            self.queue.clear()
+            self.queue.extend(kept)
+            self.waiting.pop(who, None)
+        return mine
+
     def _ack_held(self) -> None:
         with self._ack_lock:
             acks, self._held_acks = self._held_acks, []
@@ -170,6 +184,10 @@ class FairInbox(queue.Queue[Item | None]):
             if flooding:
                 with self.mutex:
                     self.shed[who] = now + SHED_SECONDS
+                    waiting = self._take_out(who)
+                self.dropped += len(waiting)
+                with self._ack_lock:
+                    self._held_acks.extend(m.ack for m in waiting if m.ack is not None)
         if flooding and self.on_flood is not None:
             self.on_flood(item.topic)
         if held is not None:

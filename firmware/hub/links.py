@@ -9,8 +9,8 @@ what this hub's user may read and write.
 MQTT gives a connection one will, and every table needs its own: its ``hub/status`` says
 ``lost`` (with this hub's claim) when the hub vanishes, which stations, displays and other
 hubs' claim probes act on. So each table also has a **will connection**: a clean session
-that subscribes to nothing and sends nothing but its keepalive. It is a table's will and
-nothing more, and the hub keeps it tied to the shared connection:
+that subscribes to nothing and sends nothing but its keepalive, except while one of the
+table's stations floods (below). The hub keeps it tied to the shared connection:
 
 - a table is up once the shared connection has its subscriptions *and* its will
   connection is up (then :class:`~firmware.hub.events.Connected`: the hub sends its claim
@@ -38,21 +38,22 @@ At QoS 1 the cut is not enough: before it, the broker had queued up to
 ``max_queued_messages`` of the flood in the hub's persistent session, in one line before
 whatever the table's other stations send next, and the hub's answers went out on that same
 connection behind thousands of PUBACKs for that backlog (a seat's answers took p95 10 s).
-So while a station of a table is shed, the table also has a **side connection**: a clean
-session of the hub's user that subscribes the table's other stations' topics (the ones the
-wildcard was narrowed to). Once the broker confirms them there, the shared connection drops
-them, so their inputs no longer queue behind the backlog, and the answers to the table's
-stations (``station/<id>/ack``) go out on the side connection too. Screens and everything
-else stay on the shared connection (a retained screen sent on two connections could arrive
-out of order). When the flooder is heard again, the wildcard is subscribed on the shared
-connection first, and the side connection closes once the broker has confirmed it; an
-input or answer in flight on it then is one a station sends again. A side connection that
-drops hands its topics back to the shared connection at once.
+So while a station of a table is shed, the table's **will connection** (a clean session
+of the hub's own user, already open) also subscribes the table's other stations' topics
+(the ones the wildcard was narrowed to). Once the broker confirms them there, the shared
+connection drops them, so their inputs no longer queue behind the backlog, and the answers
+to the table's stations (``station/<id>/ack``) go out on the will connection too. Screens
+and everything else stay on the shared connection (a retained screen sent on two
+connections could arrive out of order). When the flooder is heard again, the wildcard is
+subscribed on the shared connection first, and the will connection lets the stations go
+once the broker has confirmed it. A will connection that drops hands its stations back to
+the shared connection at once, and hears them again once it is back.
 
 Why not one connection per table: each would have a network thread of its own, and at
 100 tables the hub would spend its time handing the interpreter lock between them and fighting
 over its mailbox's lock (docs/benchmarks.md). A will connection keeps a network thread
-too, but an idle one: no message passes over it, only a keepalive every few seconds.
+too, but an idle one: no message passes over it, only a keepalive every few seconds,
+but while a station of its table floods.
 """
 
 from __future__ import annotations
@@ -126,11 +127,9 @@ class TableLink:
         #: Set while the table is up (see the module), cleared when either link goes.
         self.connected = threading.Event()
         self.will_link: Client | None = None
-        #: The table's side connection while a station of it is shed (see the module), and
-        #: what it is asked to hear.
-        self.side: Client | None = None
+        #: What the will connection is asked to hear while a station is shed (see the
+        #: module), and of those what the broker confirmed: the shared connection drops them.
         self.side_asked: set[str] = set()
-        #: Narrowed topics the side connection has confirmed: the shared one drops them.
         self.aside: set[str] = set()
         self.subscribed = False
         self.joined = False
@@ -158,8 +157,8 @@ class TableLink:
         self.hub.part(self)
 
     def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = QOS) -> Any:
-        side = self.side
-        if side is not None and is_answer(topic) and side.connected.is_set():
+        side = self.will_link
+        if self.aside and is_answer(topic) and side is not None and side.connected.is_set():
             # Not behind the flood's backlog on the shared connection (see the module).
             return side.publish(topic, payload, retain=retain, qos=qos)
         return self.hub.data.publish(topic, payload, retain=retain, qos=qos)
@@ -178,11 +177,11 @@ class TableLink:
 
     def on_shared(self, sub: str) -> list[str]:
         """What the shared connection is to hear for ``sub`` now: what is heard, less what
-        the side connection hears instead."""
+        the will connection hears instead."""
         return [t for t in self.heard(sub) if t not in self.aside]
 
     def for_side(self) -> list[str]:
-        """What the side connection is to hear: every station topic narrowed by a flood."""
+        """What the will connection is to hear: every station topic narrowed by a flood."""
         return [
             t
             for sub in self.topics
@@ -219,10 +218,10 @@ class HubLinks:
         self.tables: dict[str, TableLink] = {}
         self._lock = threading.RLock()
         self._mids: dict[int, str] = {}
-        #: Shared-connection SUBSCRIBEs that give a side connection's topics back: once
-        #: the broker confirms one, the side connection lets them go.
+        #: Shared-connection SUBSCRIBEs that give a will connection's topics back: once
+        #: the broker confirms one, the will connection lets them go.
         self._handover: dict[int, TableLink] = {}
-        #: Side connections' SUBSCRIBEs, with the topics each asked.
+        #: Will connections' SUBSCRIBEs, with the topics each asked.
         self._side_mids: dict[int, list[str]] = {}
         self._started = False
         #: Tables this hub no longer runs whose subscriptions it dropped (see forget).
@@ -273,14 +272,12 @@ class HubLinks:
             if was and self.data.connected.is_set():
                 self.data.unsubscribe([h for t in link.topics for h in link.on_shared(t)])
             link.shed.clear()
-            side = self._drop_side(link)
-        if side is not None:
-            side.stop(last=False)
         self.close_will(link, clean=True)
 
     def close_will(self, link: TableLink, *, clean: bool) -> None:
         with self._lock:
             will, link.will_link = link.will_link, None
+            self._give_back(link)
         if will is not None:
             will.stop(clean=clean, last=False)
 
@@ -288,14 +285,12 @@ class HubLinks:
         """Close every will connection cleanly (after the hub's goodbye), then the shared one."""
         for link in list(self.tables.values()):
             self.close_will(link, clean=True)
-            self._close_side(link)
         self.data.stop()
 
     def crash(self) -> None:
         """Drop every connection as a dying process would (tests: the wills go out)."""
         for link in list(self.tables.values()):
             self.close_will(link, clean=False)
-            self._close_side(link)
         self.data.stop(clean=False)
 
     def forget(self, name: str, topics: list[str]) -> None:
@@ -328,9 +323,7 @@ class HubLinks:
             if who in shed or EVERYONE in shed:
                 return
             token = object()
-            closing = self._reshape(link, sub, lambda: shed.__setitem__(who, token))
-        if closing is not None:
-            closing.stop(last=False)
+            self._reshape(link, sub, lambda: shed.__setitem__(who, token))
         if who == EVERYONE:
             log.warning(
                 "hub: table %s: %s floods the hub; not hearing %s for %.0f s",
@@ -357,47 +350,39 @@ class HubLinks:
             shed = link.shed.get(sub, {})
             if shed.get(who) is not token:
                 return  # lifted already: the connection or the table started over
-            closing = self._reshape(link, sub, lambda: shed.pop(who))
-        if closing is not None:
-            closing.stop(last=False)
+            self._reshape(link, sub, lambda: shed.pop(who))
         log.info("hub: table %s: hearing %s again", link.name, who or sub)
 
-    def _reshape(self, link: TableLink, sub: str, change: Callable[[], object]) -> Client | None:
+    def _reshape(self, link: TableLink, sub: str, change: Callable[[], object]) -> None:
         """Apply ``change`` to whom ``sub`` sheds, and tell the broker: on the shared
         connection the new subscriptions first, then the old ones dropped, so no message of
         a seat still heard falls between them (one may come twice: the hub answers an input
-        again under its id, and the station takes the first answer); then the side
-        connection (see _side_sync). Under the lock; returns a side connection to close
-        once the lock is let go."""
+        again under its id, and the station takes the first answer); then the will
+        connection (see _side_sync). Under the lock."""
         before = link.on_shared(sub)
         change()
         link.aside &= set(link.for_side())  # a topic no longer narrowed is the shared one's
         after = link.on_shared(sub)
         if not (link.joined and self.data.connected.is_set()):
-            return None  # subscribed afresh on (re)connection
+            return  # subscribed afresh on (re)connection
         new = [t for t in after if t not in before]
         mid = self.data.subscribe(new) if new else -1
         self.data.unsubscribe([t for t in before if t not in after])
         if mid >= 0:
-            # What the side connection gives back is heard on the shared one first.
+            # What the will connection gives back is heard on the shared one first.
             self._handover[mid] = link
-            return self._side_sync(link, drop=False)
-        return self._side_sync(link, drop=True)
+            self._side_sync(link, drop=False)
+        else:
+            self._side_sync(link, drop=True)
 
-    def _side_sync(self, link: TableLink, *, drop: bool) -> Client | None:
-        """Ask the table's side connection for what it is to hear (opening it if need be);
-        ``drop``: let go what it is not to hear any more too (closing it when that is
-        all). Under the lock; returns a side connection to close once the lock is let go."""
+    def _side_sync(self, link: TableLink, *, drop: bool) -> None:
+        """Ask the table's will connection to hear what a flood narrowed the table's
+        subscriptions to; ``drop``: let go what it is not to hear any more too. Under the
+        lock."""
+        side = link.will_link
+        if side is None or not side.connected.is_set():
+            return  # it asks for what is wanted once up (_side_up)
         wanted = link.for_side()
-        side = link.side
-        if not wanted and drop:
-            return self._drop_side(link)
-        if side is None:
-            if wanted:
-                self._open_side(link)
-            return None
-        if not side.connected.is_set():
-            return None  # it asks for what is wanted then (_side_up)
         new = [t for t in wanted if t not in link.side_asked]
         if new:
             mid = side.subscribe(new)
@@ -405,78 +390,43 @@ class HubLinks:
                 self._side_mids[mid] = new
             link.side_asked.update(new)
         if drop:
-            gone = [t for t in link.side_asked if t not in wanted]
+            gone = sorted(t for t in link.side_asked if t not in wanted)
             side.unsubscribe(gone)
             link.side_asked.difference_update(gone)
-        return None
 
-    def _open_side(self, link: TableLink) -> None:
-        """The table's side connection: a clean session that hears the table's stations a
-        flood narrowed its subscription to, where no backlog of the flood waits before
-        them (see the module). Under the lock."""
-        side = Client(
-            self.broker,
-            f"{self.will_id(link.name)}-side",
-            [],  # it asks for the table's topics itself (_side_up)
-            clean_session=True,
-            on_connected=lambda: self._side_up(link, side),
-            on_state=lambda state: self._side_state(link, side, state),
-            inbox=self.inbox,  # type: ignore[arg-type]
-            manual_ack=True,  # acked after the commit, like the shared connection's
-            inflight=SEND_WINDOW,
-            on_subscribed=lambda mid, refused: self._side_subscribed(link, side, mid, refused),
-            quiet=True,
-            label=f"{self.label} {link.name} side" if self.label else "",
-        )
-        link.side, link.side_asked = side, set()
-        side.start()
-
-    def _drop_side(self, link: TableLink) -> Client | None:
-        """Forget the table's side connection; what it heard is the shared connection's
-        again (the caller closes it once the lock is let go). Under the lock."""
-        side, link.side = link.side, None
+    def _give_back(self, link: TableLink) -> None:
+        """What the will connection heard is the shared connection's again (it is gone, or
+        going). Under the lock."""
         back = sorted(link.aside)
         link.aside.clear()
         link.side_asked.clear()
         if back and link.joined and self.data.connected.is_set():
             self.data.subscribe(back)
-        return side
-
-    def _close_side(self, link: TableLink) -> None:
-        with self._lock:
-            side, link.side = link.side, None
-            link.aside.clear()
-            link.side_asked.clear()
-        if side is not None:
-            side.stop(last=False)
 
     def clients(self) -> list[Client]:
-        """The shared connection, the open will connections and side connections."""
+        """The shared connection and the open will connections."""
         with self._lock:
             wills = [t.will_link for t in self.tables.values() if t.will_link is not None]
-            sides = [t.side for t in self.tables.values() if t.side is not None]
-        return [self.data, *wills, *sides]
+        return [self.data, *wills]
 
     # --- paho's threads --------------------------------------------------------------
 
     def _data_up(self) -> None:
-        closing = []
         with self._lock:
             self._mids.clear()
             self._handover.clear()
             for link in self.tables.values():
                 link.shed.clear()  # a new connection hears everything again
                 link.aside.clear()
-                closing.append(self._drop_side(link))
+                if link.will_link is not None and link.side_asked:
+                    link.will_link.unsubscribe(sorted(link.side_asked))
+                link.side_asked.clear()
                 if link.joined:
                     self._subscribe(link)
                     # A persistent session keeps what a flood had narrowed, even that of a
                     # hub that died meanwhile: such a topic would bring every input twice.
                     self.data.unsubscribe(link.narrowed())
                     self._open_will(link)
-        for side in closing:
-            if side is not None:
-                side.stop(last=False)
 
     def _subscribe(self, link: TableLink) -> None:
         link.subscribed = False
@@ -485,14 +435,10 @@ class HubLinks:
             self._mids[mid] = link.name
 
     def _subscribed(self, mid: int, refused: list[str]) -> None:
-        closing = None
         with self._lock:
             handed = self._handover.pop(mid, None)
             if handed is not None:
-                closing = self._side_sync(handed, drop=True)
-        if closing is not None:
-            closing.stop(last=False)
-        with self._lock:
+                self._side_sync(handed, drop=True)
             name = self._mids.pop(mid, None)
             link = self.tables.get(name) if name is not None else None
             if link is None or not link.joined:
@@ -504,8 +450,10 @@ class HubLinks:
             self._maybe_up(link)
 
     def _side_up(self, link: TableLink, side: Client) -> None:
+        """The will connection is (back) up: it hears again what a flood narrowed its
+        table's subscriptions to, if anything."""
         with self._lock:
-            if link.side is not side:
+            if link.will_link is not side:
                 return
             link.side_asked = set(link.for_side())
             if link.side_asked:
@@ -514,11 +462,11 @@ class HubLinks:
                     self._side_mids[mid] = sorted(link.side_asked)
 
     def _side_subscribed(self, link: TableLink, side: Client, mid: int, refused: list[str]) -> None:
-        """The side connection hears ``mid``'s topics: the shared connection drops them,
+        """The will connection hears ``mid``'s topics: the shared connection drops them,
         so they no longer queue behind the flood there."""
         with self._lock:
             asked = self._side_mids.pop(mid, [])
-            if link.side is not side:
+            if link.will_link is not side:
                 return
             wanted = set(link.for_side())
             granted = [t for t in asked if t not in refused and t in wanted]
@@ -526,25 +474,6 @@ class HubLinks:
             link.aside.update(granted)
             if granted and self.data.connected.is_set():
                 self.data.unsubscribe(granted)
-
-    def _side_state(self, link: TableLink, side: Client, state: LinkState) -> None:
-        """The side connection lost: what it heard is the shared connection's again until
-        it is back."""
-        if state.ok or state.state in ("connecting", "stopped"):
-            return
-        with self._lock:
-            if link.side is not side:
-                return
-            back = sorted(link.aside)
-            link.aside.clear()
-            link.side_asked.clear()
-            if back and link.joined and self.data.connected.is_set():
-                self.data.subscribe(back)
-        if not state.calm:
-            self.throttle.warning(
-                ("side", state.state),
-                f"hub: table {link.name}'s side connection: {state.detail or state.text}",
-            )
 
     def _open_will(self, link: TableLink) -> None:
         """Open the table's will connection, unless one is open (or opening)."""
@@ -560,6 +489,12 @@ class HubLinks:
             on_state=lambda state: self._will_state(link, will, state),
             quiet=True,  # its trouble is said in _will_state, one line for all tables
             label=f"{self.label} {link.name} will" if self.label else "",
+            # While a station of the table is shed it hears the table's other stations
+            # (see the module): into the hub's mailbox, acked after the commit.
+            inbox=self.inbox,  # type: ignore[arg-type]
+            manual_ack=True,
+            on_subscribed=lambda mid, refused: self._side_subscribed(link, will, mid, refused),
+            inflight=SEND_WINDOW,
         )
         link.will_link = will
         will.start()
@@ -568,6 +503,7 @@ class HubLinks:
         with self._lock:
             if link.will_link is will:
                 self._maybe_up(link)
+        self._side_up(link, will)
 
     def _will_state(self, link: TableLink, will: Client, state: LinkState) -> None:
         with self._lock:
@@ -575,6 +511,7 @@ class HubLinks:
                 return
             if not state.ok:
                 link.connected.clear()  # its will may be out: the hub says ready again
+                self._give_back(link)  # nobody unheard while it reconnects
             if not state.calm:
                 # Trouble for one is mostly trouble for all (a broker restarting): one line
                 # per kind every LOG_EVERY seconds for every table's will connection.

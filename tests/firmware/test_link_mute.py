@@ -42,29 +42,28 @@ class FakeData:
         self.calls.append(("pub", [topic]))
 
 
-class FakeSide(FakeData):
-    """A side connection: made by the links (in place of firmware.link.mqtt.Client), not
-    connected until the test says so."""
+class FakeWill(FakeData):
+    """A will connection: made by the links (in place of firmware.link.mqtt.Client),
+    connected when the test says so."""
 
-    made: ClassVar[list[FakeSide]] = []
+    made: ClassVar[list[FakeWill]] = []
 
     def __init__(self, _broker: Any, client_id: str, _subs: Any, **kwargs: Any) -> None:
         super().__init__()
         self.connected.clear()
         self.client_id, self.kwargs = client_id, kwargs
-        self.started = self.stopped = False
-        FakeSide.made.append(self)
+        self.stopped = False
+        FakeWill.made.append(self)
 
     def start(self) -> None:
-        self.started = True
+        self.connected.set()
+        self.kwargs["on_connected"]()
 
     def stop(self, **_kw: Any) -> None:
         self.stopped = True
 
-    def up(self) -> None:
-        """Connected, and the broker answers its SUBSCRIBE."""
-        self.connected.set()
-        self.kwargs["on_connected"]()
+    def confirm(self) -> None:
+        """The broker answers its SUBSCRIBE."""
         self.kwargs["on_subscribed"](1, [])
 
 
@@ -85,8 +84,8 @@ def rig(monkeypatch: pytest.MonkeyPatch) -> tuple[HubLinks, FakeData, list[Any]]
     hub = HubLinks(BrokerConfig(port=1), "hub", queue.Queue(), will_id=lambda n: n)
     data = FakeData()
     hub.data = data  # type: ignore[assignment]
-    FakeSide.made = []
-    monkeypatch.setattr(links_module, "Client", FakeSide)
+    FakeWill.made = []
+    monkeypatch.setattr(links_module, "Client", FakeWill)
     link = hub.table("a", TOPICS, Will("coffre/a/hub/status", b"lost"), ["p1", "p2", "p3"])
     link.joined = True
     return hub, data, timers
@@ -149,53 +148,64 @@ def test_a_new_connection_hears_everyone_and_drops_what_a_flood_narrowed(
     assert data.calls == []
 
 
-def test_the_other_stations_are_heard_and_answered_on_a_side_connection(
+def test_the_other_stations_are_heard_and_answered_on_the_will_connection(
     rig: tuple[HubLinks, FakeData, list[Any]],
 ) -> None:
-    """A station floods: a side connection (a clean session) subscribes the table's other
-    stations; once the broker confirms, the shared connection drops them (the flood's
-    backlog there no longer comes before them), and their answers go out on the side
-    connection, everything else on the shared one. When the flooder is heard again the
+    """A station floods: the table's will connection (a clean session) subscribes the
+    table's other stations; once the broker confirms, the shared connection drops them (the
+    flood's backlog there no longer comes before them), and their answers go out on the
+    will connection, everything else on the shared one. When the flooder is heard again the
     wildcard is back on the shared connection, and only once the broker confirms it does
-    the side connection close."""
+    the will connection let the stations go."""
     hub, data, timers = rig
     link = hub.tables["a"]
+    hub._open_will(link)
+    [will] = FakeWill.made
+    assert will.kwargs["clean_session"] and will.kwargs["manual_ack"]
+    assert will.kwargs["inbox"] is hub.inbox
+    link.publish("coffre/a/station/p2/ack", b"{}")
+    assert data.calls[-1] == ("pub", ["coffre/a/station/p2/ack"]) and will.calls == []
     hub.mute("coffre/a/station/p1/input")
-    [side] = FakeSide.made
-    assert side.started and side.kwargs["clean_session"] and side.kwargs["manual_ack"]
-    assert side.client_id == "a-side"
+    assert will.calls == [("sub", ["coffre/a/station/p2/input", "coffre/a/station/p3/input"])]
     data.calls.clear()
-    side.up()
-    assert side.calls == [("sub", ["coffre/a/station/p2/input", "coffre/a/station/p3/input"])]
+    will.confirm()
     assert data.calls == [("unsub", ["coffre/a/station/p2/input", "coffre/a/station/p3/input"])]
     data.calls.clear()
     link.publish("coffre/a/station/p2/ack", b"{}")
     link.publish("coffre/a/station/p2/screen", b"{}", retain=True)
-    assert side.calls[-1] == ("pub", ["coffre/a/station/p2/ack"])
+    assert will.calls[-1] == ("pub", ["coffre/a/station/p2/ack"])
     assert data.calls == [("pub", ["coffre/a/station/p2/screen"])]
     data.calls.clear()
+    will.calls.clear()
     timers[0].fire()
-    assert data.calls == [("sub", ["coffre/a/station/+/input"])] and not side.stopped
+    assert data.calls == [("sub", ["coffre/a/station/+/input"])] and will.calls == []
     hub._subscribed(1, [])  # the broker confirms the wildcard
-    assert side.stopped and link.side is None and link.aside == set()
+    assert will.calls == [("unsub", ["coffre/a/station/p2/input", "coffre/a/station/p3/input"])]
+    assert link.aside == set() and not will.stopped
     link.publish("coffre/a/station/p2/ack", b"{}")
     assert data.calls[-1] == ("pub", ["coffre/a/station/p2/ack"])
 
 
-def test_a_side_connection_lost_gives_its_stations_back_to_the_shared_one(
+def test_a_will_connection_lost_gives_its_stations_back_to_the_shared_one(
     rig: tuple[HubLinks, FakeData, list[Any]],
 ) -> None:
-    """The side connection drops: the stations it heard are subscribed on the shared
-    connection again at once (nobody unheard while it reconnects); a second flooder of the
-    table is dropped from the side connection, not added back to the shared one."""
+    """The will connection drops: the stations it heard are subscribed on the shared
+    connection again at once (nobody unheard while it reconnects), and asked of it again
+    once it is back; a second flooder of the table is dropped from it, not added back to
+    the shared one."""
     hub, data, _timers = rig
+    link = hub.tables["a"]
+    hub._open_will(link)
+    [will] = FakeWill.made
     hub.mute("coffre/a/station/p1/input")
-    [side] = FakeSide.made
-    side.up()
+    will.confirm()
     hub.mute("coffre/a/station/p3/input")
-    assert side.calls[-1] == ("unsub", ["coffre/a/station/p3/input"])
+    assert will.calls[-1] == ("unsub", ["coffre/a/station/p3/input"])
     data.calls.clear()
-    side.connected.clear()
-    side.kwargs["on_state"](LinkState("disconnected", "Broker lost"))
+    will.calls.clear()
+    will.connected.clear()
+    will.kwargs["on_state"](LinkState("disconnected", "Broker lost"))
     assert data.calls == [("sub", ["coffre/a/station/p2/input"])]
-    assert hub.tables["a"].aside == set()
+    assert link.aside == set()
+    will.start()  # back
+    assert will.calls == [("sub", ["coffre/a/station/p2/input"])]
