@@ -131,6 +131,9 @@ class TableLink:
         #: module), and of those what the broker confirmed: the shared connection drops them.
         self.side_asked: set[str] = set()
         self.aside: set[str] = set()
+        #: The will connection's SUBSCRIBEs, with the topics each asked (its own message
+        #: ids: each connection counts its own).
+        self.side_mids: dict[int, list[str]] = {}
         self.subscribed = False
         self.joined = False
 
@@ -221,8 +224,6 @@ class HubLinks:
         #: Shared-connection SUBSCRIBEs that give a will connection's topics back: once
         #: the broker confirms one, the will connection lets them go.
         self._handover: dict[int, TableLink] = {}
-        #: Will connections' SUBSCRIBEs, with the topics each asked.
-        self._side_mids: dict[int, list[str]] = {}
         self._started = False
         #: Tables this hub no longer runs whose subscriptions it dropped (see forget).
         self.forgotten: set[str] = set()
@@ -387,7 +388,7 @@ class HubLinks:
         if new:
             mid = side.subscribe(new)
             if mid >= 0:
-                self._side_mids[mid] = new
+                link.side_mids[mid] = new
             link.side_asked.update(new)
         if drop:
             gone = sorted(t for t in link.side_asked if t not in wanted)
@@ -400,6 +401,7 @@ class HubLinks:
         back = sorted(link.aside)
         link.aside.clear()
         link.side_asked.clear()
+        link.side_mids.clear()
         if back and link.joined and self.data.connected.is_set():
             self.data.subscribe(back)
 
@@ -421,6 +423,7 @@ class HubLinks:
                 if link.will_link is not None and link.side_asked:
                     link.will_link.unsubscribe(sorted(link.side_asked))
                 link.side_asked.clear()
+                link.side_mids.clear()
                 if link.joined:
                     self._subscribe(link)
                     # A persistent session keeps what a flood had narrowed, even that of a
@@ -459,13 +462,13 @@ class HubLinks:
             if link.side_asked:
                 mid = side.subscribe(sorted(link.side_asked))
                 if mid >= 0:
-                    self._side_mids[mid] = sorted(link.side_asked)
+                    link.side_mids[mid] = sorted(link.side_asked)
 
     def _side_subscribed(self, link: TableLink, side: Client, mid: int, refused: list[str]) -> None:
         """The will connection hears ``mid``'s topics: the shared connection drops them,
         so they no longer queue behind the flood there."""
         with self._lock:
-            asked = self._side_mids.pop(mid, [])
+            asked = link.side_mids.pop(mid, [])
             if link.will_link is not side:
                 return
             wanted = set(link.for_side())

@@ -22,8 +22,7 @@ import pytest
 
 from firmware.link import protocol as proto
 from firmware.tools.simtable import TABLE
-from tests.platform.test_flood import rss_mb
-from tests.support.flood import flood_in_process
+from tests.support.flood import flood_in_process, rss_mb
 from tests.support.tables import TableFactory
 
 T = proto.Topics(TABLE)
