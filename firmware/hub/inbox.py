@@ -10,7 +10,8 @@ never answered (a message with no broker ack, QoS 0, has a smaller share); a rea
 station sends an unanswered input again. One log line per sender
 every LOG_EVERY seconds says so. A sender dropped this way many times a second floods:
 ``on_flood`` is told (the links stop hearing that sender alone, see
-:mod:`firmware.hub.links`), and until they hear it again none of its messages get in, so
+:mod:`firmware.hub.links`), its messages still waiting are dropped too, and until the
+links hear it again none of its messages get in, so
 what the broker had already sent of the flood costs the hub's thread nothing while the
 table's other seats are answered. The hub's own events (panel, timers, links) are never
 dropped, and the writer's word that the store is durable (``Synced``) goes first in line.
@@ -53,6 +54,9 @@ FLOOD_WINDOW = 1.0
 #: do not hear it (firmware.hub.links.MUTE_SECONDS). What the broker had sent of the flood
 #: before then costs the hub a dropped message each, and none of its thread's work.
 SHED_SECONDS = 10.0
+#: Dropped messages' broker acks are told this many at once, or as soon as anything gets
+#: in or is taken out (see FairInbox._drop).
+ACK_BATCH = 128
 
 
 def sender(topic: str) -> str:
@@ -87,6 +91,9 @@ class FairInbox(queue.Queue[Item | None]):
         self._drops: dict[str, tuple[float, int]] = {}
         #: Senders that flood, each with when it gets a share again.
         self.shed: dict[str, float] = {}
+        #: Broker acks of dropped messages not told yet (see _drop).
+        self._held_acks: list[Callable[[], None]] = []
+        self._ack_lock = threading.Lock()
 
     def put(self, item: Item | None, block: bool = True, timeout: float | None = None) -> None:
         if isinstance(item, Message):
@@ -102,6 +109,14 @@ class FairInbox(queue.Queue[Item | None]):
                 self._drop(item, who)
                 return
         super().put(item, block, timeout)
+        if self._held_acks:
+            self._ack_held()
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Item | None:
+        item = super().get(block, timeout)
+        if self._held_acks:
+            self._ack_held()
+        return item
 
     def _put(self, item: Any) -> None:
         if isinstance(item, Message):
@@ -122,12 +137,41 @@ class FairInbox(queue.Queue[Item | None]):
                 del self.waiting[who]
         return item
 
+    def _take_out(self, who: str) -> list[Message]:
+        """Take ``who``'s messages out of the line (it floods): they would each cost the
+        hub's thread an input handled, and every other seat waits behind them. Under the
+        mutex."""
+        mine = [m for m in self.queue if isinstance(m, Message) and sender(m.topic) == who]
+        if mine:
+            taken = set(map(id, mine))
+            kept = [m for m in self.queue if id(m) not in taken]
+            self.queue.clear()
+            self.queue.extend(kept)
+            self.waiting.pop(who, None)
+        return mine
+
+    def _ack_held(self) -> None:
+        with self._ack_lock:
+            acks, self._held_acks = self._held_acks, []
+        for ack in acks:
+            # A connection gone down meanwhile has nothing more to be told.
+            with contextlib.suppress(Exception):
+                ack()
+
     def _drop(self, item: Message, who: str) -> None:
+        """Drop ``item``, and tell the broker it is handled, so its in-flight window stays
+        open: ACK_BATCH at once, or sooner as soon as anything gets in or is taken out.
+        One at a time, each PUBACK goes out in a write (a TLS record) of its own, and
+        mosquitto reads one record from a client each time round its loop: while a flood
+        kept it busy, the backlog of a flood was acked a few records a loop, and every
+        answer of the hub waited behind hundreds of PUBACKs still unread."""
         self.dropped += 1
-        # The broker forgets it: its in-flight window stays open (a connection going
-        # down meanwhile has nothing more to be told).
-        with contextlib.suppress(Exception):
-            item.done()
+        if item.ack is not None:
+            with self._ack_lock:
+                self._held_acks.append(item.ack)
+                full = len(self._held_acks) >= ACK_BATCH
+            if full:
+                self._ack_held()
         with self._log_lock:
             held = self._throttle.allow(who)
             now = self.clock()
@@ -140,6 +184,10 @@ class FairInbox(queue.Queue[Item | None]):
             if flooding:
                 with self.mutex:
                     self.shed[who] = now + SHED_SECONDS
+                    waiting = self._take_out(who)
+                self.dropped += len(waiting)
+                with self._ack_lock:
+                    self._held_acks.extend(m.ack for m in waiting if m.ack is not None)
         if flooding and self.on_flood is not None:
             self.on_flood(item.topic)
         if held is not None:

@@ -9,8 +9,8 @@ what this hub's user may read and write.
 MQTT gives a connection one will, and every table needs its own: its ``hub/status`` says
 ``lost`` (with this hub's claim) when the hub vanishes, which stations, displays and other
 hubs' claim probes act on. So each table also has a **will connection**: a clean session
-that subscribes to nothing and sends nothing but its keepalive. It is a table's will and
-nothing more, and the hub keeps it tied to the shared connection:
+that subscribes to nothing and sends nothing but its keepalive, except while one of the
+table's stations floods (below). The hub keeps it tied to the shared connection:
 
 - a table is up once the shared connection has its subscriptions *and* its will
   connection is up (then :class:`~firmware.hub.events.Connected`: the hub sends its claim
@@ -34,10 +34,26 @@ station's own inputs are heard again afterwards (a real station keeps them until
 answered, so nothing acked is lost). A subscription that is not per station (the host's
 commands) has one sender: it is muted whole.
 
+At QoS 1 the cut is not enough: before it, the broker had queued up to
+``max_queued_messages`` of the flood in the hub's persistent session, in one line before
+whatever the table's other stations send next, and the hub's answers went out on that same
+connection behind thousands of PUBACKs for that backlog (a seat's answers took p95 10 s).
+So while a station of a table is shed, the table's **will connection** (a clean session
+of the hub's own user, already open) also subscribes the table's other stations' topics
+(the ones the wildcard was narrowed to). Once the broker confirms them there, the shared
+connection drops them, so their inputs no longer queue behind the backlog, and the answers
+to the table's stations (``station/<id>/ack``) go out on the will connection too. Screens
+and everything else stay on the shared connection (a retained screen sent on two
+connections could arrive out of order). When the flooder is heard again, the wildcard is
+subscribed on the shared connection first, and the will connection lets the stations go
+once the broker has confirmed it. A will connection that drops hands its stations back to
+the shared connection at once, and hears them again once it is back.
+
 Why not one connection per table: each would have a network thread of its own, and at
 100 tables the hub would spend its time handing the interpreter lock between them and fighting
 over its mailbox's lock (docs/benchmarks.md). A will connection keeps a network thread
-too, but an idle one: no message passes over it, only a keepalive every few seconds.
+too, but an idle one: no message passes over it, only a keepalive every few seconds,
+but while a station of its table floods.
 """
 
 from __future__ import annotations
@@ -74,6 +90,12 @@ def station_wildcard(sub: str) -> bool:
     return len(parts) == 5 and parts[2] == "station" and parts[3] == "+"
 
 
+def is_answer(topic: str) -> bool:
+    """Whether ``topic`` is a station's answer topic (``coffre/<t>/station/<s>/ack``)."""
+    parts = topic.split("/")
+    return len(parts) == 5 and parts[2] == "station" and parts[4] == "ack"
+
+
 def for_station(sub: str, station: str) -> str:
     """A station wildcard narrowed to one station's topic."""
     parts = sub.split("/")
@@ -105,6 +127,13 @@ class TableLink:
         #: Set while the table is up (see the module), cleared when either link goes.
         self.connected = threading.Event()
         self.will_link: Client | None = None
+        #: What the will connection is asked to hear while a station is shed (see the
+        #: module), and of those what the broker confirmed: the shared connection drops them.
+        self.side_asked: set[str] = set()
+        self.aside: set[str] = set()
+        #: The will connection's SUBSCRIBEs, with the topics each asked (its own message
+        #: ids: each connection counts its own).
+        self.side_mids: dict[int, list[str]] = {}
         self.subscribed = False
         self.joined = False
 
@@ -131,6 +160,10 @@ class TableLink:
         self.hub.part(self)
 
     def publish(self, topic: str, payload: bytes, *, retain: bool = False, qos: int = QOS) -> Any:
+        side = self.will_link
+        if self.aside and is_answer(topic) and side is not None and side.connected.is_set():
+            # Not behind the flood's backlog on the shared connection (see the module).
+            return side.publish(topic, payload, retain=retain, qos=qos)
         return self.hub.data.publish(topic, payload, retain=retain, qos=qos)
 
     def wait_connected(self, timeout: float = 10.0) -> bool:
@@ -144,6 +177,20 @@ class TableLink:
         if EVERYONE in shed or not station_wildcard(sub):
             return []
         return [for_station(sub, s) for s in self.stations if s not in shed]
+
+    def on_shared(self, sub: str) -> list[str]:
+        """What the shared connection is to hear for ``sub`` now: what is heard, less what
+        the will connection hears instead."""
+        return [t for t in self.heard(sub) if t not in self.aside]
+
+    def for_side(self) -> list[str]:
+        """What the will connection is to hear: every station topic narrowed by a flood."""
+        return [
+            t
+            for sub in self.topics
+            if station_wildcard(sub) and self.shed.get(sub) and EVERYONE not in self.shed[sub]
+            for t in self.heard(sub)
+        ]
 
     def narrowed(self) -> list[str]:
         """Every per-station topic a station wildcard of this table may be narrowed to."""
@@ -174,6 +221,9 @@ class HubLinks:
         self.tables: dict[str, TableLink] = {}
         self._lock = threading.RLock()
         self._mids: dict[int, str] = {}
+        #: Shared-connection SUBSCRIBEs that give a will connection's topics back: once
+        #: the broker confirms one, the will connection lets them go.
+        self._handover: dict[int, TableLink] = {}
         self._started = False
         #: Tables this hub no longer runs whose subscriptions it dropped (see forget).
         self.forgotten: set[str] = set()
@@ -221,13 +271,14 @@ class HubLinks:
             link.joined = False
             link.connected.clear()
             if was and self.data.connected.is_set():
-                self.data.unsubscribe([h for t in link.topics for h in link.heard(t)])
+                self.data.unsubscribe([h for t in link.topics for h in link.on_shared(t)])
             link.shed.clear()
         self.close_will(link, clean=True)
 
     def close_will(self, link: TableLink, *, clean: bool) -> None:
         with self._lock:
             will, link.will_link = link.will_link, None
+            self._give_back(link)
         if will is not None:
             will.stop(clean=clean, last=False)
 
@@ -304,19 +355,55 @@ class HubLinks:
         log.info("hub: table %s: hearing %s again", link.name, who or sub)
 
     def _reshape(self, link: TableLink, sub: str, change: Callable[[], object]) -> None:
-        """Apply ``change`` to whom ``sub`` sheds, and tell the broker: the new
-        subscriptions first, then the old ones dropped, so no message of a seat still
-        heard falls between them (one may come twice: the hub answers an input again
-        under its id, and the station takes the first answer). Under the lock."""
-        before = link.heard(sub)
+        """Apply ``change`` to whom ``sub`` sheds, and tell the broker: on the shared
+        connection the new subscriptions first, then the old ones dropped, so no message of
+        a seat still heard falls between them (one may come twice: the hub answers an input
+        again under its id, and the station takes the first answer); then the will
+        connection (see _side_sync). Under the lock."""
+        before = link.on_shared(sub)
         change()
-        after = link.heard(sub)
+        link.aside &= set(link.for_side())  # a topic no longer narrowed is the shared one's
+        after = link.on_shared(sub)
         if not (link.joined and self.data.connected.is_set()):
             return  # subscribed afresh on (re)connection
         new = [t for t in after if t not in before]
-        if new:
-            self.data.subscribe(new)
+        mid = self.data.subscribe(new) if new else -1
         self.data.unsubscribe([t for t in before if t not in after])
+        if mid >= 0:
+            # What the will connection gives back is heard on the shared one first.
+            self._handover[mid] = link
+            self._side_sync(link, drop=False)
+        else:
+            self._side_sync(link, drop=True)
+
+    def _side_sync(self, link: TableLink, *, drop: bool) -> None:
+        """Ask the table's will connection to hear what a flood narrowed the table's
+        subscriptions to; ``drop``: let go what it is not to hear any more too. Under the
+        lock."""
+        side = link.will_link
+        if side is None or not side.connected.is_set():
+            return  # it asks for what is wanted once up (_side_up)
+        wanted = link.for_side()
+        new = [t for t in wanted if t not in link.side_asked]
+        if new:
+            mid = side.subscribe(new)
+            if mid >= 0:
+                link.side_mids[mid] = new
+            link.side_asked.update(new)
+        if drop:
+            gone = sorted(t for t in link.side_asked if t not in wanted)
+            side.unsubscribe(gone)
+            link.side_asked.difference_update(gone)
+
+    def _give_back(self, link: TableLink) -> None:
+        """What the will connection heard is the shared connection's again (it is gone, or
+        going). Under the lock."""
+        back = sorted(link.aside)
+        link.aside.clear()
+        link.side_asked.clear()
+        link.side_mids.clear()
+        if back and link.joined and self.data.connected.is_set():
+            self.data.subscribe(back)
 
     def clients(self) -> list[Client]:
         """The shared connection and the open will connections."""
@@ -329,8 +416,14 @@ class HubLinks:
     def _data_up(self) -> None:
         with self._lock:
             self._mids.clear()
+            self._handover.clear()
             for link in self.tables.values():
                 link.shed.clear()  # a new connection hears everything again
+                link.aside.clear()
+                if link.will_link is not None and link.side_asked:
+                    link.will_link.unsubscribe(sorted(link.side_asked))
+                link.side_asked.clear()
+                link.side_mids.clear()
                 if link.joined:
                     self._subscribe(link)
                     # A persistent session keeps what a flood had narrowed, even that of a
@@ -346,6 +439,9 @@ class HubLinks:
 
     def _subscribed(self, mid: int, refused: list[str]) -> None:
         with self._lock:
+            handed = self._handover.pop(mid, None)
+            if handed is not None:
+                self._side_sync(handed, drop=True)
             name = self._mids.pop(mid, None)
             link = self.tables.get(name) if name is not None else None
             if link is None or not link.joined:
@@ -355,6 +451,32 @@ class HubLinks:
                 return
             link.subscribed = True
             self._maybe_up(link)
+
+    def _side_up(self, link: TableLink, side: Client) -> None:
+        """The will connection is (back) up: it hears again what a flood narrowed its
+        table's subscriptions to, if anything."""
+        with self._lock:
+            if link.will_link is not side:
+                return
+            link.side_asked = set(link.for_side())
+            if link.side_asked:
+                mid = side.subscribe(sorted(link.side_asked))
+                if mid >= 0:
+                    link.side_mids[mid] = sorted(link.side_asked)
+
+    def _side_subscribed(self, link: TableLink, side: Client, mid: int, refused: list[str]) -> None:
+        """The will connection hears ``mid``'s topics: the shared connection drops them,
+        so they no longer queue behind the flood there."""
+        with self._lock:
+            asked = link.side_mids.pop(mid, [])
+            if link.will_link is not side:
+                return
+            wanted = set(link.for_side())
+            granted = [t for t in asked if t not in refused and t in wanted]
+            granted = [t for t in granted if t not in link.aside]
+            link.aside.update(granted)
+            if granted and self.data.connected.is_set():
+                self.data.unsubscribe(granted)
 
     def _open_will(self, link: TableLink) -> None:
         """Open the table's will connection, unless one is open (or opening)."""
@@ -370,6 +492,12 @@ class HubLinks:
             on_state=lambda state: self._will_state(link, will, state),
             quiet=True,  # its trouble is said in _will_state, one line for all tables
             label=f"{self.label} {link.name} will" if self.label else "",
+            # While a station of the table is shed it hears the table's other stations
+            # (see the module): into the hub's mailbox, acked after the commit.
+            inbox=self.inbox,  # type: ignore[arg-type]
+            manual_ack=True,
+            on_subscribed=lambda mid, refused: self._side_subscribed(link, will, mid, refused),
+            inflight=SEND_WINDOW,
         )
         link.will_link = will
         will.start()
@@ -378,6 +506,7 @@ class HubLinks:
         with self._lock:
             if link.will_link is will:
                 self._maybe_up(link)
+        self._side_up(link, will)
 
     def _will_state(self, link: TableLink, will: Client, state: LinkState) -> None:
         with self._lock:
@@ -385,6 +514,7 @@ class HubLinks:
                 return
             if not state.ok:
                 link.connected.clear()  # its will may be out: the hub says ready again
+                self._give_back(link)  # nobody unheard while it reconnects
             if not state.calm:
                 # Trouble for one is mostly trouble for all (a broker restarting): one line
                 # per kind every LOG_EVERY seconds for every table's will connection.

@@ -19,11 +19,13 @@ import functools
 import ipaddress
 import logging
 import queue
+import select
 import socket
 import ssl
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +47,11 @@ _NAME_MISMATCH = (62, 64)
 #: hands paho's thread the interpreter lock), then once every BURST_WAKE.
 BURST_EAGER = 2
 BURST_WAKE = 32
+#: At most this many bytes of packets go out in one write (one TLS record holds 16 KiB).
+COALESCE_BYTES = 16_000
+#: Packets paho's network thread reads at most before it writes what they made it send.
+READ_BATCH = 64
+_PUBLISH, _PUBACK, _DISCONNECT = 0x30, 0x40, 0xE0
 
 
 def _wake(pair: socket.socket) -> None:
@@ -52,6 +59,52 @@ def _wake(pair: socket.socket) -> None:
     # Full: a wake-up is pending already; closed: the client stopped (nothing to wake).
     with contextlib.suppress(OSError):
         pair.send(b"\0")
+
+
+def _coalesce(out: Any) -> None:
+    """Join the packets waiting at the head of paho's ``out`` queue into one, to go out in
+    one write (see :meth:`Client._coalesced`). On paho's network thread, the only one
+    that takes from the queue; others only append to it."""
+    parts: list[bytes] = []
+    size = 0
+    taken: list[Any] = []
+    while out and size < COALESCE_BYTES:
+        packet = out[0]
+        kind = packet["command"] & 0xF0
+        # Those two do something once written (a QoS 0 publish is done, a DISCONNECT
+        # closes): they go alone.
+        if kind == _DISCONNECT or (kind == _PUBLISH and packet["qos"] == 0):
+            break
+        out.popleft()
+        taken.append(packet)
+        chunk = bytes(packet["packet"][packet["pos"] :])
+        parts.append(chunk)
+        size += len(chunk)
+    if len(taken) == 1:
+        out.appendleft(taken[0])
+    elif taken:
+        joined = b"".join(parts)
+        out.appendleft(
+            {
+                "command": _PUBACK,
+                "mid": 0,
+                "qos": 1,
+                "pos": 0,
+                "to_process": len(joined),
+                "packet": joined,
+                "info": None,
+            }
+        )
+
+
+def _readable(sock: Any) -> bool:
+    """Whether ``sock`` has more to read now (decrypted already, or on the wire)."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    try:
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False
 
 
 def _is_ip(host: str) -> bool:
@@ -260,6 +313,42 @@ class Client:
         self._asked: dict[int, list[str]] = {}
         self._ask_lock = threading.Lock()
         self._paho.on_socket_open = _no_delay
+        self._coalesced()
+
+    def _coalesced(self) -> None:
+        """Make paho write the packets it has waiting in one go, not each on its own, and
+        read up to READ_BATCH packets before it writes what they made it send.
+
+        paho writes each packet with a send of its own (over TLS, a record each) and reads
+        one packet between two writes. mosquitto takes a client's packets a record at a
+        time, once each time round its loop, and while another client floods it each time
+        round takes long: the hub's PUBACKs for a flood's backlog went out one a record,
+        and every answer waited behind hundreds of them. Joined, they go in a record or a
+        few. Left as paho has it if its internals are not what this expects (another paho
+        version).
+        """
+        client = self._paho
+        write = getattr(client, "_packet_write", None)
+        if write is None or not isinstance(getattr(client, "_out_packet", None), deque):
+            return
+
+        def packet_write() -> Any:
+            _coalesce(client._out_packet)
+            return write()
+
+        client._packet_write = packet_write  # type: ignore[method-assign]
+        read = client.loop_read
+
+        def loop_read(max_packets: int = 1) -> Any:
+            rc = read(max_packets)
+            for _ in range(READ_BATCH - 1):
+                sock = client._sock
+                if rc != paho.MQTT_ERR_SUCCESS or sock is None or not _readable(sock):
+                    break
+                rc = read(max_packets)
+            return rc
+
+        client.loop_read = loop_read  # type: ignore[method-assign]
 
     @property
     def name(self) -> str:

@@ -7,7 +7,14 @@ import logging
 import pytest
 
 from firmware.hub.events import Synced, Tick
-from firmware.hub.inbox import FLOOD_DROPS, FLOOD_WINDOW, SHED_SECONDS, FairInbox, sender
+from firmware.hub.inbox import (
+    ACK_BATCH,
+    FLOOD_DROPS,
+    FLOOD_WINDOW,
+    SHED_SECONDS,
+    FairInbox,
+    sender,
+)
 from firmware.link.mqtt import Message
 
 
@@ -26,35 +33,40 @@ def test_a_flooding_sender_is_held_to_its_share_and_others_get_in(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Beyond its share a sender's messages are dropped (acked to the broker, one log line);
-    another station, the host and the hub's own events still get in."""
+    once that makes it a flood, what it had waiting is dropped too; another station, the
+    host and the hub's own events still get in."""
     now = [100.0]
     inbox = FairInbox(share=10, share_qos0=4, limit=100, clock=lambda: now[0])
     acked: list[int] = []
+
+    def p1(n: int) -> Message:
+        return Message("coffre/a/station/p1/input", b"%d" % n, ack=lambda: acked.append(n))
+
     with caplog.at_level(logging.WARNING):
-        for n in range(1000):
-            inbox.put(
-                Message("coffre/a/station/p1/input", b"%d" % n, ack=lambda n=n: acked.append(n))
-            )
+        for n in range(10 + FLOOD_DROPS - 1):
+            inbox.put(p1(n))
+        assert inbox.qsize() == 10  # held to its share, not a flood yet
+        for n in range(10 + FLOOD_DROPS - 1, 1000):
+            inbox.put(p1(n))
+        assert inbox.qsize() == 0  # a flood: its share is dropped too
         for _ in range(1000):
             inbox.put(Message("coffre/a/station/p2/input", b"q0"))  # QoS 0: no broker ack
     inbox.put(Message("coffre/b/station/p1/input", b"other", ack=lambda: None))
     inbox.put(Message("coffre/a/host/command", b"host", ack=lambda: None))
     for _ in range(200):
         inbox.put(Tick())
-    assert inbox.qsize() == 10 + 4 + 2 + 200
-    assert len(acked) == 990 and acked[0] == 10  # the dropped ones, told to the broker
-    assert inbox.dropped == 990 + 996
+    assert inbox.qsize() == 2 + 200
+    assert sorted(acked) == list(range(1000))  # every one told to the broker
+    assert inbox.dropped == 1000 + 1000
     assert len([r for r in caplog.records if "faster than" in r.message]) == 2  # one per sender
     items = [inbox.get_nowait() for _ in range(inbox.qsize())]
-    assert [m.payload for m in items if isinstance(m, Message)][:10] == [
-        b"%d" % n for n in range(10)
-    ]
+    assert [m.payload for m in items if isinstance(m, Message)] == [b"other", b"host"]
     assert inbox.waiting == {}
     inbox.put(Message("coffre/a/station/p1/input", b"again", ack=lambda: None))
-    assert inbox.qsize() == 0  # 990 dropped at once: a flood, shed for a while
+    assert inbox.qsize() == 0  # shed for a while
     now[0] += SHED_SECONDS + 0.1
     inbox.put(Message("coffre/a/station/p1/input", b"again", ack=lambda: None))
-    assert inbox.qsize() == 1  # then its share is back, the hub having taken its messages
+    assert inbox.qsize() == 1  # then its share is back
 
 
 def test_the_mailbox_holds_at_most_its_limit_of_messages() -> None:
@@ -118,3 +130,21 @@ def test_a_flooding_sender_gets_no_share_until_it_is_heard_again() -> None:
     now[0] += SHED_SECONDS + 0.1
     inbox.put(Message("coffre/a/station/p1/input", b"back"))
     assert inbox.qsize() == 1 and inbox.shed == {}
+
+
+def test_dropped_messages_are_acked_to_the_broker_in_batches() -> None:
+    """A flood's dropped messages are told to the broker ACK_BATCH at a time (so their
+    PUBACKs go out together); the rest as soon as anything gets in or is taken out, so the
+    broker's in-flight window never keeps them."""
+    inbox = FairInbox(share=0, limit=100)
+    inbox.on_flood = lambda _topic: None
+    acked: list[int] = []
+    for n in range(ACK_BATCH * 2 + 5):
+        inbox.put(Message("coffre/a/station/p1/input", b"x", ack=lambda n=n: acked.append(n)))
+    assert acked == list(range(ACK_BATCH * 2))
+    inbox.put(Tick())
+    assert acked == list(range(ACK_BATCH * 2 + 5))
+    inbox.put(Message("coffre/a/station/p1/input", b"x", ack=lambda: acked.append(-1)))
+    assert acked[-1] != -1
+    inbox.get_nowait()
+    assert acked[-1] == -1

@@ -1,18 +1,19 @@
 """The hub's links stop hearing a flooding sender alone: a station is cut out of its
 table's wildcard subscription (the table's other stations stay subscribed throughout),
-any other subscription is muted whole; both are heard again after MUTE_SECONDS."""
+any other subscription is muted whole; both are heard again after MUTE_SECONDS. Meanwhile
+the table's other stations are heard, and answered, on a side connection of its own."""
 
 from __future__ import annotations
 
 import queue
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from firmware.hub import links as links_module
 from firmware.hub.links import HubLinks
-from firmware.link.mqtt import BrokerConfig, Will
+from firmware.link.mqtt import BrokerConfig, LinkState, Will
 
 TOPICS = [
     "coffre/a/station/+/input",
@@ -37,6 +38,34 @@ class FakeData:
         if topics:
             self.calls.append(("unsub", list(topics)))
 
+    def publish(self, topic: str, payload: bytes, **_kw: Any) -> None:
+        self.calls.append(("pub", [topic]))
+
+
+class FakeWill(FakeData):
+    """A will connection: made by the links (in place of firmware.link.mqtt.Client),
+    connected when the test says so."""
+
+    made: ClassVar[list[FakeWill]] = []
+
+    def __init__(self, _broker: Any, client_id: str, _subs: Any, **kwargs: Any) -> None:
+        super().__init__()
+        self.connected.clear()
+        self.client_id, self.kwargs = client_id, kwargs
+        self.stopped = False
+        FakeWill.made.append(self)
+
+    def start(self) -> None:
+        self.connected.set()
+        self.kwargs["on_connected"]()
+
+    def stop(self, **_kw: Any) -> None:
+        self.stopped = True
+
+    def confirm(self) -> None:
+        """The broker answers its SUBSCRIBE."""
+        self.kwargs["on_subscribed"](1, [])
+
 
 @pytest.fixture
 def rig(monkeypatch: pytest.MonkeyPatch) -> tuple[HubLinks, FakeData, list[Any]]:
@@ -55,6 +84,8 @@ def rig(monkeypatch: pytest.MonkeyPatch) -> tuple[HubLinks, FakeData, list[Any]]
     hub = HubLinks(BrokerConfig(port=1), "hub", queue.Queue(), will_id=lambda n: n)
     data = FakeData()
     hub.data = data  # type: ignore[assignment]
+    FakeWill.made = []
+    monkeypatch.setattr(links_module, "Client", FakeWill)
     link = hub.table("a", TOPICS, Will("coffre/a/hub/status", b"lost"), ["p1", "p2", "p3"])
     link.joined = True
     return hub, data, timers
@@ -115,3 +146,66 @@ def test_a_new_connection_hears_everyone_and_drops_what_a_flood_narrowed(
     data.calls.clear()
     timers[0].fire()
     assert data.calls == []
+
+
+def test_the_other_stations_are_heard_and_answered_on_the_will_connection(
+    rig: tuple[HubLinks, FakeData, list[Any]],
+) -> None:
+    """A station floods: the table's will connection (a clean session) subscribes the
+    table's other stations; once the broker confirms, the shared connection drops them (the
+    flood's backlog there no longer comes before them), and their answers go out on the
+    will connection, everything else on the shared one. When the flooder is heard again the
+    wildcard is back on the shared connection, and only once the broker confirms it does
+    the will connection let the stations go."""
+    hub, data, timers = rig
+    link = hub.tables["a"]
+    hub._open_will(link)
+    [will] = FakeWill.made
+    assert will.kwargs["clean_session"] and will.kwargs["manual_ack"]
+    assert will.kwargs["inbox"] is hub.inbox
+    link.publish("coffre/a/station/p2/ack", b"{}")
+    assert data.calls[-1] == ("pub", ["coffre/a/station/p2/ack"]) and will.calls == []
+    hub.mute("coffre/a/station/p1/input")
+    assert will.calls == [("sub", ["coffre/a/station/p2/input", "coffre/a/station/p3/input"])]
+    data.calls.clear()
+    will.confirm()
+    assert data.calls == [("unsub", ["coffre/a/station/p2/input", "coffre/a/station/p3/input"])]
+    data.calls.clear()
+    link.publish("coffre/a/station/p2/ack", b"{}")
+    link.publish("coffre/a/station/p2/screen", b"{}", retain=True)
+    assert will.calls[-1] == ("pub", ["coffre/a/station/p2/ack"])
+    assert data.calls == [("pub", ["coffre/a/station/p2/screen"])]
+    data.calls.clear()
+    will.calls.clear()
+    timers[0].fire()
+    assert data.calls == [("sub", ["coffre/a/station/+/input"])] and will.calls == []
+    hub._subscribed(1, [])  # the broker confirms the wildcard
+    assert will.calls == [("unsub", ["coffre/a/station/p2/input", "coffre/a/station/p3/input"])]
+    assert link.aside == set() and not will.stopped
+    link.publish("coffre/a/station/p2/ack", b"{}")
+    assert data.calls[-1] == ("pub", ["coffre/a/station/p2/ack"])
+
+
+def test_a_will_connection_lost_gives_its_stations_back_to_the_shared_one(
+    rig: tuple[HubLinks, FakeData, list[Any]],
+) -> None:
+    """The will connection drops: the stations it heard are subscribed on the shared
+    connection again at once (nobody unheard while it reconnects), and asked of it again
+    once it is back; a second flooder of the table is dropped from it, not added back to
+    the shared one."""
+    hub, data, _timers = rig
+    link = hub.tables["a"]
+    hub._open_will(link)
+    [will] = FakeWill.made
+    hub.mute("coffre/a/station/p1/input")
+    will.confirm()
+    hub.mute("coffre/a/station/p3/input")
+    assert will.calls[-1] == ("unsub", ["coffre/a/station/p3/input"])
+    data.calls.clear()
+    will.calls.clear()
+    will.connected.clear()
+    will.kwargs["on_state"](LinkState("disconnected", "Broker lost"))
+    assert data.calls == [("sub", ["coffre/a/station/p2/input"])]
+    assert link.aside == set()
+    will.start()  # back
+    assert will.calls == [("sub", ["coffre/a/station/p2/input"])]

@@ -26,7 +26,7 @@ from firmware.link import protocol as proto
 from firmware.link.mqtt import BrokerConfig
 from hardware.keys import load_keyset
 from tests.support.brokers import acl_mosquitto
-from tests.support.flood import flood
+from tests.support.flood import flood, rss_mb
 
 KEYS = load_keyset()
 STATIONS = ["p1", "p2", "p3"]
@@ -84,13 +84,6 @@ class Timer:
     def close(self) -> None:
         self.client.loop_stop()
         self.client.disconnect()
-
-
-def rss_mb() -> float:
-    for row in Path("/proc/self/status").read_text().splitlines():
-        if row.startswith("VmRSS:"):
-            return int(row.split()[1]) / 1024
-    return 0.0
 
 
 def figures(name: str, times: list[float | None]) -> str:

@@ -6,8 +6,9 @@ as fast as the socket takes it, for FLOOD_SECONDS, at QoS 0 and at QoS 1. Meanwh
 another seat of the same table presses every TAP_EVERY seconds, and its station sends
 each unanswered input again every few seconds, as it always does. Every one of that
 seat's inputs must be answered, during the flood and after it, and promptly: the p95 of
-its answer times is printed (``-s``) and held under P95_BOUND, a bound loose enough for a
-shared test machine that still tells "answered" from "stalled until the flood ends".
+its answer times and the memory of the process (hub and stations) are printed (``-s``);
+the p95 is held under P95_BOUND, a bound loose enough for a shared test machine that still
+tells "answered" from "stalled until the flood ends".
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from firmware.link import protocol as proto
 from firmware.tools.simtable import TABLE
-from tests.support.flood import flood_in_process
+from tests.support.flood import flood_in_process, rss_mb
 from tests.support.tables import TableFactory
 
 T = proto.Topics(TABLE)
@@ -42,21 +43,7 @@ def p95(times: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
 
 
-@pytest.mark.parametrize(
-    "qos",
-    [
-        0,
-        pytest.param(
-            1,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="at QoS 1 the broker must still acknowledge every message of the "
-                "flood, and hands the hub what it had queued in the hub's session before the "
-                "cut at a few hundred a second meanwhile: p95 about 10 s measured",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("qos", [0, 1])
 def test_a_flooding_seat_leaves_the_other_seats_of_its_table_answered(
     make_table: TableFactory, monkeypatch: pytest.MonkeyPatch, qos: int
 ) -> None:
@@ -86,6 +73,7 @@ def test_a_flooding_seat_leaves_the_other_seats_of_its_table_answered(
     assert warm is not None
     presses = 0
     flooder: subprocess.Popen[str] | None = None
+    memory_before = memory_peak = rss_mb()  # the hub, its stations and this test
     try:
         flooder = flood_in_process(
             sim.broker.station_config("p1"), T.station("p1", "input"), FLOOD_SECONDS, qos=qos
@@ -96,6 +84,7 @@ def test_a_flooding_seat_leaves_the_other_seats_of_its_table_answered(
             controls.press()
             presses += 1
             time.sleep(TAP_EVERY)
+            memory_peak = max(memory_peak, rss_mb())
         ended = time.monotonic()
         while time.monotonic() < ended + AFTER_SECONDS:
             controls.press()
@@ -117,6 +106,7 @@ def test_a_flooding_seat_leaves_the_other_seats_of_its_table_answered(
     after = [i for i, at in sent_at.items() if at >= ended]
     times = {i: answered_at[i] - sent_at[i] for i in during + after if i in answered_at}
     print(f"\nQoS {qos}: {out.strip()} inputs from p1's credentials in {FLOOD_SECONDS:.0f} s")
+    print(f"process RSS {memory_before:.0f} MB before the flood, at most {memory_peak:.0f} MB")
     for name, ids in (("during", during), ("after", after)):
         got = [times[i] for i in ids if i in times]
         if got:

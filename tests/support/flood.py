@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from firmware.link.mqtt import BrokerConfig
 from firmware.link.tls import client_context
@@ -119,6 +120,14 @@ def flood_in_process(
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+def rss_mb() -> float:
+    """This process's resident memory (MB), from /proc."""
+    for row in Path("/proc/self/status").read_text().splitlines():
+        if row.startswith("VmRSS:"):
+            return int(row.split()[1]) / 1024
+    return 0.0
 
 
 def _main() -> None:
