@@ -126,7 +126,7 @@
     var source = new EventSource(url);  // reconnects by itself after a drop
     var lost = document.getElementById("lost");
     // An update is shown at once; the rest of a burst that lands before the next frame
-    // shows its newest only (one swap and one fit per frame): a slow screen never falls
+    // shows its newest only (one swap a frame): a slow screen never falls
     // behind the table.
     var pending = null, waiting = false;
     function swap() {
