@@ -27,6 +27,7 @@ import msgspec
 from device.panel import Panel
 from firmware.hub import health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
+from firmware.hub.bindings.common import host_hint
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
@@ -388,12 +389,12 @@ def paged(
 
 def next_hint(table: Table) -> str:
     """The hub display's last line during a game: what the host's next press does now
-    ("next: close the vote"), from the binding when it says, else from ``advance``."""
+    ("next:close vote ok:?"), from the binding when it says, else from ``advance``."""
     said = getattr(table.binding, "next_hint", None)
     what = said(table) if said is not None else None
     if what is None:
         what = _("go on") if table.binding.advance(table) is not None else _("nothing now")
-    return fit(_("next: {what}", what=what))
+    return host_hint(what)
 
 
 def help_lines(hint: str) -> list[str]:

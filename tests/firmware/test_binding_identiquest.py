@@ -363,9 +363,10 @@ def test_suspect_summary_speaks_the_table_language_and_fits(
     assert cells[target] == codes[target] + unmasked
     assert cells[runaway] == codes[runaway] + escaped
     assert all(cells[s][len(codes[s]) :].isdigit() for s in range(6) if s not in (target, runaway))
-    # The hub says the same in words: a count after each seat, the out seats by name.
+    # The hub says the same in words: a count after each seat, the out seats by name
+    # (a seat on the hub is its colour and its number: "Red1").
     with speaking(language):
-        short = [table.seating.short(s) for s in range(6)]
+        short = [f"{table.seating.short(s)}{s + 1}" for s in range(6)]
         out = [
             say(
                 "{seat} is {colour}",

@@ -213,7 +213,12 @@ def test_vote_countdown_fills_the_late_cards_and_results_show_everywhere() -> No
         drawing = pub["reveal"]["drawings"][seat]
         assert lines[0] == f"Round +{pub['reveal']['points'][seat]}, total {pub['scores'][seat]}"
         assert lines[1] == f"#{drawing['number']} {drawing['word']}"
+        # Who found the seat's own drawing, in words ("Found by 1 of 3", not "1/3, you 2/3").
+        assert lines[2] == f"Found by {len(drawing['finders'])} of 3"
         assert lines[3] == "Knob: each drawing"
+    with speaking("fr"):
+        found = table.binding.station_screen(table, 0).lines[2]
+    assert found == f"Trouvé par {len(pub['reveal']['drawings'][0]['finders'])} sur 3"
     _title, rows = table.binding.host_screen(table)
     for seat in range(4):
         name = f"{table.seating.short(seat)}{seat + 1}"  # colour and number, not colour alone

@@ -340,11 +340,12 @@ def test_flight_dial_offers_the_flight_squares() -> None:
 
 def test_host_screen_shows_the_board_not_the_cards() -> None:
     """The hub display lists who still has to act, then agents, informants and bugs, each
-    square after whose it is ("none" before any is placed)."""
+    square after whose it is ("none" before any is placed); a seat is its colour and its
+    number, as many as fit ("+1" for the rest)."""
     t = hidden()
     title, lines = t.binding.host_screen(t)
     assert title == "Turn 1: Bug"
-    assert lines[0] == "Waiting: Red Yel Grn" and lines[1] == "Agents: none"
+    assert lines[0] == "Waiting: Red1 Yel2 +1" and lines[1] == "Agents: none"
     assert [line.split(":")[0] for line in lines[1:]] == ["Agents", "Informants", "Bugs"]
 
 
@@ -389,7 +390,7 @@ def test_host_screen_at_six_players_keeps_every_line() -> None:
         bugs=("G3", "G4", "G5", "V1", "F1", "B1"),
     )
     title, lines = t.binding.host_screen(t)
-    assert lines[0].startswith("Waiting:") and "Yel" in lines[0]
+    assert lines[0].startswith("Waiting:") and "Yel2" in lines[0]
     text = " ".join(lines)
     for head, squares in (
         ("Agents:", t.state.agents),
@@ -397,7 +398,7 @@ def test_host_screen_at_six_players_keeps_every_line() -> None:
         ("Bugs:", t.state.bugs),
     ):
         said = text[text.index(head) + len(head) :].split()
-        colours = ["Red", "Yel", "Grn", "Blk", "Lil", "Blue"]
+        colours = ["Red1", "Yel2", "Grn3", "Blk4", "Lil5", "Blue6"]
         assert [w for pair in zip(colours, squares, strict=True) for w in pair] == said[:12]
     assert all(len(line) <= 21 for line in lines)
     assert len(title) <= 17  # paged: the display adds " 1/3"

@@ -15,6 +15,7 @@ from firmware.display.spectator import Snapshot
 from firmware.hub.bindings import binding_for
 from firmware.hub.table import Seating, Table
 from firmware.link import protocol as proto
+from firmware.link.lang import short_colours, speaking
 from hardware.keys import COLOURS, load_keyset
 from tests.support.display_samples import idle_snapshot
 from tests.support.leaks import leaks
@@ -141,6 +142,26 @@ def test_ultra_secret_shows_acts_digit_sums_and_the_outcome_in_words() -> None:
     assert "Declared (digit sums):" in html and "</span> 7" in html and "</span> 12" in html
     assert "escaped with a wrong filing: nobody wins" in html
     assert "escaped-wrong" not in html
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ultra_secret_tokens_use_the_seats_short_names(language: str) -> None:
+    """Ultra Secret's board tokens (informants, bugs, lockers) name a seat as the stations
+    and the hub do ("Grn", "Blk"; French "Ver", "Noi"), not its name's first three letters
+    ("Gre", "Bla")."""
+    public = public_after("ultra-secret", 6, 0)
+    view = public["view"]
+    colours = [s["colour"] for s in public["seats"]]
+    view["informants"] = ["H1", "H2", "H3", "H4", "H5", "H6"]
+    view["bugs"] = ["G1", "G2", "G3", "G4", "G5", "B1"]
+    view["lockers"] = {c: "H1" for c in colours}
+    snap = Snapshot("main", public, {"state": "ready", "language": language}, broker=True)
+    html = table_fragment(snap)
+    tokens = re.findall(r'<span class="tok c-([\w-]+)"[^>]*>([^<]*)</span>', html)
+    with speaking(language):
+        expected = dict(zip(colours, short_colours(colours), strict=True))
+    assert len(tokens) == 18, tokens  # six seats' informants, bugs and lockers
+    assert all(html_lib.unescape(text) == expected[c] for c, text in tokens), tokens
 
 
 def test_identites_cryptees_says_the_winning_side_in_the_declarations_words() -> None:

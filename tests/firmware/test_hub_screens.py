@@ -5,17 +5,20 @@ next press."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from firmware.hub.actor import PAGE_SECONDS
+from firmware.hub.bindings import ultra_secret
+from firmware.hub.bindings.common import HINT
 from firmware.hub.config import TableConfig
 from firmware.hub.events import PanelPress
 from firmware.hub.publish import game_screen, page_count, paged
 from firmware.hub.service import Hub
-from firmware.link.lang import _, speaking
+from firmware.link.lang import COLOUR_NAMES, COLOUR_SHORT, _, speaking
 from firmware.link.mqtt import BrokerConfig
 from firmware.link.render import BODY_LINES, CHARS, glass
 from rules import get_info
@@ -66,15 +69,16 @@ def test_the_interrupt_window_counts_down_on_the_stations(tmp_path: Path) -> Non
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_every_hub_screen_says_what_next_does(game: str, language: str) -> None:
     """Random whole games at the smallest and largest table: every page the hub display
-    shows ends on a line that says what the host's next press does, within the glass."""
+    shows ends on a line that says what the host's next press does and that ok leads to
+    the help page (undo, end game), within the glass, whole ("next:close vote ok:?")."""
     problems: set[str] = set()
     for players in GAMES[game]:
         options = get_info(game).table_defaults(language)
         for table in tables(game, players, seed=3, options=options):
             with speaking(language):
-                prefix = _("next: {what}", what="")
+                head, tail = _(HINT, what="\0").split("\0")  # "next:" and " ok:?"
                 title, lines, hint = game_screen(table)
-                if not table.over and not hint.startswith(prefix):
+                if not table.over and not (hint.startswith(head) and hint.endswith(tail)):
                     problems.add(f"{players}p: hint {hint!r}")
                 for page in range(page_count(lines, hint)):
                     shown, body = paged(title, lines, hint, page)
@@ -83,6 +87,37 @@ def test_every_hub_screen_says_what_next_does(game: str, language: str) -> None:
                     for text in (shown, *body):
                         if len(glass(text)) > CHARS or "~" in text:
                             problems.add(f"{players}p: {text!r} does not fit")
+    assert not problems, sorted(problems)[:20]
+
+
+#: The games whose every hub line says a seat with its number. Identités cryptées' hub
+#: pages repeat the stations' action lines ("Blk: Pistol at Red"), which name seats by
+#: colour alone; only its hit-point rows carry numbers.
+NUMBERED_HUBS = ("identiquest", "incognito", "secret-identity", "ultra-secret")
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("game", NUMBERED_HUBS)
+def test_no_hub_screen_tells_a_seat_by_its_colour_alone(game: str, language: str) -> None:
+    """Random whole games at the smallest and largest table: wherever the hub display names
+    a seat by its colour, whole or short ("Red", "Yel"), the seat's number follows it
+    ("Red1", "Yel2"), so a host who cannot tell red from green still finds the seat."""
+    problems: set[str] = set()
+    for players in GAMES[game]:
+        options = get_info(game).table_defaults(language)
+        for table in tables(game, players, seed=3, options=options):
+            with speaking(language):
+                colours = [*COLOUR_NAMES.values(), *COLOUR_SHORT.values()]
+                colours += [
+                    *ultra_secret.COLOUR_NAMES.values(),
+                    *ultra_secret.COLOUR_SHORT.values(),
+                ]
+                words = {_(c) for c in colours}
+                title, lines, hint = game_screen(table)
+            for text in (title, *lines, hint):
+                for word in words:
+                    if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text):
+                        problems.add(f"{players}p: {word!r} alone in {text!r}")
     assert not problems, sorted(problems)[:20]
 
 
@@ -139,6 +174,6 @@ def test_ok_holds_a_page_of_the_hub_display_then_shows_the_help(tmp_path: Path) 
         hub.submit(PanelPress("ok"))
     help_page = host_screens(sent)[-1]
     assert help_page["title"] == "Host buttons"
-    assert help_page["lines"][0].startswith("next: ")
+    assert help_page["lines"][0].startswith("next:")
     assert "back twice: undo" in help_page["lines"]
     assert "stop twice: end game" in help_page["lines"]

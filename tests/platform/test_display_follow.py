@@ -20,6 +20,7 @@ from tests.support.browser import (
     new_page,
     page_version,
     screenshot,
+    settled,
     start_display,
     wait_version,
 )
@@ -63,12 +64,14 @@ def test_the_page_follows_a_whole_game_to_the_final_ranking(
         wait_version(page, sim.watch.public["version"])
         time.sleep(0.3)  # nothing else is coming: the bots have not moved yet
         wait_version(page, sim.watch.public["version"])
+        settled(page)
         start = screenshot(page)
         final = bot.play()
         wait_version(page, final["version"])
         page.locator(".ranking").wait_for()
         time.sleep(0.3)
         assert page_version(page) == sim.watch.public["version"]
+        settled(page)
         end = screenshot(page)
         seen = {int(v) for v, _ in page.evaluate("window.__seen")}
         ranking = page.locator(".ranking").inner_text()

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from firmware.hub.bindings import binding_for
+from firmware.hub.bindings.common import HINT
 from firmware.hub.bindings.identiquest import gem_name
 from firmware.hub.bindings.incognito import _two_a_row
 from firmware.hub.config import TableConfig
-from firmware.hub.publish import link_screen
+from firmware.hub.publish import game_screen, link_screen
 from firmware.hub.table import Seating, Table
 from firmware.link.lang import _, in_language, short_colour, speaking
 from firmware.link.mqtt import LinkState
@@ -267,8 +268,9 @@ def test_ultra_secret_lines_say_their_words() -> None:
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_ultra_secret_hub_says_whose_piece_stands_where(language: str) -> None:
-    """The hub display says "Agents: Red H3 Yel G1", each square after whose piece it is,
-    not a bare row "Ag H3 G1" (nor "Mi"/"Ind" in French); the turn is a word."""
+    """The hub display says "Agents: Red1 H3 Yel2 G1", each square after whose piece it is
+    (colour and number), not a bare row "Ag H3 G1" (nor "Mi"/"Ind" in French); the turn is
+    a word."""
     table = table_of("ultra-secret", ["red", "yellow", "green", "blue"], seed=2)
     play_until(table, lambda t, b: all(t.view(None)["agents"]) and t.view(None)["turn"] > 1)
     with speaking(language):
@@ -279,7 +281,8 @@ def test_the_ultra_secret_hub_says_whose_piece_stands_where(language: str) -> No
     assert not any(re.match(r"(Ag|In|Ind|Bg|Mi) ", line) for line in lines), lines
     agents = " ".join(lines)[" ".join(lines).index(heads[0]) + len(heads[0]) :].split()
     with speaking(language):
-        names = [short_colour(c) for c in ("red", "yellow", "green", "black")]
+        colours = ("red", "yellow", "green", "black")
+        names = [f"{short_colour(c)}{n + 1}" for n, c in enumerate(colours)]
     assert agents[0:8:2] == names and agents[1:8:2] == list(table.view(None)["agents"]), lines
     assert all(len(glass(line)) <= CHARS for line in lines)
 
@@ -365,15 +368,15 @@ def test_the_identiquest_station_spaces_every_suspect_after_the_word(
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_identiquest_hub_says_each_loot_and_suspect_count_in_words(language: str) -> None:
-    """The hub reads a row per seat under a sentence ("Red 4, top green"), then, on a page
-    of its own, "Colours each may be:" over "Red 7 Yel 6 Grn 6"; not "R4gre Y6pin" and
+    """The hub reads a row per seat under a sentence ("Red1 4, top green"), then, on a page
+    of its own, "Colours each may be:" over "Red1 7 Yel2 6 Grn3 6"; not "R4gre Y6pin" and
     "Susp. R7Y6G6B7K7P7"; its title leaves room for the page count."""
     table = table_of("identiquest", ["red", "yellow", "green", "blue", "black", "purple"])
     play_until(table, lambda t, b: sum(loot["size"] > 0 for loot in t.view(None)["loot"]) >= 3)
     pub = table.view(None)
     with speaking(language):
         title, hub = table.binding.host_screen(table)
-        short = [table.seating.short(s) for s in range(6)]
+        short = [f"{table.seating.short(s)}{s + 1}" for s in range(6)]  # colour and number
         head, suspects = _("Loot, top gem:"), _("Colours each may be:")
         rows = [
             _("{seat} {n}, top {gem}", seat=short[s], n=loot["size"], gem=gem_name(loot["top"]))
@@ -410,21 +413,22 @@ def test_the_hub_word_list_keeps_its_second_column_aligned() -> None:
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_the_incognito_reveal_on_the_hub_says_points(language: str) -> None:
-    """At the reveal the hub says "Grn +2, total 6 pts", a seat a row (not "Grn +2=6"), and
-    at six seats still ends with "Next: new round" (the hub pages the rows)."""
+    """At the reveal the hub says "Grn3 +2, total 6 pts", a seat a row (not "Grn +2=6"),
+    and what next does once, on its hint line ("next:round 2 ok:?"; the hub pages the rows)."""
     colours = ["red", "yellow", "green", "blue", "black", "purple"]
     table = table_of("incognito", colours, seed=3)
     play_until(table, lambda t, b: t.view(None)["phase"] == "reveal", seed=3)
     pub = table.view(None)
     with speaking(language):
-        _title, lines = table.binding.host_screen(table)
+        _title, lines, hint = game_screen(table)
         names = [f"{table.seating.short(s)}{s + 1}" for s in range(6)]  # colour and number
-        nxt = _("Next: new round")
+        nxt = _(HINT, what=_("round {n}", n=pub["round"] + 1))
     assert not any("=" in line for line in lines), lines
-    for s, line in enumerate(lines[:6]):
+    assert len(lines) == 6, lines  # a row a seat, and nothing else
+    for s, line in enumerate(lines):
         gain, total = pub["reveal"]["points"][s], pub["scores"][s]
         assert line.startswith(f"{names[s]} +{gain}, total {total} pt"), lines
-    assert lines[-1] == nxt and all(len(glass(line)) <= CHARS for line in lines), lines
+    assert hint == nxt and all(len(glass(line)) <= CHARS for line in lines), lines
 
 
 def test_a_voter_done_reads_how_many_still_vote_in_words() -> None:
@@ -471,15 +475,16 @@ def test_the_cards_a_voter_laid_read_as_list_numbers(language: str) -> None:
 
 def test_the_reveal_tells_the_host_what_next_does() -> None:
     """While the stations say "Wait for the host", the hub display's title says the
-    host's "next" opens that seat's safe."""
+    host's "next" opens that seat's safe (the seat by its colour and number)."""
     table = table_of("secret-identity", ["red", "yellow", "green", "blue"], seed=4)
     play_until(table, lambda t, b: t.view(None)["phase"] == "reveal", seed=4)
     with speaking("en"):
         lines = table.binding.station_screen(table, 0).lines
         title, _lines = table.binding.host_screen(table)
-        safe = table.seating.name(table.view(None)["next_safe"])
+        seat = table.view(None)["next_safe"]
+        safe = table.seating.name(seat)
     assert "Wait for the host" in lines
-    assert title == f"Next opens {safe}"
+    assert title == f"Next opens {safe}{seat + 1}"
 
 
 # --- seat names -----------------------------------------------------------------------

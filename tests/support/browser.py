@@ -101,6 +101,14 @@ def wait_version(page: Any, version: int, timeout: float = 15) -> None:
     )
 
 
+def settled(page: Any, timeout: float = 15) -> None:
+    """Wait until the page has fitted its type to what it shows, as a fresh page would
+    (the display refits a quiet page a moment after its last update)."""
+    page.wait_for_function(
+        "() => document.documentElement.dataset.settled === 'yes'", timeout=timeout * 1000
+    )
+
+
 def screenshot(page: Any) -> Image.Image:
     import io
 

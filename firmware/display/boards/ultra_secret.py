@@ -15,7 +15,7 @@ from firmware.display.parts import (
     whole,
     yes,
 )
-from firmware.link.lang import N_, _, label, plural
+from firmware.link.lang import N_, _, label, plural, seat_label, short_colour
 
 #: The five filing places (the engine's ``places``), in words.
 US_PLACES = {
@@ -164,7 +164,7 @@ def _tile(square: str, open_: bool, view: dict[str, Any], names: Names) -> str:
     full = [c for c, at in lockers.items() if at == square]
     if full:
         toks = " ".join(
-            f'<span class="tok c-{esc(c)}">{esc(short(seat_colour(str(c))))}</span>' for c in full
+            f'<span class="tok c-{esc(c)}">{esc(short_colour(str(c)))}</span>' for c in full
         )
         lockers_said = esc(_("lockers"))
         lines.append(f'<p class="marks"><small>{lockers_said}</small> {toks}</p>')
@@ -179,18 +179,14 @@ def _tile(square: str, open_: bool, view: dict[str, Any], names: Names) -> str:
 
 
 def _tokens(seats: list[int], names: Names) -> str:
-    """Seats as small tokens: their colour, their number and the first letters of their
-    name (the number tells two seats apart when the colours and letters do not)."""
+    """Seats as small tokens: their colour, their number and their short name, the one the
+    stations and the hub use ("Yel", "Grn", "Blk"; "S9" past the colours): the number tells
+    two seats apart when the colours do not."""
     return " ".join(
         f'<span class="tok c-{esc(names.colours[s])}" data-n="{esc(names.number(s))}">'
-        f"{esc(short(names.text(s)))}</span>"
+        f"{esc(seat_label(s, names.colours, short=True))}</span>"
         for s in seats
     )
-
-
-def short(name: str) -> str:
-    """A seat's name cut to a token ("Red" -> "Red", "Yellow" -> "Yel")."""
-    return name if len(name) <= 4 else name[:3]
 
 
 def now(public: Public, view: dict[str, Any], names: Names) -> str:

@@ -13,6 +13,8 @@
   var FLOOR = 45;
   var LARGEST = 1.6;
   var KEPT = 3;  // feed lines a page always shows
+  var SHRUNK = 0.9;  // a page this much shorter than when fitted gets its type fitted anew
+  var SETTLE = 500;  // ms without an update after which the type is fitted anew
 
   // Too big: the page scrolls, or a word is wider than its box (boxes that never split a
   // word are listed in NARROW: a tile of a drawn board, a square of the score track).
@@ -30,22 +32,36 @@
 
   function size(px) { root.style.fontSize = px.toFixed(2) + "px"; }
 
+  // The smallest root font size a screen of this height may show.
+  function floor(base) {
+    var tall = window.innerHeight;
+    return Math.min(base, (tall / FLOOR) * Math.min(1, tall / 1080));
+  }
+
+  function height() { return document.body.getBoundingClientRect().height; }
+
+  // The body's height when the type was last fitted (0: not fitted at this screen size),
+  // and the smallest type that fit allowed.
+  var fitted = 0, least = 0;
+
   // The largest root font size (every size in the stylesheet is in rem or em) that fits,
   // between the floor and LARGEST times the stylesheet's. A page's height grows about as
   // its type: a first guess from the height at the stylesheet's size, then a bisection in
   // a window round it (each step is a layout: six or seven in all, not a dozen).
   function fit() {
+    fitted = 0;
     root.style.fontSize = "";
     if (!wide.matches) return;
     var base = parseFloat(window.getComputedStyle(root).fontSize);
     var tall = window.innerHeight;
-    var lo = Math.min(base, (tall / FLOOR) * Math.min(1, tall / 1080)), hi = base * LARGEST;
-    var guess = base * tall / Math.max(1, document.body.getBoundingClientRect().height);
+    var lo = floor(base), hi = base * LARGEST;
+    least = lo;
+    var guess = base * tall / Math.max(1, height());
     guess = Math.min(hi, Math.max(lo, guess));
     var top = Math.min(hi, guess * 1.08), bottom = Math.max(lo, guess * 0.88);
     size(top);
     if (!overflows()) {
-      if (top >= hi) return;
+      if (top >= hi) { fitted = height(); return; }
       lo = top;  // more room than guessed: bisect above
     } else {
       hi = top;
@@ -58,9 +74,37 @@
       if (overflows()) hi = mid; else lo = mid;
     }
     size(lo);
-    // Still too long at the smallest type: the feed keeps its newest lines that fit.
+    trim();
+    fitted = height();
+  }
+
+  // Still too long at the smallest type: the feed keeps its newest lines that fit.
+  function trim() {
     var lines = document.querySelectorAll(".log li");
     for (var i = 0; i < lines.length - KEPT && overflows(); i++) lines[i].hidden = true;
+  }
+
+  // After a new fragment: the type fitted to the last one mostly fits this one too (a
+  // move changes a line or two), and a fit is a dozen layouts: one at every update of a
+  // fast game, with several tables on one screen, keeps the page behind the table, drawing
+  // one update in three. The type is kept while the page neither overflows nor shrank by a
+  // tenth since the fit; only a page that did is fitted anew. Once the updates stop for
+  // SETTLE ms the page is fitted anew anyway: a quiet page has the type a fresh one would
+  // (and says so: data-settled on the root).
+  var settle = 0;
+  function settled() { fit(); root.dataset.settled = "yes"; }
+  function refit() {
+    window.clearTimeout(settle);
+    delete root.dataset.settled;
+    settle = window.setTimeout(settled, SETTLE);
+    if (!wide.matches || !fitted) { fit(); return; }
+    if (!overflows()) {
+      if (height() > fitted * SHRUNK) return;
+    } else if (parseFloat(root.style.fontSize) <= least + 0.01) {
+      trim();  // already the smallest type: only the feed can give room
+      return;
+    }
+    fit();
   }
 
   // The ring empties from the most seconds seen on this countdown to none.
@@ -76,13 +120,13 @@
     node.querySelector("b").textContent = String(left);
   }
 
-  function shown() { ring(); fit(); }
+  function shown() { ring(); refit(); }
 
   if (url) {
     var source = new EventSource(url);  // reconnects by itself after a drop
     var lost = document.getElementById("lost");
     // An update is shown at once; the rest of a burst that lands before the next frame
-    // shows its newest only (one swap and one fit per frame): a slow screen never falls
+    // shows its newest only (one swap a frame): a slow screen never falls
     // behind the table.
     var pending = null, waiting = false;
     function swap() {
@@ -109,12 +153,13 @@
     source.onerror = function () {
       live.classList.add("stale");
       if (lost) lost.hidden = false;
-      fit();
+      refit();
     };
   }
   window.addEventListener("resize", fit);
   if (document.fonts && document.fonts.ready) document.fonts.ready.then(fit);
-  shown();
+  settled();
+  ring();
   // The hub republishes a running countdown every second; between two, count down here.
   setInterval(function () {
     var node = document.querySelector(".countdown[data-left]");

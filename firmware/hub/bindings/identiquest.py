@@ -30,6 +30,7 @@ from firmware.hub.bindings import ranking
 from firmware.hub.bindings.common import ACT_LED, IDLE_LED
 from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
 from firmware.link.lang import N_, _, plural
@@ -388,22 +389,24 @@ class IdentiquestBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
-        name = table.seating.name
         if pub["phase"] == "over":
             end = _("deck empty") if pub["end"] == "deck" else _("all out")
             return _("Over ({end})", end=end), _ranking_rows(table, pub)  # the hub pages it
-        if pub["phase"] == "give":
-            p = pub["pending"]
-            title = _(
-                "{giver} gives {n} {receiver}",
-                giver=name(p["giver"]),
-                n=p["left"],
-                receiver=name(p["receiver"]),
-            )
-        else:
-            title = _("Turn: {seat}", seat=name(pub["turn"]))
+        # A seat by its colour and number, its whole colour where the title holds it.
+        forms = []
+        for name in (table.seating.name, table.seating.short):
+            if pub["phase"] == "give":
+                p = pub["pending"]
+                giver = numbered(name(p["giver"]), p["giver"])
+                receiver = numbered(name(p["receiver"]), p["receiver"])
+                forms.append(
+                    _("{giver} gives {n} {receiver}", giver=giver, n=p["left"], receiver=receiver)
+                )
+            else:
+                forms.append(_("Turn: {seat}", seat=numbered(name(pub["turn"]), pub["turn"])))
         # The deck is on the market's row: the title leaves room for the hub's "1/4".
-        return fit(title), [*self._loot_page(table, pub), *self._suspects_page(table, pub)]
+        title = fit(first_fitting(forms, CHARS - len(" 1/4")))
+        return title, [*self._loot_page(table, pub), *self._suspects_page(table, pub)]
 
     @staticmethod
     def _loot_page(table: Table, pub: dict[str, Any]) -> list[str]:
@@ -412,7 +415,7 @@ class IdentiquestBinding:
         gems = gem_codes(pub["colours"])
         rows = [_("Market, deck {n}:", n=pub["deck"]), market_line(pub), _("Loot, top gem:")]
         for s, loot in enumerate(pub["loot"]):
-            seat = table.seating.short(s)
+            seat = numbered(table.seating.short(s), s)  # "Red1": never colour alone
             if not loot["top"]:
                 rows.append(_("{seat}: no gems", seat=seat))
                 continue
@@ -430,7 +433,7 @@ class IdentiquestBinding:
         ("Blu is green", "Blk escaped")."""
         cells, out = [], []
         for s, suspects in enumerate(pub["suspects"]):
-            seat = table.seating.short(s)
+            seat = numbered(table.seating.short(s), s)
             if pub["unmasked"][s] is not None:
                 colour = gem_name(pub["unmasked"][s])
                 out.append(fit(_("{seat} is {colour}", seat=seat, colour=colour)))

@@ -595,7 +595,7 @@ class IdentitesCrypteesBinding(KnobMenus):
 
     def next_hint(self, table: Table) -> str | None:
         """What the host's next press does now, for the hub display's last line."""
-        return _("end the window") if self.advance(table) is not None else None
+        return _("end window") if self.advance(table) is not None else None
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)["table"]

@@ -212,16 +212,12 @@ class IncognitoBinding:
         reveal = pub["reveal"]
         others = table.players - 1
         drawing = reveal["drawings"][seat]
-        found = sum(1 for d in reveal["drawings"] if seat in d["finders"])
+        # Who found the seat's own drawing, in words ("Found by 1 of 2"): which drawings the
+        # seat found are on the knob's pages, one a drawing.
         return [
             _("Round +{n}, total {total}", n=reveal["points"][seat], total=pub["scores"][seat]),
             f"#{drawing['number']} {drawing['word']}",
-            _(
-                "Found by {n}/{of}, you {mine}/{of}",
-                n=len(drawing["finders"]),
-                of=others,
-                mine=found,
-            ),
+            _("Found by {n} of {of}", n=len(drawing["finders"]), of=others),
         ]
 
     def _drawing_lines(self, table: Table, pub: dict[str, Any], drawer: int) -> list[str]:
@@ -278,9 +274,9 @@ class IncognitoBinding:
         if pub["phase"] == "reveal":
             if pub["round"] < pub["rounds"]:
                 return _("round {n}", n=pub["round"] + 1)
-            return _("final scores")
+            return _("scores|final")
         if pub["countdown"]["running"]:
-            return _("stop the clock")
+            return _("stop clock")
         return None
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
@@ -311,8 +307,8 @@ class IncognitoBinding:
             complete = sum(1 for row in pub["voted"] if len(row) == others)
             voted = _("Voted: {n}/{of}", n=complete, of=table.players)
             return title, [*_two_a_row(words), glass(voted)]  # more than 4 lines: pages
-        # A seat a row, its points said in words ("Grn +2, total 6 pts"): the hub
-        # pages the rows, so "Next: new round" is never cut off at 7 or 8 seats.
+        # A seat a row, its points said in words ("Grn3 +2, total 6 pts"): the hub pages
+        # the rows; its last line says what next does ("next: round 2").
         points = pub["reveal"]["points"]
         rows = [
             fit(
@@ -326,8 +322,6 @@ class IncognitoBinding:
             )
             for s in range(table.players)
         ]
-        if phase == "reveal":
-            rows.append(_("Next: new round"))
         return title, [glass(row) for row in rows]
 
 

@@ -339,16 +339,16 @@ class SecretIdentityBinding:
         pub = table.view(None)
         phase = pub["phase"]
         if phase == "vote":
-            return _("close the vote")
+            return _("close vote")
         if phase == "answer":
-            return _("open the safe")
+            return _("open safe")
         if phase == "reveal":
             if pub["next_safe"] is not None:
                 safe = pub["next_safe"]
                 return _("open {seat}", seat=numbered(table.seating.short(safe), safe))
             if pub["round"] < pub["rounds"]:
                 return _("round {n}", n=pub["round"] + 1)
-            return _("final scores")
+            return _("scores|final")
         return None
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
@@ -360,8 +360,13 @@ class SecretIdentityBinding:
         )
         if pub["phase"] == "reveal" and pub["next_safe"] is not None and not self.reveal_delay:
             # The stations say "Wait for the host": the host reads what the press does.
-            safe = table.seating.name(pub["next_safe"])
-            title = shrink(lambda who: _("Next opens {seat}", seat=who), safe)
+            safe = pub["next_safe"]
+            title = first_fitting(
+                [
+                    _("Next opens {seat}", seat=numbered(name(safe), safe))
+                    for name in (table.seating.name, table.seating.short)
+                ]
+            )
         if pub["mode"] == "coop":
             team = pub["team"]
             track = _("Team track: {n}", n=team["position"]) + ("+30" * team["markers"])

@@ -38,6 +38,7 @@ from typing import Any
 from firmware.hub.bindings.common import ACT_LED, IDLE_LED, phase_label
 from firmware.hub.bindings.legend import key_pages, short_form, spaced
 from firmware.hub.bindings.menus import KnobMenus, MenuEntry
+from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link.lang import N_, _, plural
 from firmware.link.protocol import Input, Screen, Secret
@@ -588,7 +589,7 @@ class UltraSecretBinding(KnobMenus):
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
         lines: list[str] = []
-        waiting = [short(COLOURS[s]) for s in pub["waiting"]]
+        waiting = [seat_tag(s) for s in pub["waiting"]]
         if waiting and pub["phase"] != "over":
             lines.append(fit_list(_("Waiting:"), waiting))
         # Each square after whose piece it is ("Agents: Red H3 Yel G1"): a bare row of
@@ -597,7 +598,7 @@ class UltraSecretBinding(KnobMenus):
         if pub["phase"] in ("file", "flight", "over"):
             fugitive = pub["fugitive"]
             if fugitive is not None:
-                flees = _("{seat} flees: {n}/5", seat=seat_name(fugitive), n=pub["alone"])
+                flees = _("{seat} flees: {n}/5", seat=seat_tag(fugitive), n=pub["alone"])
                 lines.append(flees)
         else:
             lines += _whose(_("Informants:"), pub["informants"], _("Informants: none"))
@@ -612,10 +613,17 @@ class UltraSecretBinding(KnobMenus):
         return first_fitting([said, f"T{pub['turn']} {phase}"], room), lines
 
 
+def seat_tag(seat: int) -> str:
+    """A seat on the hub display: its short colour and its number ("Red1", "Blk4"), so a
+    host who cannot tell red from green still finds it (seat N is hotel HN's colour)."""
+    return numbered(short(COLOURS[seat]), seat)
+
+
 def _whose(head: str, squares: list[str | None], none: str) -> list[str]:
-    """``head`` then each seat's colour and square, as many a row as fit whole; ``none``
-    when no seat has one (its own words: "aucun" agrees with its noun in French)."""
-    items = [f"{short(COLOURS[s])} {sq}" for s, sq in enumerate(squares) if sq]
+    """``head`` then each seat (colour and number) and its square, as many a row as fit
+    whole; ``none`` when no seat has one (its own words: "aucun" agrees with its noun in
+    French)."""
+    items = [f"{seat_tag(s)} {sq}" for s, sq in enumerate(squares) if sq]
     return packed(head, items) if items else [none]
 
 
