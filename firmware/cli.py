@@ -74,6 +74,8 @@ def _count(low: int, high: int) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands and their options."""
+    from firmware.link.protocol import HOST_ACTIONS
+
     parser = argparse.ArgumentParser(prog="coffre", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"coffre {version()}")
     parser.add_argument(
@@ -179,20 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     host.add_argument("--table", required=True, type=_table_name, help="the table to command")
     host.add_argument(
         "action",
-        choices=(
-            "start",
-            "next",
-            "undo",
-            "abort",
-            "pair",
-            "refuse",
-            "console-ok",
-            "console-refuse",
-            "console-sessions",
-            "console-end",
-            "status",
-            "sound",
-        ),
+        choices=(*HOST_ACTIONS, "status"),
         help="the command; status: the hub display and every seat's health; console-ok "
         "CODE: grant the phone whose console sign-in shows CODE; console-sessions: the "
         "phones signed in to the console; console-end ID (or all): sign one out at once; "

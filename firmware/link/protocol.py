@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import msgspec
 
@@ -249,8 +249,29 @@ class HubStatus(msgspec.Struct, frozen=True):
 #: A table's sound setting, quietest first: nothing (the TV silent, the stations never
 #: buzz a turn), cues (the TV's short sounds, the stations' turn buzz), cues and the TV's
 #: spoken narration. Kept by the hub per table, published in ``public["sound"]``.
-SOUNDS = ("off", "cues", "narration")
 Sound = Literal["off", "cues", "narration"]
+SOUNDS: tuple[str, ...] = get_args(Sound)
+
+#: What a host command may ask (:class:`HostCommand`'s ``cmd``).
+HostCmd = Literal[
+    "start",
+    "next",
+    "undo",
+    "abort",
+    "pair",
+    "refuse",
+    "console",
+    "console-ok",
+    "console-refuse",
+    "console-report",
+    "console-sessions",
+    "console-end",
+    "sound",
+]
+#: The commands only the display's console sends for a phone (a sign-in request, the
+#: report of its signed-in phones); the others a host may type (``coffre host``).
+CONSOLE_ONLY = ("console", "console-report")
+HOST_ACTIONS: tuple[str, ...] = tuple(c for c in get_args(HostCmd) if c not in CONSOLE_ONLY)
 
 
 class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -262,21 +283,7 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     one, a redelivered "undo" would undo two moves.
     """
 
-    cmd: Literal[
-        "start",
-        "next",
-        "undo",
-        "abort",
-        "pair",
-        "refuse",
-        "console",
-        "console-ok",
-        "console-refuse",
-        "console-report",
-        "console-sessions",
-        "console-end",
-        "sound",
-    ]
+    cmd: HostCmd
     id: ShortText
     #: ``pair`` and ``refuse``: the station whose pairing the host answers (``refuse``
     #: without one: the one the hub display shows). ``console-end``: the console session
