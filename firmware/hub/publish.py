@@ -27,7 +27,7 @@ import msgspec
 from device.panel import Panel
 from firmware.hub import health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
-from firmware.hub.bindings.common import host_hint
+from firmware.hub.bindings.common import LAST_MARK, LAST_SECONDS, host_hint, seconds_shown
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
 from firmware.hub.table import Table
@@ -359,10 +359,15 @@ class Publisher:
 
 def game_screen(table: Table) -> tuple[str, list[str], str]:
     """The hub display's title, lines and last line (what the host's next press does)
-    for a game, running or over."""
+    for a game, running or over; a running timer's last seconds mark the title."""
     if table.over:
         return _("Game over"), final_ranking(table), _("ok: back to the menu")
     title, lines = table.binding.host_screen(table)
+    left = table.timer_left
+    if left is not None and seconds_shown(left, 0) <= LAST_SECONDS:
+        # The binding's title says the seconds; in the last ones it is marked too, the
+        # same for every game (the table display's clock turns red then).
+        title = LAST_MARK + title
     return title, lines, next_hint(table)
 
 
