@@ -30,6 +30,7 @@ from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
 from firmware.hub.bindings.common import LAST_MARK, LAST_SECONDS, host_hint, seconds_shown
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
+from firmware.hub.hostmenu import SOUND_NAMES
 from firmware.hub.table import Table
 from firmware.hub.throttle import Throttle
 from firmware.link import protocol as proto
@@ -338,7 +339,7 @@ class Publisher:
         actor.host_pages = page_count(lines, hint)
         held = actor.menu.held(actor.host_pages, now) if actor.playing else None
         if held == "help":  # ok stepped past the last page: what each button does
-            title = shown = _("Host buttons")
+            title = shown = sound_title(actor.menu.sound)  # and what the table hears
             lines, hint, actor.host_pages = help_lines(hint), "", 1
         page = int(now // PAGE_SECONDS) if held is None or held == "help" else int(held)
         title, lines = paged(title, lines, hint, page)
@@ -400,6 +401,13 @@ def next_hint(table: Table) -> str:
     if what is None:
         what = _("go on") if table.binding.advance(table) is not None else _("nothing now")
     return host_hint(what)
+
+
+def sound_title(sound: str) -> str:
+    """The help page's title: the table's sound setting ("Sound: cues+speech"), the one
+    place the glass shows it during a game (the menu's Sound row sets it between games,
+    ``coffre host sound`` at any time)."""
+    return fit(_("Sound: {name}", name=_(SOUND_NAMES.get(sound, sound))))
 
 
 def help_lines(hint: str) -> list[str]:

@@ -3,19 +3,26 @@ last seconds are marked; the table's sound setting is on the glass during a game
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from firmware.hub.bindings import binding_for
 from firmware.hub.bindings.common import LAST_MARK, LAST_SECONDS
+from firmware.hub.config import TableConfig
+from firmware.hub.events import PanelPress
 from firmware.hub.publish import game_screen, page_count, paged
+from firmware.hub.service import Hub
 from firmware.hub.table import Table
 from firmware.link.lang import speaking
+from firmware.link.mqtt import BrokerConfig
 from firmware.link.render import CHARS, glass
 from rules import get_info
+from tests.support.hub import KEYS, claimed, host
 from tests.support.hubrig import Clock, T, voting_rig
 from tests.support.screens import GAMES, tables
 
@@ -106,3 +113,41 @@ def test_the_hub_display_counts_a_reveal_delay_down(tmp_path: Path) -> None:
         (int(m[1]), t.startswith(LAST_MARK)) for t in titles if (m := re.search(r" (\d+)s$", t))
     ]
     assert said == expected, titles
+
+
+@pytest.mark.parametrize(
+    ("language", "said"),
+    [
+        ("en", {"narration": "Sound: cues+speech", "off": "Sound: off"}),
+        ("fr", {"narration": "Son : signaux+voix", "off": "Son : coupé"}),
+    ],
+)
+def test_the_help_page_says_what_the_table_hears(
+    tmp_path: Path, language: str, said: dict[str, str]
+) -> None:
+    """During a game, ok leads to the help page, whose title is the table's sound setting
+    in the table's language; ``coffre host sound`` mid-game changes it there at once."""
+    clock = Clock()
+    config = TableConfig("t", ["p1", "p2", "p3", "p4"], language=language)
+    hub = claimed(Hub(BrokerConfig(port=1), [config], tmp_path / "hub.db", keys=KEYS, clock=clock))
+    sent: list[tuple[str, Any]] = []
+    hub.client.publish = lambda topic, payload, **_kw: sent.append(  # type: ignore[method-assign]
+        (topic, json.loads(payload))
+    )
+    hub.out.panel_actor = actor = hub.actors["t"]
+    host(hub, {"cmd": "sound", "sound": "narration"})
+    host(hub, {"cmd": "start", "game": "identiquest", "players": 4, "seed": 3})
+    clock.now += 60.0  # past the "Game started" note
+    pages = actor.host_pages
+    for _press in range(pages + 1 if pages > 1 else 1):  # each page, then the help page
+        hub.submit(PanelPress("ok"))
+    help_page = host_screens(sent)[-1]
+    assert help_page["title"] == said["narration"], help_page
+    assert help_page["lines"][1:3] != ["", ""]  # the buttons are still there
+    host(hub, {"cmd": "sound", "sound": "off"})
+    assert host_screens(sent)[-1]["title"] == said["off"]
+    assert all(len(glass(t)) <= CHARS for t in said.values())
+
+
+def host_screens(sent: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    return [p for t, p in sent if t == T.host_screen]
