@@ -27,9 +27,10 @@ import msgspec
 from device.panel import Panel
 from firmware.hub import health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
-from firmware.hub.bindings.common import host_hint
+from firmware.hub.bindings.common import LAST_MARK, LAST_SECONDS, host_hint, seconds_shown
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
+from firmware.hub.hostmenu import SOUND_NAMES
 from firmware.hub.table import Table
 from firmware.hub.throttle import Throttle
 from firmware.link import protocol as proto
@@ -338,7 +339,7 @@ class Publisher:
         actor.host_pages = page_count(lines, hint)
         held = actor.menu.held(actor.host_pages, now) if actor.playing else None
         if held == "help":  # ok stepped past the last page: what each button does
-            title = shown = _("Host buttons")
+            title = shown = sound_title(actor.menu.sound)  # and what the table hears
             lines, hint, actor.host_pages = help_lines(hint), "", 1
         page = int(now // PAGE_SECONDS) if held is None or held == "help" else int(held)
         title, lines = paged(title, lines, hint, page)
@@ -359,10 +360,15 @@ class Publisher:
 
 def game_screen(table: Table) -> tuple[str, list[str], str]:
     """The hub display's title, lines and last line (what the host's next press does)
-    for a game, running or over."""
+    for a game, running or over; a running timer's last seconds mark the title."""
     if table.over:
         return _("Game over"), final_ranking(table), _("ok: back to the menu")
     title, lines = table.binding.host_screen(table)
+    left = table.timer_left
+    if left is not None and seconds_shown(left, 0) <= LAST_SECONDS:
+        # The binding's title says the seconds; in the last ones it is marked too, the
+        # same for every game (the table display's clock turns red then).
+        title = LAST_MARK + title
     return title, lines, next_hint(table)
 
 
@@ -395,6 +401,13 @@ def next_hint(table: Table) -> str:
     if what is None:
         what = _("go on") if table.binding.advance(table) is not None else _("nothing now")
     return host_hint(what)
+
+
+def sound_title(sound: str) -> str:
+    """The help page's title: the table's sound setting ("Sound: cues+speech"), the one
+    place the glass shows it during a game (the menu's Sound row sets it between games,
+    ``coffre host sound`` at any time)."""
+    return fit(_("Sound: {name}", name=_(SOUND_NAMES.get(sound, sound))))
 
 
 def help_lines(hint: str) -> list[str]:

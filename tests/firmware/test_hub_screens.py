@@ -173,7 +173,7 @@ def test_ok_holds_a_page_of_the_hub_display_then_shows_the_help(tmp_path: Path) 
     for _page in range(pages):
         hub.submit(PanelPress("ok"))
     help_page = host_screens(sent)[-1]
-    assert help_page["title"] == "Host buttons"
+    assert help_page["title"] == "Sound: cues"  # the table's setting (hub.toml's default)
     assert help_page["lines"][0].startswith("next:")
     assert "back twice: undo" in help_page["lines"]
     assert "stop twice: end game" in help_page["lines"]

@@ -14,10 +14,15 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from firmware.hub.bindings.common import ACT_LED, IDLE_LED, phase_label
+from firmware.hub.bindings.common import (
+    ACT_LED,
+    IDLE_LED,
+    hub_title_room,
+    phase_label,
+    seconds_shown,
+)
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
@@ -119,8 +124,7 @@ class IncognitoBinding:
         countdown = table.view(None)["countdown"]
         if not countdown["running"]:
             return None
-        left = table.timer_left
-        return int(countdown["seconds"]) if left is None else max(0, math.ceil(left))
+        return seconds_shown(table.timer_left, countdown["seconds"])
 
     @staticmethod
     def _station_title(table: Table, pub: dict[str, Any], seat: int, clock: str) -> str:
@@ -281,32 +285,47 @@ class IncognitoBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
+        lines = self._host_lines(table, pub)
+        left = self.seconds_left(table)
+        n, of = pub["round"], pub["rounds"]
+        label = phase_label(INFO, pub["phase"])
+        # The first wording that leaves room (the page count, and with a clock the last
+        # seconds' mark) with the countdown's widest clock ("R1/3 Vote STOP 20s", else
+        # "R1/3 Vote 20s"), so the title keeps one shape while the seconds run down.
+        heads = [_("Round {n}/{of} {phase}", n=n, of=of, phase=label)]
+        heads.append(_("R{n}/{of} {phase}", n=n, of=of, phase=label))
+        clocks = [""] if left is None else [_(" STOP {n}s", n=left), f" {left}s"]
+        full = int(pub["countdown"]["seconds"])
+        widest = [""] if left is None else [_(" STOP {n}s", n=full), f" {full}s"]
+        forms = [(h, c, w) for c, w in zip(clocks, widest, strict=True) for h in heads]
+        room = CHARS - len(" 1/2") if left is None else hub_title_room(lines)
+        head, clock, _widest = next(
+            (f for f in forms if len(glass(f[0] + f[2])) <= room), forms[-1]
+        )
+        return head + clock, lines
+
+    @staticmethod
+    def _host_lines(table: Table, pub: dict[str, Any]) -> list[str]:
+        """The hub display's lines: who still draws, the list and the votes, each seat's
+        points."""
 
         def short(seat: int) -> str:  # "Red1": a seat is never its colour alone
             return numbered(table.seating.short(seat), seat)
 
-        left = self.seconds_left(table)
-        clock = "" if left is None else _(" STOP {n}s", n=left)
         phase = pub["phase"]
-        n, of = pub["round"], pub["rounds"]
-        title = _("Round {n}/{of} {phase}", n=n, of=of, phase=phase_label(INFO, phase))
-        widest = _(" STOP {n}s", n=int(pub["countdown"]["seconds"])) if clock else ""
-        if len(glass(title + widest)) > CHARS - len(" 1/2"):  # the hub's page count
-            title = _("R{n}/{of} {phase}", n=n, of=of, phase=phase_label(INFO, phase))
-        title += clock
         if phase == "draw":
             waiting = [short(s) for s, d in enumerate(pub["done"]) if not d]
             still = _("Drawing: {who}", who=" ".join(waiting))
             if len(still) > CHARS:
                 still = _("Still drawing: {n}", n=len(waiting))
             done = _("Done drawing: {n}/{of}", n=pub["done"].count(True), of=table.players)
-            return title, [done, still]
+            return [done, still]
         if phase == "vote":
             words = [glass(f"{i + 1} {w}") for i, w in enumerate(pub["list"])]
             others = table.players - 1
             complete = sum(1 for row in pub["voted"] if len(row) == others)
             voted = _("Voted: {n}/{of}", n=complete, of=table.players)
-            return title, [*_two_a_row(words), glass(voted)]  # more than 4 lines: pages
+            return [*_two_a_row(words), glass(voted)]  # more than 4 lines: pages
         # A seat a row, its points said in words ("Grn3 +2, total 6 pts"): the hub pages
         # the rows; its last line says what next does ("next: round 2").
         points = pub["reveal"]["points"]
@@ -322,7 +341,7 @@ class IncognitoBinding:
             )
             for s in range(table.players)
         ]
-        return title, [glass(row) for row in rows]
+        return [glass(row) for row in rows]
 
 
 def _two_a_row(words: list[str]) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from firmware.hub.bindings import ranking
-from firmware.hub.bindings.common import ACT_LED, phase_label
+from firmware.hub.bindings.common import ACT_LED, hub_title_room, phase_label, seconds_shown
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.table import Table
 from firmware.link import lang
@@ -353,11 +353,17 @@ class SecretIdentityBinding:
 
     def host_screen(self, table: Table) -> tuple[str, list[str]]:
         pub = table.view(None)
+        lines = self._host_lines(table, pub)
         phase = phase_label(INFO, pub["phase"])
-        title = first_fitting(
-            [_("{head} {phase}", head=_head(pub, words), phase=phase) for words in (True, False)],
-            CHARS - len(" 1/2"),  # the hub's page count
-        )
+        forms = [_("{head} {phase}", head=_head(pub, w), phase=phase) for w in (True, False)]
+        if self.timer(table) is not None:
+            # The reveal delay's seconds end the title ("Round 1/4 Reveal 7s"), the wording
+            # chosen with the delay's own count so it keeps one shape while they run down.
+            clock = f" {seconds_shown(table.timer_left, self.reveal_delay)}s"
+            widest = f" {seconds_shown(None, self.reveal_delay)}s"
+            title = first_fitting([f + widest for f in forms], hub_title_room(lines))
+            return title.removesuffix(widest) + clock, lines
+        title = first_fitting(forms, CHARS - len(" 1/2"))  # the hub's page count
         if pub["phase"] == "reveal" and pub["next_safe"] is not None and not self.reveal_delay:
             # The stations say "Wait for the host": the host reads what the press does.
             safe = pub["next_safe"]
@@ -367,17 +373,21 @@ class SecretIdentityBinding:
                     for name in (table.seating.name, table.seating.short)
                 ]
             )
+        return title, lines
+
+    @staticmethod
+    def _host_lines(table: Table, pub: dict[str, Any]) -> list[str]:
+        """The hub display's lines: the team's track (co-op), else each seat's."""
         if pub["mode"] == "coop":
             team = pub["team"]
             track = _("Team track: {n}", n=team["position"]) + ("+30" * team["markers"])
-            return title, [track, _last_turn(table, pub)]
+            return [track, _last_turn(table, pub)]
         cells = []
         for s in pub["seats"]:
             laps = "*" * s["markers"]
             seat = numbered(table.seating.short(s["seat"]), s["seat"])  # "Red1": not colour alone
             cells.append(f"{seat} {s['position']:>2}{laps:<2}")
-        rows = ["   ".join(cells[i : i + 2]).rstrip() for i in range(0, len(cells), 2)]
-        return title, rows
+        return ["   ".join(cells[i : i + 2]).rstrip() for i in range(0, len(cells), 2)]
 
 
 def _head(pub: dict[str, Any], words: bool = False) -> str:
