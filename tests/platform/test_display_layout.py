@@ -117,3 +117,59 @@ def test_the_idle_page_pictures() -> None:
             tab.show(page("t", table_fragment(snap), language=language))
             problems += picture_problems(name, screenshot(tab.page))
     assert not problems, problems
+
+
+#: The sound button's box and the idle page's closing hint's, as the screen shows them now.
+SOUND_AND_HINT = """() => [document.getElementById('sound'), document.querySelector('.idle .note')]
+  .map(e => { const r = e.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; })"""
+
+
+def crossing(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether two boxes share any area."""
+    return (
+        a["left"] < b["right"]
+        and b["left"] < a["right"]
+        and a["top"] < b["bottom"]
+        and (b["top"] < a["bottom"])
+    )
+
+
+@pytest.mark.parametrize(("width", "height"), [(1920, 1080), (1280, 720), (1024, 768), (390, 844)])
+def test_the_sound_button_never_covers_the_idle_hint(width: int, height: int) -> None:
+    """Between games, in French and English, with a game picked or none, at every setting of
+    the table's sound and every state of the button (to tap, sounding, muted, turned off by
+    the host): the button in its corner and the host's hint at the foot of the page never
+    share a pixel, the page at its top and (a phone scrolls) at its end."""
+    problems = []
+    states: set[str] = set()
+    with chromium() as browser:
+        tab = StaticPage(browser, {"width": width, "height": height})
+        button = tab.page.locator("#sound")
+        for language in ("en", "fr"):
+            for picked in [None, *bound_games()]:
+                for sound in ("cues", "narration", "off"):
+                    snap = idle_snapshot(language, picked)
+                    snap.public["sound"] = sound
+                    tab.show(page("t", table_fragment(snap), language=language))
+                    for press in range(3 if sound != "off" else 1):
+                        if press:
+                            button.click()
+                        if not button.is_visible():
+                            problems.append(f"{language} {picked} {sound}: no sound button")
+                            continue
+                        state = str(button.get_attribute("class"))
+                        states.add(state)
+                        for end in ("top", "end"):
+                            if end == "end":
+                                tab.page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                            sound_box, hint_box = tab.page.evaluate(SOUND_AND_HINT)
+                            if crossing(sound_box, hint_box):
+                                problems.append(
+                                    f"{width}x{height} {language} {picked} {sound} {state} at"
+                                    f" its {end}: {button.inner_text()!r} {sound_box} covers"
+                                    f" the hint {hint_box}"
+                                )
+                        tab.page.evaluate("window.scrollTo(0, 0)")
+    assert states == {"tap", "on", "off", "host"}, states
+    assert not problems, "\n".join(problems[:20])

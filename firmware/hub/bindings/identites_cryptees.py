@@ -27,13 +27,15 @@ refused with a readable message).
   own window; the menus simply follow the engine's legal actions.
 - The victory check announces only "The game goes on" or the winners.
 - Seats go by the table's colours; past the key set's eight, by number ("Seat 9",
-  "S9" in lists; French "Place 9", "P9": :func:`firmware.link.lang.seat_label`).
+  "S9" in lists; French "Place 9", "P9": :func:`firmware.link.lang.seat_label`). The hub
+  display adds each coloured seat's number ("Blk4's turn", "Red1: Pistol at Yel2").
 """
 
 from __future__ import annotations
 
 import functools
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -79,6 +81,20 @@ def short(table: Table, seat: int | None) -> str:
     if seat is None:
         return "-"
     return seat_label(seat, table.seating.colours, short=True)
+
+
+def tag(table: Table, seat: int | None) -> str:
+    """A seat on the hub display: its short form and its number ("Blk4", "Blue2"; "S9"
+    already has one), so a host who cannot tell red from green still finds the seat."""
+    if seat is None:
+        return "-"
+    return numbered(short(table, seat), seat)
+
+
+def namer(hub: bool) -> Callable[[Table, int | None], str]:
+    """How a line names a seat: by :func:`tag` on the hub display, by :func:`short` on the
+    stations (whose own lines stay short)."""
+    return tag if hub else short
 
 
 def plain(action: Action) -> dict[str, Any]:
@@ -298,31 +314,32 @@ class IdentitesCrypteesBinding(KnobMenus):
         pub = table.view(None)["table"]
         if pub["phase"] == "window":
             return _("Window{clock}", clock=self._countdown(table))
-        status = self._status(table, -1)
+        status = self._status(table, -1, hub=True)
         pages = -(-lines // (BODY_LINES - 1))  # the hub's last line is the host's hint
         room = CHARS - len(f" {pages}/{pages}") if pages > 1 else CHARS
         said = INFO.phase(pub["phase"])
         if len(glass(status)) <= room or said is None:
             return status
-        compact = f"{short(table, pub['pending'].get('seat'))}: {_(said.short)}"
+        compact = f"{tag(table, pub['pending'].get('seat'))}: {_(said.short)}"
         return first_fitting([compact, _(said.short)], room)
 
-    def face_up(self, table: Table, *, living: bool = False) -> list[str]:
+    def face_up(self, table: Table, *, hub: bool = False) -> list[str]:
         """Every face-up card at the table, a line each ("Yel left: Blue Badge"): an ID or a
         loyalty card shown, a permanent program in play. Public: the table sees them.
-        ``living``: the living seats' only (the hub display's pages stay few)."""
+        ``hub``: for the hub display, the living seats' only (its pages stay few), each
+        seat with its number ("Yel2 left: Blue Badge")."""
         # The same on every station's pages: made once a state, not once a station.
-        lines = table.per_state(("face up", living), lambda: self._face_up(table, living))
+        lines = table.per_state(("face up", hub), lambda: self._face_up(table, hub))
         return list(lines)
 
     @staticmethod
-    def _face_up(table: Table, living: bool) -> tuple[str, ...]:
+    def _face_up(table: Table, hub: bool) -> tuple[str, ...]:
         pub = table.view(None)["table"]
         lines = []
         for s in pub["seats"]:
-            if living and not s["alive"]:
+            if hub and not s["alive"]:
                 continue  # an eliminated seat's cards all turn over: on the stations' page
-            who = short(table, s["seat"])
+            who = namer(hub)(table, s["seat"])
             shown = [("id", s["id"]), *((slot, s["loyalty"][slot]) for slot in ("left", "right"))]
             for slot, card in shown:
                 if card:
@@ -331,11 +348,14 @@ class IdentitesCrypteesBinding(KnobMenus):
                 lines.append(_face_line(who, _("prog."), prog))
         return tuple(lines)
 
-    def _status(self, table: Table, seat: int) -> str:
+    def _status(self, table: Table, seat: int, *, hub: bool = False) -> str:
         """What the table waits for, the seat by name ("Place 11"), or by its short form
-        ("P11") where the name leaves the line too long for the glass."""
+        ("P11") where the name leaves the line too long for the glass; on the hub display
+        by its short form and number ("Blk4's turn")."""
         pub = table.view(None)["table"]
         who = pub["pending"].get("seat")
+        if hub:
+            return self._status_as(table, seat, tag(table, who))
         said = self._status_as(table, seat, seat_name(table, who))
         if len(glass(said)) <= CHARS:
             return said
@@ -402,17 +422,24 @@ class IdentitesCrypteesBinding(KnobMenus):
         line = _("{who}: {action}", who=actor, action=what)  # French "Blu : Lâcher l'arme"
         return line if len(glass(line)) <= CHARS else f"{actor} {what}"
 
-    def news_line(self, table: Table) -> str:
-        """What just happened, from the last action's public events (the most telling)."""
+    def news_line(self, table: Table, *, hub: bool = False) -> str:
+        """What just happened, from the last action's public events (the most telling);
+        ``hub``: each seat with its number, for the hub display."""
         by_kind = {e.kind: e.data for e in table.news}
         for kind in _NEWS_ORDER:
             data = by_kind.get(kind)
             if data is not None:
-                return self._news(table, kind, data)
+                return self._news(table, kind, data, namer(hub))
         return ""
 
-    def _news(self, table: Table, kind: str, data: dict[str, Any]) -> str:
-        who = short(table, data.get("seat"))
+    def _news(
+        self,
+        table: Table,
+        kind: str,
+        data: dict[str, Any],
+        name: Callable[[Table, int | None], str],
+    ) -> str:
+        who = name(table, data.get("seat"))
         if kind == "eliminated":
             return _("{who} is out", who=who)
         if kind == "damage":
@@ -422,7 +449,7 @@ class IdentitesCrypteesBinding(KnobMenus):
             card = in_language(data.get("name"))
             if target is None:
                 return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
-            seat = short(table, target)
+            seat = name(table, target)
             # The card whole: with its target where the line holds both, else without it.
             aimed = _("{who}: {card} on {seat}", who=who, card=card, seat=seat)
             if len(glass(aimed)) <= CHARS:
@@ -616,20 +643,20 @@ class IdentitesCrypteesBinding(KnobMenus):
             rows += cells[len(cells) // 2 * 2 :]
         else:
             rows = list(cells)
-        rows += self.face_up(table, living=True)
-        # Each weapon in play as "Red: Pistol at Blu" (its targets on a row of their own
+        rows += self.face_up(table, hub=True)
+        # Each weapon in play as "Red1: Pistol at Blue2" (its targets on a row of their own
         # where the line would not hold the name whole), not "Pis:Red>Blu".
         held = [
             row
             for w in pub["weapons"]
             if w["holder"] is not None
             for row in _held(
-                short(table, w["holder"]),
-                "+".join(short(table, t) for t in w["targets"]) or _("nobody"),
+                tag(table, w["holder"]),
+                "+".join(tag(table, t) for t in w["targets"]) or _("nobody"),
                 self._weapon_name(table, w["key"]),
             )
         ]
-        news = self.news_line(table)
+        news = self.news_line(table, hub=True)
         tail = [self._check_message(pub)] if pub["check"] else ([news] if news else [])
         # Every seat and weapon: the hub pages a screen longer than the glass.
         lines = [*rows, *held, *tail]
