@@ -12,7 +12,7 @@ from firmware.display.parts import Names
 from firmware.display.render import table_fragment
 from firmware.display.spectator import Snapshot
 from firmware.hub.bindings import bound_games
-from firmware.link.lang import _, speaking
+from firmware.link.lang import _, seat_label, speaking
 from rules import get_info
 from tests.support.display_samples import fragment, idle_snapshot, samples_of
 
@@ -244,7 +244,8 @@ def test_ultra_secret_is_a_drawn_board_with_every_agent_informant_and_bug_on_its
             for key in ("informants", "bugs"):
                 square = view[key][seat]
                 if square:
-                    assert f">{names.text(seat)[:3]}" in board[square], (key, seat)
+                    short = seat_label(seat, names.colours, short=True)  # as the seats say
+                    assert f">{short}<" in board[square], (key, seat, short)
         for square, tile in board.items():
             assert ("closed" in tile) == (square not in view["open"]), square
         if sample.moment == "over":
