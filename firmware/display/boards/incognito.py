@@ -74,10 +74,11 @@ def log(view: dict[str, Any], names: Names) -> list[str]:
         )
         lines.append(
             _(
-                "Round {n}: {seat} drew {word} — {found}",
+                "Round {n}: {seat} drew number {number}: {word} — {found}",
                 n=esc(reveal.get("round", "")),
                 seat=names.chip(d.get("drawer")),
-                word=f"<b>{esc(number)}. {esc(word)}</b>",
+                number=f"<b>{esc(number)}</b>",
+                word=f"<b>{esc(word)}</b>",
                 found=found,
             )
         )
