@@ -336,6 +336,11 @@ class Publisher:
         actor.message_params = dict(params or {})
 
     def host(self, actor: TableActor) -> None:
+        """The host screen; the whole table when a backup was made since the last look
+        (its status says so: a host command or a phone's console report shows it)."""
+        if self.look_backup():
+            self.all(actor)  # the host screen too
+            return
         with speaking(actor.language):
             self._host(actor)
 

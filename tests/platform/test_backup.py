@@ -13,7 +13,10 @@ import pytest
 from firmware.cli import main
 from firmware.hub.backup import BackupError, read_backup
 from firmware.hub.backup_stamp import last_backup, record_backup, stamp_path
+from firmware.hub.brokerconf import HOST_USER
 from firmware.hub.events import Tick
+from firmware.tools.host import status as host_status
+from firmware.tools.simtable import TABLE
 from tests.support.hubrig import Rig, T
 from tests.support.tables import TableFactory, director, expected_scores
 
@@ -101,6 +104,8 @@ def test_the_hub_tells_when_the_last_backup_was_made(
     publish, and from its start."""
     sim = make_table(3)
     sim.watch.wait_hub(lambda s: "backup" in s and s["backup"] is None, "no backup yet")
+    assert host_status(sim.broker.config(HOST_USER), TABLE, 10) == 0
+    assert "  last backup: none yet\n" in capsys.readouterr().out
     archive = tmp_path / "usb" / "coffre-hub.tar.gz"
     archive.parent.mkdir()
     before = int(time.time())
@@ -118,6 +123,10 @@ def test_the_hub_tells_when_the_last_backup_was_made(
     sim.host({"cmd": "sound", "sound": "off"})  # anything the hub publishes again
     sim.watch.wait_hub(lambda s: s.get("backup") == said, "the backup in the hub's status")
     assert archive.read_bytes() not in json.dumps(sim.watch.hub_status).encode()
+    assert host_status(sim.broker.config(HOST_USER), TABLE, 10) == 0
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(said["at"]))
+    size = archive.stat().st_size
+    assert f"  last backup: {when} (coffre-hub.tar.gz, {size} bytes)\n" in capsys.readouterr().out
     sim.stop_hub()
     sim.start_hub()
     sim.watch.wait_hub(lambda s: s.get("backup") == said, "the backup, after a restart")
@@ -153,8 +162,9 @@ def test_a_link_at_the_stamp_is_refused_never_followed(
 def test_a_backup_made_while_the_hub_idles_reaches_its_status_at_the_next_tick(
     tmp_path: Path,
 ) -> None:
-    """Nothing moves at the table: the hub's next tick (a console's report, a pairing's
-    expiry) looks at the stamp and publishes every table's status again."""
+    """Nothing moves at the table: the hub's next tick (a pairing's expiry, a countdown)
+    or host command (a console's report of its phones) looks at the stamp and publishes
+    the table's status again."""
     rig = Rig(tmp_path)
     rig.connected()
     assert rig.last(T.hub_status)["backup"] is None
@@ -167,4 +177,8 @@ def test_a_backup_made_while_the_hub_idles_reaches_its_status_at_the_next_tick(
     statuses = len([t for t, _p, _r in rig.sent if t == T.hub_status])
     rig.hub.submit(Tick())
     assert len([t for t, _p, _r in rig.sent if t == T.hub_status]) == statuses, "once"
+    # A host command that redraws only the host screen (as a console's report does) looks too.
+    record_backup(archive, rig.hub.store.path, at=1_800_000_600)
+    rig.host("console-sessions")
+    assert rig.last(T.hub_status)["backup"]["at"] == 1_800_000_600
     rig.close()
