@@ -130,15 +130,18 @@ class Publisher:
         self.store: Path | None = None
         self.backup: proto.BackupStamp | None = None
         self._stamp_seen: tuple[int, int, int] | None = None
+        self._stamp_of: Path | None = None
+        self._stamp = ""
 
     def look_backup(self) -> bool:
         """Whether the last backup's stamp changed since last looked at (one lstat: the
         file is read again only when it was replaced)."""
         if self.store is None:
             return False
-        path = backup_stamp.stamp_path(self.store)
+        if self._stamp_of is not self.store:  # built once: at each look it cost twice the lstat
+            self._stamp_of, self._stamp = self.store, str(backup_stamp.stamp_path(self.store))
         try:
-            info = os.lstat(path)
+            info = os.lstat(self._stamp)
             seen: tuple[int, int, int] | None = (info.st_ino, info.st_mtime_ns, info.st_size)
         except OSError:
             seen = None

@@ -182,3 +182,21 @@ def test_a_backup_made_while_the_hub_idles_reaches_its_status_at_the_next_tick(
     rig.host("console-sessions")
     assert rig.last(T.hub_status)["backup"]["at"] == 1_800_000_600
     rig.close()
+
+
+def test_the_stamp_is_owned_as_the_store_is_so_the_hub_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Root writes the stamp for the hub's user: 0644, owner and group the store's (as
+    root: ids no other account has, real chowns; not as root, this user's own)."""
+    store = tmp_path / "hub.sqlite3"
+    store.write_bytes(b"")
+    ids = (40002, 40012) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    os.chown(store, *ids)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    archive = tmp_path / "b.tar.gz"
+    archive.write_bytes(b"x")
+    record_backup(archive, store)
+    info = stamp_path(store).stat()
+    assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (*ids, 0o644)
+    assert last_backup(store) is not None
