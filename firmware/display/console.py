@@ -95,10 +95,26 @@ T = {
         "onto a USB stick, not through this page:"
     ),
     "restore": N_("To put one back (it replaces the hub's files), on the hub:"),
+    "last": N_("Last backup: {ago} ({name})"),
+    "none": N_("No backup made yet"),
 }
 #: The commands the backups part shows (docs/backup.md).
 BACKUP = "sudo coffre backup --out /media/usb/coffre-hub.tar.gz"
 RESTORE = "sudo coffre restore /media/usb/coffre-hub.tar.gz"
+
+
+def last_backup(status: dict[str, Any], wall: float) -> str:
+    """When the hub says its last backup was made (its status's ``backup``), in the
+    language spoken now; empty when the hub says nothing (lost, or an older hub)."""
+    if status.get("state") != "ready" or "backup" not in status:
+        return ""
+    stamp = status["backup"]
+    if not isinstance(stamp, dict):
+        return _(T["none"])
+    at, name = stamp.get("at"), stamp.get("name")
+    if not isinstance(at, int) or not isinstance(name, str):
+        return _(T["none"])
+    return _(T["last"], ago=ago(max(0.0, wall - at)), name=name)
 
 
 def words() -> dict[str, str]:
@@ -509,6 +525,8 @@ class Console:
             for c in LANGUAGES
         )
         table_language = LANGUAGE_NAMES.get(self._language(table), "")
+        said = last_backup(self.snapshot(table).status, time.time()) if self.snapshot else ""
+        last = f'<p class="last-backup">{esc(said)}</p>' if said else ""
         language = (
             f'<label class="language"><span>{esc(_(T["language"]))}</span>'
             f'<select id="language"><option value="">'
@@ -527,7 +545,7 @@ class Console:
             f'<div id="live">{live}</div>'
             f'<section class="new"><h2>{esc(_(T["new"]))}</h2>'
             f"{start_form(self._menu(table))}</section>"
-            f'<section class="care"><h2>{esc(_(T["care"]))}</h2>'
+            f'<section class="care"><h2>{esc(_(T["care"]))}</h2>{last}'
             f"<p>{esc(_(T['backup']))}</p><pre><code>{esc(BACKUP)}</code></pre>"
             f"<p>{esc(_(T['restore']))}</p><pre><code>{esc(RESTORE)}</code></pre></section>"
             f'<section class="sessions"><h2>{esc(_(T["phones"]))}</h2><ul>{rows}</ul>'

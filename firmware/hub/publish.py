@@ -17,15 +17,17 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from device.panel import Panel
-from firmware.hub import health
+from firmware.hub import backup_stamp, health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
 from firmware.hub.bindings.common import LAST_MARK, LAST_SECONDS, host_hint, seconds_shown
 from firmware.hub.bindings.numbered import numbered
@@ -124,6 +126,30 @@ class Publisher:
         self._paint: tuple[str, list[str]] | None = None  # held for the painter
         #: Per table: (table, state, countdown second), its public and status payloads.
         self._publics: dict[str, tuple[tuple[Any, ...], bytes, bytes]] = {}
+        #: The store whose backup stamp (firmware.hub.backup_stamp) every hub status carries.
+        self.store: Path | None = None
+        self.backup: proto.BackupStamp | None = None
+        self._stamp_seen: tuple[int, int, int] | None = None
+        self._stamp_of: Path | None = None
+        self._stamp = ""
+
+    def look_backup(self) -> bool:
+        """Whether the last backup's stamp changed since last looked at (one lstat: the
+        file is read again only when it was replaced)."""
+        if self.store is None:
+            return False
+        if self._stamp_of is not self.store:  # built once: at each look it cost twice the lstat
+            self._stamp_of, self._stamp = self.store, str(backup_stamp.stamp_path(self.store))
+        try:
+            info = os.lstat(self._stamp)
+            seen: tuple[int, int, int] | None = (info.st_ino, info.st_mtime_ns, info.st_size)
+        except OSError:
+            seen = None
+        if seen == self._stamp_seen:
+            return False
+        self._stamp_seen = seen
+        was, self.backup = self.backup, backup_stamp.last_backup(self.store)
+        return self.backup != was
 
     def hold(self) -> None:
         """From now on, keep what would be sent (see :meth:`release`)."""
@@ -155,6 +181,8 @@ class Publisher:
     def _all(self, actor: TableActor, *, hub_ready: bool, only: int | None = None) -> None:
         t = actor.topics
         table = actor.table
+        if only is None:  # a lone seat's screen sends no status
+            self.look_backup()
         if hub_ready:  # the claim first (see firmware.hub.claim), then what it owns
             self.retained(actor, t.hub_status, self._public(actor)[1], force=True)
         rev = (actor.record.game_no * 1_000_000 + table.events) if table and actor.record else 0
@@ -217,14 +245,16 @@ class Publisher:
                 stations=health.report(actor),
                 selected=actor.menu.game_id if actor.menu.games else None,
                 selected_players=actor.menu.players if actor.menu.games else None,
+                backup=self.backup,
             )
             return proto.encode(public), proto.encode(status)
         seats = health.report(actor)
-        key = (table, table.state, actor.shown_left, actor.language, actor.menu.sound, seats)
+        stamp = self.backup
+        key = (table, table.state, actor.shown_left, actor.language, actor.menu.sound, seats, stamp)
         cached = self._publics.get(actor.config.name)
         if cached is not None:
             (
-                (was_table, was_state, was_left, was_language, was_sound, was_seats),
+                (was_table, was_state, was_left, was_language, was_sound, was_seats, was_stamp),
                 public_bytes,
                 status_bytes,
             ) = cached
@@ -237,6 +267,7 @@ class Publisher:
                 and was_language == actor.language
                 and was_sound == actor.menu.sound
                 and was_seats == seats
+                and was_stamp is stamp
             ):
                 return public_bytes, status_bytes
         status = proto.HubStatus(
@@ -245,6 +276,7 @@ class Publisher:
             claim=self.claim_on(actor),
             language=actor.language,
             stations=seats,
+            backup=stamp,
         )
         # What the table hears is the host's, not the game's: the TV's page obeys it.
         public = {**table.public(), "sound": actor.menu.sound}
@@ -307,6 +339,11 @@ class Publisher:
         actor.message_params = dict(params or {})
 
     def host(self, actor: TableActor) -> None:
+        """The host screen; the whole table when a backup was made since the last look
+        (its status says so: a host command or a phone's console report shows it)."""
+        if self.look_backup():
+            self.all(actor)  # the host screen too
+            return
         with speaking(actor.language):
             self._host(actor)
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import datetime
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
 from firmware.hub import backup as bk
+from firmware.hub.backup_stamp import record_backup
 from firmware.link.process import UsageError, version
 
 
@@ -56,4 +58,8 @@ def main(args: Any) -> int:
     parts = ", ".join(f"{p} ({path})" for p, path in manifest.parts.items())
     print(f"wrote {out} (0600, {len(manifest.files)} files): {parts}")
     print("keep it off this SD card: it holds the CA's key and every password (docs/backup.md)")
+    try:  # what the console shows as the last backup; the archive is good without it
+        record_backup(out, store)
+    except OSError as exc:
+        print(f"note: when it was made is not recorded: {exc}", file=sys.stderr)
     return 0

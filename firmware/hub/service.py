@@ -119,6 +119,7 @@ class Hub:
         self.panel = panel
         # Through self.clock, so a test that swaps the hub's clock swaps the publisher's too.
         self.out = Publisher(lambda: self.clock(), panel)
+        self.out.store = Path(store_path)  # its backup stamp is in every hub status
         self.actors: dict[str, TableActor] = {}
         games = bound_games()
         for cfg in tables:

@@ -219,6 +219,16 @@ class SeatHealth(msgspec.Struct, frozen=True, omit_defaults=True):
     asking: bool = False
 
 
+class BackupStamp(msgspec.Struct, frozen=True):
+    """When the hub's last ``coffre backup`` was made (firmware/hub/backup.py writes it
+    beside the store): Unix seconds, the archive's file name without its folder, its size
+    in bytes. Only a time and a name: the archive itself never leaves the hub this way."""
+
+    at: Annotated[int, msgspec.Meta(ge=0, le=2**40)]
+    name: ShortText
+    size: Annotated[int, msgspec.Meta(ge=0, le=2**50)]
+
+
 class HubStatus(msgspec.Struct, frozen=True):
     """The hub's retained status (LWT ``lost``); ``claim`` names the owner (absent from an
     older hub; stations and displays ignore it).
@@ -241,6 +251,8 @@ class HubStatus(msgspec.Struct, frozen=True):
     #: set there (the table display shows that game's rules); None while a game runs.
     selected: str | None = None
     selected_players: int | None = None
+    #: The last backup made on the hub (None: none yet, or its stamp unreadable).
+    backup: BackupStamp | None = None
 
 
 # --- host -> hub --------------------------------------------------------------------

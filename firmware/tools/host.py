@@ -299,8 +299,9 @@ def main(args: Any) -> int:
 
 
 def status(broker: BrokerConfig, table: str, timeout: float) -> int:
-    """``coffre host status``: the hub display's text ("Pair p6? 4721") and each seat's
-    health, from the retained ``host/screen`` and ``hub/status``."""
+    """``coffre host status``: the hub display's text ("Pair p6? 4721"), each seat's
+    health and when the last backup was made, from the retained ``host/screen`` and
+    ``hub/status``."""
     topics = proto.Topics(table)
     client = Client(
         broker, f"coffre-host-{uuid.uuid4().hex[:12]}", [topics.host_screen, topics.hub_status]
@@ -329,4 +330,10 @@ def status(broker: BrokerConfig, table: str, timeout: float) -> int:
     for station, seat in (hub.stations or {}).items():
         line = f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else "")
         print(line + (", a pairing request waits" if seat.asking else ""))
+    made = hub.backup
+    if made is None:
+        print("  last backup: none yet")
+    else:
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(made.at))
+        print(f"  last backup: {when} ({made.name}, {made.size} bytes)")
     return 0

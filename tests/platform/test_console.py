@@ -12,6 +12,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
+from firmware.cli import main
 from firmware.display.console import SESSION_COOKIE, Console
 from firmware.display.console_auth import SETTLE_SECONDS
 from firmware.display.console_link import MqttHubLink
@@ -228,9 +229,9 @@ def _settled_version(watch: Any) -> int:
         last = now
 
 
-def test_the_seats_health_follows_the_hub(make_table: TableFactory) -> None:
-    """Every seat reads online from the hub's status; when the hub stops the page says so
-    within a refresh."""
+def test_the_seats_health_follows_the_hub(make_table: TableFactory, tmp_path: Path) -> None:
+    """Every seat reads online from the hub's status, and when the last backup was made;
+    when the hub stops the page says so within a refresh."""
     sim = make_table(players=3)
     console, url = console_display(sim)
     with chromium() as browser:
@@ -242,6 +243,18 @@ def test_the_seats_health_follows_the_hub(make_table: TableFactory) -> None:
         for seat in sim.stations:
             expect(page.locator(f"#live li.seat:has-text('{seat}') .state")).to_have_text("online")
         shot(page, "seats")
+        expect(page.locator(".care .last-backup")).to_have_text("No backup made yet")
+        archive = tmp_path / "coffre-hub.tar.gz"
+        args = ["--store", str(sim.store_path), "--etc", "/nonexistent", "--broker-dir", "/none"]
+        assert main(["backup", "--out", str(archive), *args]) == 0
+        sim.host({"cmd": "sound", "sound": "off"})  # the hub publishes its status again
+        sim.watch.wait_hub(lambda s: bool(s.get("backup")), "the backup in the hub's status")
+        said = "Last backup: just now (coffre-hub.tar.gz)"
+        deadline = time.monotonic() + 10  # the display hears the status as the watcher did
+        while page.locator(".care .last-backup").text_content() != said:
+            assert time.monotonic() < deadline, page.locator(".care").text_content()
+            time.sleep(0.2)
+            page.reload()
         sim.stop_hub()
         expect(page.locator("#live .alert").first).to_contain_text("Hub offline", timeout=15_000)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import time
 from typing import Any
 
 from aiohttp.test_utils import TestClient
@@ -130,6 +131,39 @@ def test_the_console_speaks_the_tables_language_and_a_session_may_choose_another
         assert "Undo" in said and "Annuler" not in said
         live = await (await phone.get(f"/host/{TABLE}/live")).text()
         assert "Seats" in live and "online" in live
+        assert hub.commands == []
+
+    run(attack)
+
+
+def test_the_console_says_when_the_last_backup_was_made() -> None:
+    """The hub's status carries its last backup's stamp (a time and a name): the page
+    says how long ago, in its language; a hub that says none: none yet; a hub not heard
+    (or one that does not say): nothing. A name is text, never markup."""
+
+    async def attack(rig: Rig) -> None:
+        console, hub, _clock, browser = rig
+        phone = await browser()
+        await sign_in(rig, phone)
+        snap = table()
+        console.snapshot = lambda _table: snap
+        assert "No backup made yet" not in await page(phone), "a hub that does not say"
+        snap.status["backup"] = None
+        assert "No backup made yet" in await page(phone)
+        made = {"at": int(time.time()) - 2 * 3600 - 30, "name": "coffre-hub.tar.gz", "size": 9}
+        snap.status["backup"] = made
+        said = await page(phone)
+        assert "Backups Last backup: 2 h ago (coffre-hub.tar.gz)" in said
+        assert "No backup made yet" not in said
+        snap.status["language"] = "fr"
+        assert "Dernière sauvegarde : il y a 2 h (coffre-hub.tar.gz)" in await page(phone)
+        snap.status["language"] = "en"
+        snap.status["backup"] = {**made, "name": "<img src=x onerror=alert(1)>"}
+        raw = await (await phone.get(f"/host/{TABLE}")).text()
+        assert "<img" not in raw and "&lt;img src=x" in raw
+        snap.status = {"state": "lost"}
+        said = await page(phone)
+        assert "Last backup" not in said and "No backup made yet" not in said
         assert hub.commands == []
 
     run(attack)
