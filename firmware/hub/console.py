@@ -14,7 +14,8 @@ a token bucket per table.
 The hub holds no session: sessions are the display's (its cookies), so a grant is one
 answer and nothing is stored. The display reports its signed-in phones
 (``console-report``, held until the host ends one or :data:`HOLD_SECONDS` pass), which
-``console-sessions`` lists and ``console-end ID`` (or ``all``) ends. One table's requests
+``console-sessions`` lists and ``console-end ID`` (or ``all``) ends; the panel's menu
+lists them too and ends one with the same command (firmware/hub/hostmenu.py). One table's requests
 and phones are data (:mod:`firmware.hub.console_state`, on the table's actor); this module
 answers them on ``host/ack``. Nothing of it is stored: a restarted hub hears the phones
 at the display's next report.
@@ -28,13 +29,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from firmware.hub.console_state import GRANTED, HOLD_SECONDS, Answer, ConsoleRequests, Phone
+from firmware.hub.hostmenu import SignedIn
 from firmware.link import protocol as proto
+from firmware.link.lang import N_
 
 if TYPE_CHECKING:
     from firmware.hub.actor import TableActor
     from firmware.hub.context import HubContext
 
-__all__ = ["GRANTED", "HOLD_SECONDS", "ConsoleRequests", "command", "panel", "tick"]
+__all__ = ["GRANTED", "HOLD_SECONDS", "ConsoleRequests", "command", "panel", "show", "tick"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +76,26 @@ def listing(found: list[Phone], wall: float) -> str:
 
 # --- the hub's side: host commands, the panel, the tick ---------------------------------
 
+#: What ``console-end`` says, as the glass shows it.
+END_NOTES = {
+    "Phone signed out": N_("Phone signed out"),
+    "Phones signed out": N_("Phones signed out"),
+    "No such phone": N_("No such phone"),
+    "No phone is signed in": N_("No phone is signed in"),
+}
+
+
+def show(ctx: HubContext, actor: TableActor) -> bool:
+    """The panel's menu follows the phones the hub last heard of (its "Phones: N" row and
+    page, minutes since each was last seen included); True if what it shows changed."""
+    wall = time.time()
+    return actor.menu.show_phones(
+        [
+            SignedIn(p.id, p.label, max(0, int(wall - p.seen) // 60))
+            for p in actor.console.signed_in(ctx.clock())
+        ]
+    )
+
 
 def _answer(ctx: HubContext, actor: TableActor) -> Answer:
     def answer(cmd_id: str, ok: bool, message: str) -> None:
@@ -92,13 +115,17 @@ def command(ctx: HubContext, actor: TableActor, cmd: proto.HostCommand) -> tuple
         if found is None:
             return False, "A console report needs its sessions"
         actor.console.reported(cmd.id, found, now, answer)
+        show(ctx, actor)
         return None
     if cmd.cmd == "console-sessions":
         return True, listing(actor.console.signed_in(now), time.time())
     if cmd.cmd == "console-end":
         if cmd.station is None:
             return False, "console-end needs a phone's id (or all)"
-        return actor.console.end(cmd.station, now, answer)
+        said = actor.console.end(cmd.station, now, answer)
+        show(ctx, actor)
+        ctx.out.note(actor, END_NOTES.get(said[1], said[1]))
+        return said
     if cmd.cmd == "console":
         if cmd.code is None:
             return False, "A console request needs its code"
@@ -128,8 +155,11 @@ def panel(ctx: HubContext, actor: TableActor, button: str) -> bool:
 
 def tick(ctx: HubContext, actor: TableActor, now: float) -> None:
     """A request nobody answered ends (the phone is told), and leaves the glass; a report
-    held long enough is answered (the display reports again)."""
+    held long enough is answered (the display reports again); phones the display stopped
+    reporting leave the menu."""
     actor.console.release(now, _answer(ctx, actor))
+    if show(ctx, actor):
+        ctx.out.host(actor)
     if actor.console.waiting is None:
         return
     actor.console.expire(now, _answer(ctx, actor))

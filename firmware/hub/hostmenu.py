@@ -8,6 +8,11 @@ second press within a few seconds so a stray press costs nothing.
 A hub with several tables has one panel: the menu's last row, "Table", switches it to
 the next table (``ok``) or the previous one (``back``); during a game, ``prev`` does.
 The hub display's title then starts with the table's name.
+
+While phones are signed in to the host's console, a "Phones: N" row follows the others:
+``ok`` opens their page (each phone's id, browser and minutes since it was last seen),
+``prev``/``next`` move, ``ok`` asks "End a1b2? ok" and a second ``ok`` within a few seconds
+sends ``console-end`` for it, as ``coffre host console-end`` does; ``back`` leaves.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 from firmware.link.lang import LANGUAGES, N_, _
 from firmware.link.protocol import SOUNDS, HostCommand
-from firmware.link.render import DOWN, UP, marked_title
+from firmware.link.render import CHARS, DOWN, UP, marked_title
 from rules import get_info
 from rules.declare import Option
 
@@ -62,6 +67,16 @@ def option_text(option: Option, value: Any) -> str:
     else:
         shown = str(value)
     return _("{option}: {value}", option=_(option.label), value=shown)
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """One phone signed in to the host's console as the menu shows it (the hub's list is
+    firmware.hub.console_state's): its session's id, browser, minutes since last seen."""
+
+    id: str
+    browser: str
+    minutes: int
 
 
 @dataclass(frozen=True)
@@ -108,6 +123,14 @@ class HostMenu:
     stepped_at: float = 0.0
     #: The finished game whose final ranking the host has left for the menu (``ok``).
     dismissed: Any = None
+    #: The console's signed-in phones as the hub last heard them (firmware.hub.console
+    #: keeps this current).
+    phones: list[SignedIn] = field(default_factory=list)
+    #: The phones' page: the phone under the cursor (None: the menu shows), and the
+    #: phone whose ``ok`` waits for its second press, and since when.
+    phone_page: int | None = None
+    ending: str | None = None
+    ending_at: float = 0.0
 
     def __post_init__(self) -> None:
         # A table of fewer stations than the default count starts within what it seats.
@@ -162,6 +185,30 @@ class HostMenu:
         """The "Table" row (last; only on a hub with several tables)."""
         return self.start_row + 1
 
+    @property
+    def phones_row(self) -> int:
+        """The "Phones: N" row (after the others; only while a phone is signed in)."""
+        return (self.table_row if self.several else self.start_row) + 1
+
+    @property
+    def row_count(self) -> int:
+        return self.phones_row + 1 if self.phones else self.phones_row
+
+    def show_phones(self, phones: list[SignedIn]) -> bool:
+        """The phones the hub heard of; True if the menu's rows or page changed. A row or
+        a page that went away leaves the cursor on the last row, the menu."""
+        if phones == self.phones:
+            return False
+        self.phones = list(phones)
+        self.row = min(self.row, self.row_count - 1)
+        if not phones:
+            self.phone_page = None
+        elif self.phone_page is not None:
+            self.phone_page = min(self.phone_page, len(phones) - 1)
+        if self.ending not in {p.id for p in phones}:
+            self.ending = None
+        return True
+
     def options(self) -> dict[str, Any]:
         """The options the host chose for the current game."""
         return {
@@ -187,8 +234,11 @@ class HostMenu:
     def press(self, button: str, *, playing: bool, now: float) -> HostCommand | SwitchTable | None:
         """Handle one button press."""
         if playing:
+            self.phone_page, self.ending = None, None
             return self._in_game(button, now)
-        rows = self.table_row + 1 if self.several else self.start_row + 1
+        if self.phone_page is not None:
+            return self._on_phones(button, now)
+        rows = self.row_count
         if button == "prev":
             self.row = (self.row - 1) % rows
         elif button == "next":
@@ -208,6 +258,9 @@ class HostMenu:
             elif self.row == self.sound_row:
                 i = SOUNDS.index(self.sound) if self.sound in SOUNDS else 0
                 return self._command("sound", sound=SOUNDS[(i + step) % len(SOUNDS)])
+            elif self.phones and self.row == self.phones_row:
+                if button == "ok":
+                    self.phone_page = 0
             elif self.row < self.start_row:
                 option, values = self.option_rows[self.row - 2]
                 picks = self.chosen.setdefault(self.game_id, {})
@@ -218,6 +271,27 @@ class HostMenu:
                 return self._command(
                     "start", game=self.game_id, players=self.players, options=self.options()
                 )
+        return None
+
+    def _on_phones(self, button: str, now: float) -> HostCommand | None:
+        """The phones' page: ``ok`` twice on a phone ends its session (the hub decides:
+        the command is ``console-end``'s); ``back`` first takes back a pending ``ok``."""
+        assert self.phone_page is not None
+        armed = self.ending is not None and now - self.ending_at <= CONFIRM_SECONDS
+        if button in ("next", "prev") and self.phones:
+            step = 1 if button == "next" else -1
+            self.phone_page = (self.phone_page + step) % len(self.phones)
+            self.ending = None
+        elif button in ("back", "stop"):
+            if not armed:
+                self.phone_page = None
+            self.ending = None
+        elif button == "ok" and self.phones:
+            chosen = self.phones[self.phone_page % len(self.phones)].id
+            if armed and self.ending == chosen:
+                self.ending = None
+                return self._command("console-end", station=chosen)
+            self.ending, self.ending_at = chosen, now
         return None
 
     def _in_game(self, button: str, now: float) -> HostCommand | SwitchTable | None:
@@ -252,11 +326,35 @@ class HostMenu:
 
     def lines(self, now: float) -> list[str]:
         """The idle menu's visible lines (cursor marked with '>'; scrolls past 4 rows)."""
+        if self.phone_page is not None:
+            return self._phone_lines()
         marked = [("> " if i == self.row else "  ") + r for i, r in enumerate(self._rows())]
         return [*marked[self._top() : self._top() + VISIBLE_ROWS], self.hint()]
 
+    def _phone_lines(self) -> list[str]:
+        """The phones' page: one phone a line, ``a1b2 iPhone 12 min`` (the id's first four
+        characters tell the host's phones apart; the browser is cut to fit 21 characters)."""
+        assert self.phone_page is not None
+        rows = []
+        for i, phone in enumerate(self.phones):
+            minutes = _("{n} min", n=phone.minutes)
+            room = max(1, CHARS - 2 - len(phone.id[:4]) - len(minutes) - 2)
+            label = (phone.browser or "?")[:room]
+            mark = "> " if i == self.phone_page else "  "
+            rows.append(f"{mark}{phone.id[:4]} {label} {minutes}")
+        top = self._page_top()
+        return [*rows[top : top + VISIBLE_ROWS], _("ok:end back:menu")]
+
+    def _page_top(self) -> int:
+        assert self.phone_page is not None
+        return min(
+            max(0, self.phone_page - VISIBLE_ROWS + 1), max(0, len(self.phones) - VISIBLE_ROWS)
+        )
+
     def hint(self) -> str:
         """What ok and next do on the row under the cursor."""
+        if self.phones and self.row == self.phones_row:
+            return _("ok: see the phones")
         if self.row == self.start_row:
             return _("ok: start the game")
         if self.several and self.row == self.table_row:
@@ -266,6 +364,10 @@ class HostMenu:
     def title(self) -> str:
         """The idle title, with an arrow where more rows lie (above, below): a row count
         ("1-3/6") meant nothing to a host."""
+        if self.phone_page is not None:
+            top, count = self._page_top(), len(self.phones)
+            arrows = (UP if top > 0 else "") + (DOWN if top + VISIBLE_ROWS < count else "")
+            return marked_title(_("Phones: {n}", n=count), arrows, cut=".")
         title = f"{self.table[:8]}: {_('New game')}" if self.several else _("New game")
         top, rows = self._top(), len(self._rows())
         arrows = (UP if top > 0 else "") + (DOWN if top + VISIBLE_ROWS < rows else "")
@@ -283,6 +385,8 @@ class HostMenu:
             rows.append(
                 _("Table: {name} {n}/{count}", name=self.table, n=n, count=len(self.tables))
             )
+        if self.phones:
+            rows.append(_("Phones: {n}", n=len(self.phones)))
         return rows
 
     def _top(self) -> int:
@@ -293,6 +397,8 @@ class HostMenu:
         """A confirmation prompt while a destructive press waits for its second press."""
         if self.armed and now - self.armed_at <= CONFIRM_SECONDS:
             return _("Again to undo") if self.armed == "back" else _("Again to abort game")
+        if self.ending and now - self.ending_at <= CONFIRM_SECONDS:
+            return _("End {id}? ok", id=self.ending[:4])
         return None
 
     def state(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from firmware.hub.bindings import bound_games
-from firmware.hub.hostmenu import CONFIRM_SECONDS, HOLD_SECONDS, HostMenu, option_text
+from firmware.hub.hostmenu import CONFIRM_SECONDS, HOLD_SECONDS, HostMenu, SignedIn, option_text
 from firmware.link.lang import speaking
 from firmware.link.render import CHARS, glass
 
@@ -242,3 +242,66 @@ def test_ok_steps_and_holds_the_pages_then_shows_the_help() -> None:
     assert m.held(3, now=10 + HOLD_SECONDS + 1) is None  # let go: the pages turn again
     m.press("ok", playing=True, now=100)
     assert m.held(1, now=100) == "help"
+
+
+def _phones(*ids: str, label: str = "iPhone", minutes: int = 12) -> list[SignedIn]:
+    return [SignedIn(sid, label, minutes - n) for n, sid in enumerate(ids)]
+
+
+def test_the_phones_row_appears_only_while_a_phone_is_signed_in() -> None:
+    """No phone: the menu is the menu, its last row Start. A phone: "Phones: 1" after it,
+    which next reaches and prev wraps to; gone again, the cursor falls back on Start."""
+    m = menu()
+    bare = m._rows()
+    assert bare[-1] == "Start" and not any(r.startswith("Phones") for r in bare)
+    assert m.show_phones(_phones("a1b2c3d4"))
+    assert m._rows() == [*bare, "Phones: 1"]
+    assert not m.show_phones(_phones("a1b2c3d4"))  # the same phones: nothing to redraw
+    m.press("prev", playing=False, now=0)  # wraps to the last row
+    assert (m.row, m.hint()) == (m.phones_row, "ok: see the phones")
+    assert m.show_phones([])
+    assert m._rows() == bare and m.row == m.start_row and m.phone_page is None
+
+
+def test_ending_a_phone_from_the_panel_asks_once_more_then_sends_console_end() -> None:
+    """ok on the row opens the phones' page; next moves; ok asks "End e5f6? ok" and a
+    second ok sends console-end with the phone's whole id; back takes an ok back, then
+    leaves the page."""
+    m = menu()
+    m.show_phones(_phones("a1b2c3d4", "e5f6a7b8"))
+    m.row = m.phones_row
+    assert m.press("ok", playing=False, now=0) is None
+    assert m.title() == "Phones: 2"
+    assert m.lines(0) == ["> a1b2 iPhone 12 min", "  e5f6 iPhone 11 min", "ok:end back:menu"]
+    m.press("next", playing=False, now=0)
+    assert m.press("ok", playing=False, now=1) is None
+    assert m.prompt(1) == "End e5f6? ok"
+    m.press("back", playing=False, now=2)  # taken back: still on the page
+    assert m.prompt(2) is None and m.phone_page == 1
+    m.press("ok", playing=False, now=3)
+    assert m.press("ok", playing=False, now=3 + CONFIRM_SECONDS + 1) is None  # too late: asks again
+    cmd = m.press("ok", playing=False, now=3 + CONFIRM_SECONDS + 2)
+    assert cmd is not None and (cmd.cmd, cmd.station) == ("console-end", "e5f6a7b8")
+    assert cmd.id.startswith("panel")
+    m.press("back", playing=False, now=10)
+    assert m.phone_page is None and m.row == m.phones_row and m.title().startswith("New game")
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_phones_page_fits_the_glass(language: str) -> None:
+    """Every line of the phones' page, its title, hint and question: 21 characters at most,
+    a long browser name cut rather than the minutes."""
+    m = HostMenu(["secret-identity"], max_players=8, language=language)
+    m.show_phones(_phones(*(f"{n:08x}" for n in range(5)), label="Chrome Mobile", minutes=10_000))
+    m.row = m.phones_row
+    with speaking(language):
+        shown = [m.hint(), *m._rows()]
+        m.press("ok", playing=False, now=0)
+        for _n in range(5):
+            shown += [m.title(), *m.lines(0)]
+            m.press("ok", playing=False, now=0)
+            shown.append(m.prompt(0) or "")
+            m.press("next", playing=False, now=0)
+    too_long = sorted({s for s in shown if len(glass(s)) > CHARS})
+    assert not too_long, too_long
+    assert any(s.endswith(" min") and "Chr" in s for s in shown)
