@@ -15,10 +15,10 @@ The hub holds no session: sessions are the display's (its cookies), so a grant i
 answer and nothing is stored. The display reports its signed-in phones
 (``console-report``, held until the host ends one or :data:`HOLD_SECONDS` pass), which
 ``console-sessions`` lists and ``console-end ID`` (or ``all``) ends; the panel's menu
-lists them too and ends one with the same command (firmware/hub/hostmenu.py). One table's requests
-and phones are data (:mod:`firmware.hub.console_state`, on the table's actor); this module
-answers them on ``host/ack``. Nothing of it is stored: a restarted hub hears the phones
-at the display's next report.
+lists them too and ends one with that same command (firmware/hub/hostmenu.py). One
+table's requests and phones are data (:mod:`firmware.hub.console_state`, on the table's
+actor); this module answers them on ``host/ack``. Nothing of it is stored: a restarted
+hub hears the phones at the display's next report.
 """
 
 from __future__ import annotations
