@@ -15,13 +15,13 @@ from playwright.sync_api import expect
 from firmware.cli import main
 from firmware.display.console import SESSION_COOKIE, Console
 from firmware.display.console_auth import SETTLE_SECONDS
-from firmware.display.console_link import MqttHubLink
 from firmware.hub.brokerconf import HOST_USER
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.tools import host
 from firmware.tools.simtable import TABLE, SimTable
-from tests.support.browser import chromium, new_page, start_display
+from tests.support.browser import chromium, new_page
+from tests.support.console_display import cli, console_display, until
 from tests.support.tables import TableFactory, director, wait_host_title
 
 GAME = "secret-identity"
@@ -32,13 +32,6 @@ def shot(page: Any, name: str) -> None:
     where = os.environ.get("COFFRE_SHOTS")
     if where:
         page.screenshot(path=str(Path(where) / f"console-{name}.png"), full_page=True)
-
-
-def console_display(sim: SimTable) -> tuple[Console, str]:
-    console = Console([TABLE], MqttHubLink(sim.broker.config(HOST_USER), [TABLE]))
-    display = start_display(sim, console=console)
-    assert console.link is not None and console.link.client.wait_connected(10)  # type: ignore[attr-defined]
-    return console, f"{display.url}host/{TABLE}"
 
 
 def ask(page: Any, sim: SimTable) -> str:
@@ -94,7 +87,7 @@ def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
 
         # The hub lists the phone (the display reports its sessions) and signs it out:
         # the phone's session ends at once.
-        listed = _until(lambda: cli(broker, "console-sessions").message.startswith("1: "))
+        listed = until(lambda: cli(broker, "console-sessions").message.startswith("1: "))
         (session,) = console.door.of_table(TABLE)
         assert listed and session.id in cli(broker, "console-sessions").message
         assert (cli(broker, "console-end", "00000000").ok, len(console.door.of_table(TABLE))) == (
@@ -103,27 +96,11 @@ def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(
         )
         ended = cli(broker, "console-end", session.id)
         assert (ended.ok, ended.message) == (True, "Phone signed out")
-        assert _until(lambda: not console.door.of_table(TABLE), seconds=3)
+        assert until(lambda: not console.door.of_table(TABLE), seconds=3)
         page.reload()
         expect(page.locator("#ask")).to_be_visible()
         assert page.locator("button.cmd").count() == 0
-        assert _until(lambda: cli(broker, "console-sessions").message == "No phone is signed in")
-
-
-def cli(broker: Any, action: str, station: str | None = None) -> proto.Ack:
-    """What ``coffre host --table sim ACTION [STATION]`` sends, and the hub's answer."""
-    cmd = proto.HostCommand(cmd=action, station=station, id=f"cli-{time.monotonic_ns()}")  # type: ignore[arg-type]
-    return host.send(broker, TABLE, cmd)
-
-
-def _until(check: Any, seconds: float = 10.0) -> bool:
-    """Whether ``check()`` comes true within ``seconds`` (asked every 100 ms)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return bool(check())
+        assert until(lambda: cli(broker, "console-sessions").message == "No phone is signed in")
 
 
 def test_the_panels_back_refuses_and_the_phone_is_told(make_table: TableFactory) -> None:

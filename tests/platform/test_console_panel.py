@@ -6,43 +6,20 @@ display signs it out."""
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
-from collections.abc import Callable
 from typing import Any
 
 from firmware.display.console import ASK_COOKIE, Console
 from firmware.display.console_auth import SETTLE_SECONDS
-from firmware.display.console_link import MqttHubLink
 from firmware.hub.brokerconf import HOST_USER
-from firmware.link import protocol as proto
-from firmware.tools import host
 from firmware.tools.simtable import TABLE, SimTable
-from tests.support.browser import start_display
+from tests.support.console_display import cli, console_display, until
 from tests.support.tables import TableFactory
-
-
-def _console(sim: SimTable) -> tuple[Console, str]:
-    """The display's console, linked to the hub as the host user; its page's address."""
-    console = Console([TABLE], MqttHubLink(sim.broker.config(HOST_USER), [TABLE]))
-    display = start_display(sim, console=console)
-    assert console.link is not None and console.link.client.wait_connected(10)  # type: ignore[attr-defined]
-    return console, f"{display.url}host/{TABLE}"
 
 
 def _sessions(sim: SimTable) -> str:
     """What ``coffre host --table sim console-sessions`` answers."""
-    cmd = proto.HostCommand(cmd="console-sessions", id=f"cli-{time.monotonic_ns()}")
-    return host.send(sim.broker.config(HOST_USER), TABLE, cmd).message
-
-
-def _until(check: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
+    return cli(sim.broker.config(HOST_USER), "console-sessions").message
 
 
 def _glass(sim: SimTable) -> dict[str, Any]:
@@ -75,7 +52,7 @@ def _shows(sim: SimTable, title: str | None = None, line: str | None = None) -> 
             line is None or line in glass.get("lines", [])
         )
 
-    return _until(shown)
+    return until(shown)
 
 
 def test_the_panel_lists_the_signed_in_phone_and_ends_it(make_table: TableFactory) -> None:
@@ -83,14 +60,14 @@ def test_the_panel_lists_the_signed_in_phone_and_ends_it(make_table: TableFactor
     Start, ok shows the phone by its id's first four characters, ok asks once more
     and a second ok signs it out at the display; the row goes away."""
     sim = make_table(players=3)
-    console, url = _console(sim)
+    console, url = console_display(sim)
     assert _shows(sim, title="New game")
     sim.panel.press("prev")  # the last row: Start while no phone is signed in
     assert _shows(sim, line="> Start")
 
     _signed_in(console, url)
     (session,) = console.door.of_table(TABLE)
-    assert _until(lambda: _sessions(sim).startswith("1: "))
+    assert until(lambda: _sessions(sim).startswith("1: "))
     sim.panel.press("next")  # Start is no longer the last row
     assert _shows(sim, line="> Phones: 1"), _glass(sim)
     sim.panel.press("ok")
@@ -100,7 +77,7 @@ def test_the_panel_lists_the_signed_in_phone_and_ends_it(make_table: TableFactor
     assert _shows(sim, title=f"End {session.id[:4]}? ok")
     assert console.door.of_table(TABLE) == [session]  # one ok ends nothing
     sim.panel.press("ok")
-    assert _until(lambda: not console.door.of_table(TABLE), seconds=5)
+    assert until(lambda: not console.door.of_table(TABLE), seconds=5)
     assert _shows(sim, title="Phone signed out")
     assert _sessions(sim) == "No phone is signed in"
     assert _shows(sim, line="> Start")  # the row went with the phone, the cursor to Start
