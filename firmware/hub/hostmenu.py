@@ -69,6 +69,13 @@ def option_text(option: Option, value: Any) -> str:
     return _("{option}: {value}", option=_(option.label), value=shown)
 
 
+def scroll(cursor: int, count: int) -> tuple[int, str]:
+    """Of ``count`` rows with ``cursor`` on one: the first of the VISIBLE_ROWS shown, and
+    the arrows saying that more lie above or below (the menu's and the phones' page)."""
+    top = min(max(0, cursor - VISIBLE_ROWS + 1), max(0, count - VISIBLE_ROWS))
+    return top, (UP if top > 0 else "") + (DOWN if top + VISIBLE_ROWS < count else "")
+
+
 @dataclass(frozen=True)
 class SignedIn:
     """One phone signed in to the host's console as the menu shows it (the hub's list is
@@ -329,7 +336,8 @@ class HostMenu:
         if self.phone_page is not None:
             return self._phone_lines()
         marked = [("> " if i == self.row else "  ") + r for i, r in enumerate(self._rows())]
-        return [*marked[self._top() : self._top() + VISIBLE_ROWS], self.hint()]
+        top, _arrows = scroll(self.row, len(marked))
+        return [*marked[top : top + VISIBLE_ROWS], self.hint()]
 
     def _phone_lines(self) -> list[str]:
         """The phones' page: one phone a line, ``a1b2 iPhone 12 min`` (the id's first four
@@ -342,14 +350,8 @@ class HostMenu:
             label = (phone.browser or "?")[:room]
             mark = "> " if i == self.phone_page else "  "
             rows.append(f"{mark}{phone.id[:4]} {label} {minutes}")
-        top = self._page_top()
+        top, _arrows = scroll(self.phone_page, len(rows))
         return [*rows[top : top + VISIBLE_ROWS], _("ok:end back:menu")]
-
-    def _page_top(self) -> int:
-        assert self.phone_page is not None
-        return min(
-            max(0, self.phone_page - VISIBLE_ROWS + 1), max(0, len(self.phones) - VISIBLE_ROWS)
-        )
 
     def hint(self) -> str:
         """What ok and next do on the row under the cursor."""
@@ -365,12 +367,10 @@ class HostMenu:
         """The idle title, with an arrow where more rows lie (above, below): a row count
         ("1-3/6") meant nothing to a host."""
         if self.phone_page is not None:
-            top, count = self._page_top(), len(self.phones)
-            arrows = (UP if top > 0 else "") + (DOWN if top + VISIBLE_ROWS < count else "")
-            return marked_title(_("Phones: {n}", n=count), arrows, cut=".")
+            _top, arrows = scroll(self.phone_page, len(self.phones))
+            return marked_title(_("Phones: {n}", n=len(self.phones)), arrows, cut=".")
         title = f"{self.table[:8]}: {_('New game')}" if self.several else _("New game")
-        top, rows = self._top(), len(self._rows())
-        arrows = (UP if top > 0 else "") + (DOWN if top + VISIBLE_ROWS < rows else "")
+        _top, arrows = scroll(self.row, self.row_count)
         return marked_title(title, arrows, cut=".")
 
     def _rows(self) -> list[str]:
@@ -388,10 +388,6 @@ class HostMenu:
         if self.phones:
             rows.append(_("Phones: {n}", n=len(self.phones)))
         return rows
-
-    def _top(self) -> int:
-        rows = len(self._rows())
-        return min(max(0, self.row - VISIBLE_ROWS + 1), max(0, rows - VISIBLE_ROWS))
 
     def prompt(self, now: float) -> str | None:
         """A confirmation prompt while a destructive press waits for its second press."""
