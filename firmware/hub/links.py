@@ -458,11 +458,12 @@ class HubLinks:
         with self._lock:
             if link.will_link is not side:
                 return
-            link.side_asked = set(link.for_side())
-            if link.side_asked:
-                mid = side.subscribe(sorted(link.side_asked))
+            asked = sorted(set(link.for_side()))
+            link.side_asked = set(asked)
+            if asked:
+                mid = side.subscribe(asked)
                 if mid >= 0:
-                    link.side_mids[mid] = sorted(link.side_asked)
+                    link.side_mids[mid] = asked
 
     def _side_subscribed(self, link: TableLink, side: Client, mid: int, refused: list[str]) -> None:
         """The will connection hears ``mid``'s topics: the shared connection drops them,
@@ -472,8 +473,7 @@ class HubLinks:
             if link.will_link is not side:
                 return
             wanted = set(link.for_side())
-            granted = [t for t in asked if t not in refused and t in wanted]
-            granted = [t for t in granted if t not in link.aside]
+            granted = [t for t in asked if t not in refused and t in wanted and t not in link.aside]
             link.aside.update(granted)
             if granted and self.data.connected.is_set():
                 self.data.unsubscribe(granted)
