@@ -117,34 +117,28 @@ def test_a_burst_inside_a_burst_wakes_paho_once(
     assert counting.sends == BURST_EAGER + 1
 
 
-def test_packets_waiting_go_out_in_few_writes_whole_and_in_order(port: int) -> None:
+def test_packets_waiting_go_out_in_few_writes_whole_and_in_order(
+    pair: tuple[Client, Client, CountingPair],
+) -> None:
     """Packets waiting go out in one write (``Client._coalesced``), whole and in order:
     COUNT QoS 1 messages published in a burst: the listener gets every one, in order,
     and the sender's socket was written fewer than half as many times as there were
     packets."""
-    listener = Client(BrokerConfig(port=port), "coalesce-listener", [TOPIC])
-    sender = Client(BrokerConfig(port=port), "coalesce-sender", [], inflight=0)
-    listener.start()
-    sender.start()
-    try:
-        assert listener.wait_connected(5) and sender.wait_connected(5)
-        writes: list[int] = []
-        send = sender._paho._sock_send
+    sender, listener, _wakes = pair
+    writes: list[int] = []
+    send = sender._paho._sock_send
 
-        def counted(buf: Any) -> int:
-            writes.append(len(buf))
-            return send(buf)
+    def counted(buf: Any) -> int:
+        writes.append(len(buf))
+        return send(buf)
 
-        sender._paho._sock_send = counted  # type: ignore[method-assign]
-        sent = [f"m{i}".encode() for i in range(COUNT)]
-        with sender.burst():
-            for payload in sent:
-                sender.publish(TOPIC, payload, qos=1)
-        assert received(listener, COUNT) == sent
-        assert sum(writes) >= COUNT * len(TOPIC)
-        # paho alone writes each packet on its own: COUNT writes. How many fewer depends on
-        # how the threads take turns (a loaded machine wrote fewer packets at a time).
-        assert len(writes) < COUNT // 2, f"{len(writes)} writes for {COUNT} packets"
-    finally:
-        sender.stop()
-        listener.stop()
+    sender._paho._sock_send = counted  # type: ignore[method-assign]
+    sent = [f"m{i}".encode() for i in range(COUNT)]
+    with sender.burst():
+        for payload in sent:
+            sender.publish(TOPIC, payload, qos=1)
+    assert received(listener, COUNT) == sent
+    assert sum(writes) >= COUNT * len(TOPIC)
+    # paho alone writes each packet on its own: COUNT writes. How many fewer depends on
+    # how the threads take turns (a loaded machine wrote fewer packets at a time).
+    assert len(writes) < COUNT // 2, f"{len(writes)} writes for {COUNT} packets"
