@@ -40,7 +40,7 @@ from typing import Any
 
 import msgspec
 
-from firmware.hub.bindings.common import ACT_LED, IDLE_LED
+from firmware.hub.bindings.common import ACT_LED, IDLE_LED, seconds_shown
 from firmware.hub.bindings.legend import key_pages, seat_rows, spaced
 from firmware.hub.bindings.menus import KnobMenus, MenuEntry
 from firmware.hub.bindings.numbered import numbered
@@ -303,10 +303,7 @@ class IdentitesCrypteesBinding(KnobMenus):
         pub = table.view(None)["table"]
         if pub["phase"] != "window" or not pub["window"]:
             return ""
-        left = table.timer_left
-        if left is None:
-            left = float(pub["window"]["seconds"])
-        return f" {int(left + 0.999)}s"
+        return f" {seconds_shown(table.timer_left, float(pub['window']['seconds']))}s"
 
     def _host_status(self, table: Table, lines: int) -> str:
         """The hub display's title: whose turn, or the window's seconds, short enough to
