@@ -118,8 +118,9 @@ class Dispatcher:
         ctx = self.ctx
         now = ctx.clock()
         released: list[Item] = []
-        if ctx.out.look_backup():  # a backup was just made: every status says so
-            for actor in ctx.live():
+        ctx.out.look_backup()
+        for actor in ctx.live():
+            if ctx.out.behind_backup(actor):  # a backup was made: every status says so
                 ctx.out.all(actor)
         for actor in ctx.live():
             if not ownership.tick(ctx, actor, now):

@@ -132,6 +132,8 @@ class Publisher:
         self._stamp_seen: tuple[int, int, int] | None = None
         self._stamp_of: Path | None = None
         self._stamp = ""
+        #: Per table: the backup stamp its last hub status carried.
+        self._told: dict[str, proto.BackupStamp | None] = {}
 
     def look_backup(self) -> bool:
         """Whether the last backup's stamp changed since last looked at (one lstat: the
@@ -150,6 +152,12 @@ class Publisher:
         self._stamp_seen = seen
         was, self.backup = self.backup, backup_stamp.last_backup(self.store)
         return self.backup != was
+
+    def behind_backup(self, actor: TableActor) -> bool:
+        """Whether ``actor``'s last hub status predates the last backup's stamp (a look from
+        another table's publish saw it first)."""
+        told = self._told.get(actor.config.name, self.backup)
+        return told != self.backup
 
     def hold(self) -> None:
         """From now on, keep what would be sent (see :meth:`release`)."""
@@ -229,6 +237,7 @@ class Publisher:
     def _public(self, actor: TableActor) -> tuple[bytes, bytes]:
         """``public`` and the hub status, built again only when the game state (or the
         countdown's second) moved: a knob turn changes neither."""
+        self._told[actor.config.name] = self.backup
         table = actor.table
         if table is None:
             public: dict[str, Any] = {
