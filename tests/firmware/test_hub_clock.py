@@ -51,6 +51,21 @@ def clock_problems(table: Table, left: float) -> list[str]:
     return problems
 
 
+def seat_problems(table: Table, left: float) -> list[str]:
+    """Station lines that do not fit the glass while ``left`` seconds run."""
+    table.timer_left = left
+    try:
+        screens = [table.binding.station_screen(table, seat) for seat in range(table.players)]
+    finally:
+        table.timer_left = None
+    return [
+        f"seat line {line!r} does not fit"
+        for screen in screens
+        for line in (screen.title, *screen.lines)
+        if len(glass(line)) > CHARS
+    ]
+
+
 def timed_playouts(game: str, language: str) -> tuple[int, set[str]]:
     """Random whole games at the smallest and largest table with every timer on at its
     longest (each timed option at the panel's longest choice, a reveal delay): how many
@@ -75,6 +90,7 @@ def timed_playouts(game: str, language: str) -> tuple[int, set[str]]:
                 for left in {full, full - 0.5, LAST_SECONDS + 0.5, LAST_SECONDS, 1.0, 0.2}:
                     if 0 < left <= full:
                         problems.update(f"{players}p: {p}" for p in clock_problems(table, left))
+                        problems.update(f"{players}p: {p}" for p in seat_problems(table, left))
     return timed, problems
 
 
@@ -103,9 +119,10 @@ def test_the_hub_display_counts_a_reveal_delay_down(tmp_path: Path) -> None:
             if safe != voter:
                 assert rig.vote(voter, rig.stations[safe], safe + 1)["ok"]
     assert rig.public()["view"]["phase"] == "reveal"
-    titles = []
+    titles, seats = [], []
     for _second in range(8):
         titles.append(rig.last(T.host_screen)["title"])
+        seats.append(rig.last(T.station("p2", "screen"))["lines"])
         clock.now += 1.0
         rig.hub._tick()
     expected = [(n, n <= LAST_SECONDS) for n in range(8, 0, -1)]
@@ -113,6 +130,8 @@ def test_the_hub_display_counts_a_reveal_delay_down(tmp_path: Path) -> None:
         (int(m[1]), t.startswith(LAST_MARK)) for t in titles if (m := re.search(r" (\d+)s$", t))
     ]
     assert said == expected, titles
+    # Every seat sees the same seconds, and what they lead to.
+    assert [lines[-2] for lines in seats] == [f"Next safe in {n}s" for n in range(8, 0, -1)]
 
 
 @pytest.mark.parametrize(

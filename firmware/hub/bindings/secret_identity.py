@@ -248,12 +248,28 @@ class SecretIdentityBinding:
         else:
             lines.append(_("Safes open in order"))
         score = pub["seats"][seat]["score"]
+        if self.timer(table) is not None:
+            # The reveal delay runs: every seat sees what comes next and when, as the hub's
+            # title counts it ("Round 1/4 Reveal 7s"); the screen changes once a second.
+            left = seconds_shown(table.timer_left, self.reveal_delay)
+            if len(lines) < 3:
+                return [*lines, self._coming(pub, left), _("Your score: {n}", n=score)]
+            return [*lines, _("You {n} pts, next {s}s", n=score, s=left)]
         if pub["next_safe"] is not None and not self.reveal_delay:
             if len(lines) < 3:
                 return [*lines, _("Wait for the host"), _("Your score: {n}", n=score)]
             # The earlier safes' points stay: the score and the wait share the last line.
             return [*lines, _("You {n} pts, host next", n=score)]
         return [*lines, _("Your score: {n}", n=score)]
+
+    @staticmethod
+    def _coming(pub: dict[str, Any], left: int) -> str:
+        """What the reveal delay opens when it runs out, and in how many seconds."""
+        if pub["next_safe"] is not None:
+            return _("Next safe in {s}s", s=left)
+        if pub["round"] < pub["rounds"]:
+            return _("Round {n} in {s}s", n=pub["round"] + 1, s=left)
+        return _("Final scores in {s}s", s=left)
 
     def _coop_lines(
         self, table: Table, me: dict[str, Any], pub: dict[str, Any], seat: int
