@@ -444,14 +444,17 @@ class IdentitesCrypteesBinding(KnobMenus):
         if kind == "program":
             target = data.get("target")
             card = in_language(data.get("name"))
-            if target is None:
-                return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
-            seat = name(table, target)
-            # The card whole: with its target where the line holds both, else without it.
-            aimed = _("{who}: {card} on {seat}", who=who, card=card, seat=seat)
-            if len(glass(aimed)) <= CHARS:
-                return aimed
-            return shrink(lambda c: _("{who} played {card}", who=who, card=c), card)
+            # The card whole where the line holds it: with its target, then "played", then
+            # the bare "Blue4: Override Code"; a card cut (marked ".") only when nothing fits.
+            forms = [_("{who} played {card}", who=who, card=card)]
+            if target is not None:
+                seat = name(table, target)
+                forms.insert(0, _("{who}: {card} on {seat}", who=who, card=card, seat=seat))
+            forms.append(_("{who}: {card}", who=who, card=card))
+            fitting = [f for f in forms if len(glass(f)) <= CHARS]
+            if fitting:
+                return fitting[0]
+            return shrink(lambda c: _("{who}: {card}", who=who, card=c), card)
         if kind in ("skip", "skip_next"):
             return _("{who} loses a turn", who=who)
         if kind == "heal":
