@@ -588,10 +588,13 @@ class Console:
         return "".join(parts)
 
     def _now(self, table: str) -> dict[str, str]:
-        """The table's sound and language as the hub says them now (none it does not say)."""
+        """The table's sound and language as the hub says them now: none it does not say,
+        nor any while it is not there (its ``public`` outlives it on the broker)."""
         if self.snapshot is None:
             return {}
         snap = self.snapshot(table)
+        if not snap.hub_online:
+            return {}
         said = {"sound": snap.public.get("sound"), "language": snap.status.get("language")}
         return {k: v for k, v in said.items() if isinstance(v, str)}
 
