@@ -74,6 +74,7 @@ def _count(low: int, high: int) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """All subcommands and their options."""
+    from firmware.link.lang import LANGUAGES
     from firmware.link.protocol import HOST_ACTIONS
 
     parser = argparse.ArgumentParser(prog="coffre", description=__doc__.split("\n")[0])
@@ -186,14 +187,15 @@ def build_parser() -> argparse.ArgumentParser:
         "CODE: grant the phone whose console sign-in shows CODE; console-sessions: the "
         "phones signed in to the console; console-end ID (or all): sign one out at once; "
         "sound off|cues|narration: what the table hears (off also keeps the stations from "
-        "buzzing a turn)",
+        f"buzzing a turn); language {'|'.join(LANGUAGES)}: what the table speaks",
     )
     host.add_argument(
         "station",
         nargs="?",
         type=_table_name,
         help="pair, refuse: the station (refuse's default: the one shown); console-end: "
-        "the phone's id as console-sessions lists it, or all; sound: the setting",
+        "the phone's id as console-sessions lists it, or all; sound: the setting; language: "
+        "the language",
     )
     host.add_argument(
         "code", nargs="?", help="pair: the four digits on the station's glass (pair p6 4721)"

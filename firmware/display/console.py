@@ -53,15 +53,17 @@ HEADERS = {
 #: dialog (``window.confirm``): a browser may suppress a page's dialogs (a host who
 #: ticked "don't let this page create more dialogs"; an in-app browser), and then the
 #: yes never came and the undo or abort silently never went.
-COMMANDS = ("start", "next", "undo", "abort", "pair", "refuse")
+COMMANDS = ("start", "next", "undo", "abort", "pair", "refuse", "sound", "language")
 CONFIRM = {
     "undo": (N_("Undo the last move?"), N_("Yes, undo")),
     "abort": (N_("Abort the game? It cannot be resumed."), N_("Yes, abort")),
 }
 #: The run buttons' words.
 RUN = {"next": N_("Next"), "undo": N_("Undo"), "abort": N_("Abort")}
-#: How each language names itself on the console's language choice.
+#: How each language names itself on the console's language choices.
 LANGUAGE_NAMES = {"en": "English", "fr": "Français"}
+#: The table's sound settings (firmware.link.protocol.SOUNDS) on the console's buttons.
+SOUND_NAMES = {"off": N_("Off|sound"), "cues": N_("Cues only"), "narration": N_("Cues and speech")}
 #: How often the console notes which seats are online (their "last seen").
 LOOK_SECONDS = 2.0
 #: After the hub did not take a report (not there, or a hub that does not know reports),
@@ -97,6 +99,9 @@ T = {
     "restore": N_("To put one back (it replaces the hub's files), on the hub:"),
     "last": N_("Last backup: {ago} ({name})"),
     "none": N_("No backup made yet"),
+    "table": N_("Table"),
+    "sound": N_("Sound"),
+    "speaks": N_("The table’s language"),
 }
 #: The commands the backups part shows (docs/backup.md).
 BACKUP = "sudo coffre backup --out /media/usb/coffre-hub.tar.gz"
@@ -368,10 +373,12 @@ class Console:
         table = self._table(request)
         session = self._session(request, table)
         code = self._language(table, session)
+        # The table's name for guests (display.toml's [names]), else its id, as on the TV.
+        title = self.snapshot(table).title if self.snapshot is not None else table
         with speaking(code):
             if session is None:
-                return _page(f"coffre · {table}", _sign_in(table), code)
-            return _page(f"coffre · {table}", self._console(table, session), code)
+                return _page(f"coffre · {title}", _sign_in(table, title), code)
+            return _page(f"coffre · {title}", self._console(table, session, title), code)
 
     async def _ask(self, request: web.Request) -> web.Response:
         table = self._table(request)
@@ -429,7 +436,8 @@ class Console:
                 command = start_command(form, command_id, self._menu(table))
             else:
                 fields = {"cmd": cmd, "id": command_id}
-                fields.update({k: form[k] for k in ("station", "code") if form.get(k)})
+                given = ("station", "code", "sound", "language")
+                fields.update({k: form[k] for k in given if form.get(k)})
                 # Decoded as the hub decodes it: a bad station name or code is one line here.
                 command = proto.decode_host_command(proto.encode(fields))
         except (BadStart, proto.ProtocolError) as err:
@@ -467,7 +475,8 @@ class Console:
         code = self._language(table, session)
         with speaking(code):
             fragment = live_fragment(snap, self.seen, now)
-        return french_spaces(fragment) if code == "fr" else fragment
+        fragment = french_spaces(fragment) if code == "fr" else fragment
+        return fragment + self._said_now(table)
 
     async def _revoke(self, request: web.Request) -> web.Response:
         table = self._table(request)
@@ -503,7 +512,7 @@ class Console:
 
     # --- pages --------------------------------------------------------------------------
 
-    def _console(self, table: str, session: Session) -> str:
+    def _console(self, table: str, session: Session, title: str) -> str:
         """The console page, in the language spoken now."""
         esc = html.escape
         now = self.door.clock()
@@ -536,7 +545,7 @@ class Console:
         return (
             f'<main data-csrf="{esc(session.csrf)}" data-table="{esc(table)}" '
             f"data-words='{esc(json.dumps(words()), quote=True)}'>"
-            f"<h1>{esc(table)}</h1>"
+            f"<h1>{esc(title)}</h1>"
             f'<section class="run"><h2>{esc(_(T["game"]))}</h2><div class="row">{buttons}</div>'
             '<div id="again" class="again" role="alertdialog" hidden><p></p>'
             '<div class="choice"><button class="yes big"></button>'
@@ -545,6 +554,7 @@ class Console:
             f'<div id="live">{live}</div>'
             f'<section class="new"><h2>{esc(_(T["new"]))}</h2>'
             f"{start_form(self._menu(table))}</section>"
+            f"{self._settings(table)}"
             f'<section class="care"><h2>{esc(_(T["care"]))}</h2>{last}'
             f"<p>{esc(_(T['backup']))}</p><pre><code>{esc(BACKUP)}</code></pre>"
             f"<p>{esc(_(T['restore']))}</p><pre><code>{esc(RESTORE)}</code></pre></section>"
@@ -552,6 +562,49 @@ class Console:
             f'<button id="signout" class="big">{esc(_(T["signout"]))}</button>{language}</section>'
             "</main>"
         )
+
+    def _settings(self, table: str) -> str:
+        """The table's sound and language, each a row of buttons that send its host command;
+        the one the hub says now (its ``public``'s sound, its status's language) is pressed,
+        and the page's refresh presses the one it says next (:meth:`_said_now`)."""
+        esc = html.escape
+        now = self._now(table)
+        rows = [
+            ("sound", T["sound"], {k: _(v) for k, v in SOUND_NAMES.items()}),
+            ("language", T["speaks"], {c: LANGUAGE_NAMES.get(c, c) for c in LANGUAGES}),
+        ]
+        parts = [f'<section class="table-settings"><h2>{esc(_(T["table"]))}</h2>']
+        for cmd, label, choices in rows:
+            parts.append(f'<h3 id="{cmd}-label">{esc(_(label))}</h3>')
+            parts.append(f'<div class="row" role="group" aria-labelledby="{cmd}-label">')
+            for value, name in choices.items():
+                pressed = "true" if now.get(cmd) == value else "false"
+                parts.append(
+                    f'<button class="set big" data-cmd="{cmd}" data-value="{esc(value)}" '
+                    f'aria-pressed="{pressed}">{esc(name)}</button>'
+                )
+            parts.append("</div>")
+        parts.append("</section>")
+        return "".join(parts)
+
+    def _now(self, table: str) -> dict[str, str]:
+        """The table's sound and language as the hub says them now: none it does not say,
+        nor any while it is not there (its ``public`` outlives it on the broker)."""
+        if self.snapshot is None:
+            return {}
+        snap = self.snapshot(table)
+        if not snap.hub_online:
+            return {}
+        said = {"sound": snap.public.get("sound"), "language": snap.status.get("language")}
+        return {k: v for k, v in said.items() if isinstance(v, str)}
+
+    def _said_now(self, table: str) -> str:
+        """The table's sound and language for the page's refresh to press (a change from
+        the panel, ``coffre host`` or another phone shows within a refresh)."""
+        said = "".join(
+            f' data-{k}="{html.escape(v, quote=True)}"' for k, v in self._now(table).items()
+        )
+        return f'<span id="table-now" hidden{said}></span>'
 
 
 def _error(status: int, text: str) -> web.HTTPException:
@@ -563,14 +616,14 @@ def _error(status: int, text: str) -> web.HTTPException:
     return kinds[status](text=text, headers=HEADERS)
 
 
-def _sign_in(table: str) -> str:
-    """The sign-in page, in the language spoken now."""
+def _sign_in(table: str, title: str) -> str:
+    """The sign-in page, in the language spoken now (``title``: the table's name)."""
     esc = html.escape
     how = _("Ask, then check that the hub’s screen shows the same code and press ok there.")
     return (
         f'<main data-table="{esc(table)}" '
         f"data-words='{esc(json.dumps(words()), quote=True)}'>"
-        f"<h1>{esc(_(T['title'], table=table))}</h1>"
+        f"<h1>{esc(_(T['title'], table=title))}</h1>"
         f"<p>{esc(how)}</p>"
         f'<button id="ask" class="big">{esc(_(T["ask"]))}</button>'
         '<p id="code" class="code" aria-live="polite"></p>'

@@ -96,7 +96,7 @@ class TableActor:
 
     @property
     def language(self) -> str:
-        """What this table speaks now (hub.toml's, or what the host chose on the panel)."""
+        """What this table speaks now (hub.toml's, or what the host chose and the hub kept)."""
         return self.menu.language
 
     @property

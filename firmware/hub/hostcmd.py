@@ -1,4 +1,5 @@
-"""Host commands (start, next, undo, abort, sound), from ``host/command`` or the panel's menu.
+"""Host commands (start, next, undo, abort, sound, language), from ``host/command`` or the
+panel's menu.
 
 A command is deduplicated on its id like a station's input, every one is answered on
 ``host/ack`` (the command line waits for it) and shows a short note on the hub display.
@@ -14,11 +15,17 @@ from firmware.hub.actor import TableActor
 from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import own_card_set
 from firmware.hub.context import Batch, HubContext
-from firmware.hub.hostmenu import SOUND_NAMES, sound_key
+from firmware.hub.hostmenu import (
+    LANGUAGE_NAMES,
+    SOUND_NAMES,
+    language_key,
+    language_setting,
+    sound_key,
+)
 from firmware.hub.inputs import bad_payload
 from firmware.hub.moves import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
 from firmware.link import protocol as proto
-from firmware.link.lang import N_
+from firmware.link.lang import LANGUAGES, N_
 from rules import get_game, get_info
 from rules.core import IllegalAction, RulesError
 
@@ -73,6 +80,11 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
             hears = set_sound(ctx, batch, actor, cmd.sound)
             remember(ctx, batch, actor, source_id, True, hears, keep=True)
             answer(True, hears)
+            return
+        if cmd.cmd == "language":
+            speaks = set_language(ctx, batch, actor, cmd.language)
+            remember(ctx, batch, actor, source_id, True, speaks, keep=True)
+            answer(True, speaks)
             return
         if cmd.cmd == "start":
             start(ctx, batch, actor, cmd)
@@ -133,6 +145,24 @@ def set_sound(ctx: HubContext, batch: Batch, actor: TableActor, sound: str | Non
     ctx.out.note(actor, N_("Sound: {name}"), {"name": SOUND_NAMES[sound]})
     ctx.out.all(actor)
     return f"Sound: {sound}"
+
+
+def set_language(ctx: HubContext, batch: Batch, actor: TableActor, language: str | None) -> str:
+    """What the table speaks from now on (its stations, the hub's glass, the TV through the
+    hub's status), kept in the store beside the hub.toml language it overrides: a
+    restarted hub keeps it, and a hub.toml edited to another language wins again (see
+    firmware.hub.moves.resume). Any time, a game running or not."""
+    if language not in LANGUAGES:
+        raise IllegalAction("Language: one of {choices}", choices=", ".join(LANGUAGES))
+    ctx.store.put_setting(
+        language_key(actor.config.name), language_setting(language, actor.config.language)
+    )
+    batch.touch(actor)  # a batch rolled back reads the setting back from the store
+    actor.menu.language = language
+    log.info("%s: language %s, set by the host", actor.config.name, language)
+    ctx.out.note(actor, N_("Language: {name}"), {"name": LANGUAGE_NAMES[language]})
+    ctx.out.all(actor)
+    return f"Language: {language}"
 
 
 def start(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:

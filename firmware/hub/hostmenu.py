@@ -49,6 +49,25 @@ def sound_key(table: str) -> str:
     return f"sound/{table}"
 
 
+def language_key(table: str) -> str:
+    """Where the store keeps the language the host chose for a table."""
+    return f"language/{table}"
+
+
+def language_setting(chosen: str, configured: str) -> str:
+    """The stored choice: the language the host chose and the hub.toml language it
+    overrode (``"en over fr"``), so that an owner who edits hub.toml's language later wins
+    again (:func:`chosen_language`)."""
+    return f"{chosen} over {configured}"
+
+
+def chosen_language(stored: str | None, configured: str) -> str:
+    """What a table speaks: the host's stored choice while hub.toml still says the language
+    it overrode, else hub.toml's (``configured``)."""
+    chosen, _sep, over = (stored or "").partition(" over ")
+    return chosen if over == configured and chosen in LANGUAGES else configured
+
+
 def game_name(game_id: str) -> str:
     """A game's name as the table reads it (from the game's declaration)."""
     return _(get_info(game_id).name)
@@ -110,9 +129,11 @@ class HostMenu:
     armed_at: float = 0.0
     #: Chosen option values per game (index into GAME_OPTIONS' values).
     chosen: dict[str, dict[str, int]] = field(default_factory=dict)
-    #: What the table speaks (hub.toml's ``language`` until the host changes it).
+    #: What the table speaks (hub.toml's ``language`` until the host changes it; the
+    #: store keeps the host's choice, see firmware.hub.hostcmd.set_language): the row asks
+    #: the hub for the next language, as the Sound row does.
     language: str = LANGUAGES[0]
-    #: What the table hears (the store's, see firmware.hub.hostcmd.load_sound): the row
+    #: What the table hears (the store's, see firmware.hub.hostcmd.set_sound): the row
     #: asks the hub for the next setting, which it keeps before the row shows it.
     sound: str = DEFAULT_SOUND
     #: Identités cryptées card sets the host may pick (shipped ones and the table's own).
@@ -260,8 +281,8 @@ class HostMenu:
                 lo, hi = self._range()
                 self.players = lo + (self.players - lo + step) % (hi - lo + 1)
             elif self.row == self.language_row:
-                i = (LANGUAGES.index(self.language) + step) % len(LANGUAGES)
-                self.language = LANGUAGES[i]
+                i = LANGUAGES.index(self.language) if self.language in LANGUAGES else 0
+                return self._command("language", language=LANGUAGES[(i + step) % len(LANGUAGES)])
             elif self.row == self.sound_row:
                 i = SOUNDS.index(self.sound) if self.sound in SOUNDS else 0
                 return self._command("sound", sound=SOUNDS[(i + step) % len(SOUNDS)])

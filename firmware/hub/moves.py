@@ -15,7 +15,7 @@ from typing import Any
 from firmware.hub.actor import TableActor
 from firmware.hub.bindings import binding_for
 from firmware.hub.context import Batch, HubContext
-from firmware.hub.hostmenu import DEFAULT_SOUND, sound_key
+from firmware.hub.hostmenu import DEFAULT_SOUND, chosen_language, language_key, sound_key
 from firmware.hub.store import GameRecord, StoreError
 from firmware.hub.table import Seating, Table
 from firmware.link.lang import N_
@@ -102,9 +102,13 @@ def fire_timers(ctx: HubContext, batch: Batch) -> None:
 
 def resume(ctx: HubContext, actor: TableActor) -> None:
     """Rebuild the table's unfinished game (or its last finished one) from the store."""
-    # The host's sound setting too (a batch that kept a new one may have been rolled back).
+    # The host's sound and language settings too (a batch that kept a new one may have been
+    # rolled back).
     said = ctx.store.get_setting(sound_key(actor.config.name))
     actor.menu.sound = said if said in SOUNDS else DEFAULT_SOUND
+    # The language the host chose, while hub.toml still says the one it overrode.
+    chosen = ctx.store.get_setting(language_key(actor.config.name))
+    actor.menu.language = chosen_language(chosen, actor.config.language)
     record = ctx.store.current_game(actor.config.name)
     if record is None:
         # A finished game stays on the screens (its ranking) until the next start.

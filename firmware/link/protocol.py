@@ -279,6 +279,7 @@ HostCmd = Literal[
     "console-sessions",
     "console-end",
     "sound",
+    "language",
 ]
 #: The commands only the display's console sends for a phone (a sign-in request, the
 #: report of its signed-in phones); the others a host may type (``coffre host``).
@@ -288,7 +289,8 @@ HOST_ACTIONS: tuple[str, ...] = tuple(c for c in get_args(HostCmd) if c not in C
 
 class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A host command: start a game, next, undo, abort; pair or refuse a station; ask for,
-    grant or refuse the host's console; set what the table hears (docs/host-guide.md).
+    grant or refuse the host's console; set what the table hears and the language it
+    speaks (docs/host-guide.md).
 
     ``id`` is required: the hub remembers the answer under it, so a command the broker
     delivers again (the hub died before acking it) is answered again, not redone. Without
@@ -311,6 +313,9 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
     #: ``sound``: what the table hears from now on (see :data:`SOUNDS`).
     sound: Sound | None = None
+    #: ``language``: what the table speaks from now on (one of
+    #: :data:`firmware.link.lang.LANGUAGES`; the hub refuses another in one line).
+    language: Annotated[str, msgspec.Meta(max_length=8)] | None = None
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")

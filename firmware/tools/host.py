@@ -1,12 +1,12 @@
 """``coffre host``: the host's command line for any table of a venue.
 
-It does what a hub's button panel does (start, next, undo, abort, sound), for a table named on
-the command line: it connects as the host user, checks that a hub is live on that table
-(its retained ``hub/status``), publishes one :class:`~firmware.link.protocol.HostCommand`
-with a fresh id on the table's ``host/command`` and waits for the hub's answer on
-``host/ack`` (the hub deduplicates by id: a resent command is answered, not redone). The
-answer is printed as one line; exit 0 when the hub did it, 1 when it refused, 69
-(EX_UNAVAILABLE) when the broker or the hub cannot be reached.
+It does what a hub's button panel does (start, next, undo, abort, sound, language), for a
+table named on the command line: it connects as the host user, checks that a hub is live on
+that table (its retained ``hub/status``), publishes one
+:class:`~firmware.link.protocol.HostCommand` with a fresh id on the table's ``host/command``
+and waits for the hub's answer on ``host/ack`` (the hub deduplicates by id: a resent
+command is answered, not redone). The answer is printed as one line; exit 0 when the hub
+did it, 1 when it refused, 69 (EX_UNAVAILABLE) when the broker or the hub cannot be reached.
 
 The broker settings come from a small TOML file (``--config``, a ``[broker]`` section as
 in ``hub.toml``) or from options; options win over the file. The user is the table's host
@@ -43,6 +43,7 @@ from firmware.hub.brokerconf import (
 )
 from firmware.link import protocol as proto
 from firmware.link.config import BrokerSection, ConfigError, broker_config, decode, read_toml
+from firmware.link.lang import LANGUAGES
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.link.tls import CA_FILE
 
@@ -156,6 +157,15 @@ def build_command(args: Any) -> proto.HostCommand:
             raise ConfigError("sound takes one of off, cues, narration: sound cues")
         sound = cast(proto.Sound, station)
         return proto.HostCommand(cmd="sound", sound=sound, id=f"cli-{uuid.uuid4().hex[:16]}")
+    if args.action == "language":
+        # ``language fr``: the language takes the station's place on the line.
+        if station not in LANGUAGES or code is not None:
+            raise ConfigError(
+                f"language takes one of {', '.join(LANGUAGES)}: language {LANGUAGES[0]}"
+            )
+        return proto.HostCommand(
+            cmd="language", language=station, id=f"cli-{uuid.uuid4().hex[:16]}"
+        )
     if args.action in ("console-ok", "console-refuse"):
         # The console's yes names the code the phone shows (console-ok 4721), no station.
         code, station = (station, None) if code is None else (code, station)

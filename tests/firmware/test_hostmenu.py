@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from firmware.hub.bindings import bound_games
-from firmware.hub.hostmenu import CONFIRM_SECONDS, HOLD_SECONDS, HostMenu, SignedIn, option_text
+from firmware.hub.hostmenu import (
+    CONFIRM_SECONDS,
+    HOLD_SECONDS,
+    HostMenu,
+    SignedIn,
+    SwitchTable,
+    option_text,
+)
 from firmware.link.lang import speaking
 from firmware.link.render import CHARS, glass
 
@@ -96,14 +103,22 @@ def test_game_options_on_the_panel() -> None:
     assert m.options()["mystery"] == "keys"
 
 
-def test_language_row_switches_the_menu_language() -> None:
-    """The language row flips the table between English and French; the menu speaks it."""
+def test_language_row_asks_the_hub_and_the_menu_speaks_what_it_keeps() -> None:
+    """The language row asks the hub for the other language (a host command with its own
+    id, as the Sound row does) and changes nothing itself; once the hub has kept it, the
+    menu speaks it."""
     m = menu()
     m.row = m.language_row
     with speaking(m.language):
         assert m.lines(0)[-2:] == ["> Language: English", "ok:change next:down"]
-    m.press("ok", playing=False, now=0)
-    assert m.language == "fr"
+    ok = m.press("ok", playing=False, now=0)
+    back = m.press("back", playing=False, now=0)
+    assert ok is not None and not isinstance(ok, SwitchTable)
+    assert back is not None and not isinstance(back, SwitchTable)
+    assert (ok.cmd, ok.language, back.cmd, back.language) == ("language", "fr", "language", "fr")
+    assert ok.id != back.id
+    assert m.language == "en"  # the hub's to change
+    m.language = ok.language  # what firmware.hub.hostcmd.set_language does
     with speaking(m.language):
         assert m.lines(0)[-2:] == ["> Langue : français", "ok:changer suiv.:bas"]
         assert m.title() == "Nouvelle partie    ▲▼"  # rows above and below the glass

@@ -16,6 +16,7 @@ from firmware.cli import main
 from firmware.display.console import SESSION_COOKIE, Console
 from firmware.display.console_auth import SETTLE_SECONDS
 from firmware.hub.brokerconf import HOST_USER
+from firmware.hub.hostmenu import language_key, sound_key
 from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.tools import host
@@ -270,3 +271,50 @@ def test_a_french_table_s_console_speaks_french_and_every_control_fits_a_finger(
         page.select_option("#language", "en")
         expect(page.locator("button.cmd")).to_have_text(["Next", "Undo", "Abort"])
         assert page.locator("html").get_attribute("lang") == "en"
+
+
+def test_the_phone_sets_the_tables_sound_and_language_and_follows_the_panel(
+    make_table: TableFactory,
+) -> None:
+    """The console's Table section presses what the hub says; a press sends the host
+    command, the hub keeps it and every screen follows (the TV's ``public``, the stations,
+    the hub's status); a change made on the panel is pressed on the phone within a
+    refresh. The table's name from display.toml is the page's title."""
+    sim = make_table(players=3, language="fr")
+    console, url = console_display(sim, names={TABLE: "Salon bleu"})
+    sound = "section.table-settings button[data-cmd=sound]"
+    language = "section.table-settings button[data-cmd=language]"
+    with chromium() as browser:
+        page = new_page(browser, PHONE)
+        page.context.add_cookies([{"name": SESSION_COOKIE, "value": granted(console), "url": url}])
+        page.goto(url)
+        expect(page.locator("main > h1")).to_have_text("Salon bleu")
+        assert page.title() == "coffre · Salon bleu"
+        expect(page.locator(f"{sound}[aria-pressed=true]")).to_have_text("Signaux seuls")
+        expect(page.locator(f"{language}[aria-pressed=true]")).to_have_text("Français")
+        page.click(f"{sound}[data-value=narration]")
+        sim.watch.wait(lambda p: p.get("sound") == "narration")
+        expect(page.locator("#said")).to_have_text("Sound: narration")
+        expect(page.locator(f"{sound}[aria-pressed=true]")).to_have_text("Signaux et voix")
+        page.click(f"{language}[data-value=en]")
+        sim.watch.wait_hub(lambda s: s.get("language") == "en", "the hub speaks English")
+        expect(page.locator("#said")).to_have_text("Language: en")
+        expect(page.locator(f"{language}[aria-pressed=true]")).to_have_text("English")
+        assert until(
+            lambda: all(
+                st.screen is not None and "Waiting for the host" in st.screen.lines
+                for st in sim.stations.values()
+            )
+        )
+        stored = Store(sim.store_path)
+        try:
+            assert stored.get_setting(sound_key(TABLE)) == "narration"
+            assert stored.get_setting(language_key(TABLE)) == "en over fr"
+        finally:
+            stored.close()
+        shot(page, "table")
+        sim.host({"cmd": "sound", "sound": "off"})  # the panel or coffre host, elsewhere
+        expect(page.locator(f"{sound}[aria-pressed=true]")).to_have_text("Coupé", timeout=10_000)
+        page.reload()  # the console speaks the table's language from the next page on
+        expect(page.locator(f"{sound}[aria-pressed=true]")).to_have_text("Off")
+        expect(page.locator("button.cmd")).to_have_text(["Next", "Undo", "Abort"])

@@ -342,3 +342,42 @@ def test_a_stations_own_line_cannot_put_markup_on_the_console() -> None:
     fragment = seats_fragment(snap)
     assert hostile not in fragment and "&lt;img" in fragment
     assert 'data-station="p2"' in fragment and 'data-station="p1"' not in fragment
+
+
+def test_the_tables_sound_and_language_change_only_from_the_page_itself() -> None:
+    """The table's settings are writes like any other: no session, a cross-site form, a
+    missing token or nonce, a replay change nothing; the page's own write reaches the hub as
+    the host command with its nonce for id; a sound that is none of the three is refused here."""
+
+    async def attack(rig: Rig) -> None:
+        _console, hub, _clock, browser = rig
+        stranger = await browser()
+        client = await browser()
+        csrf = await sign_in(rig, client)
+        for wanted in ({"cmd": "sound", "sound": "off"}, {"cmd": "language", "language": "fr"}):
+            status, _ = await write(stranger, "command", fields(csrf, **wanted), origin(stranger))
+            assert status == 401, wanted
+            for headers, form in (
+                ({"Origin": "http://evil.example"}, fields(csrf, **wanted)),
+                ({}, fields(csrf, **wanted)),
+                (origin(client), fields("", **wanted)),
+                (origin(client), {"csrf": csrf, **wanted}),
+            ):
+                status, text = await write(client, "command", form, headers)
+                assert status == 403 and text.startswith("Refused"), (wanted, form, text)
+        assert hub.commands == []
+        status, _ = await write(
+            client, "command", fields(csrf, cmd="sound", sound="loud"), origin(client)
+        )
+        assert status == 400 and hub.commands == []
+        sound = fields(csrf, cmd="sound", sound="narration")
+        language = fields(csrf, cmd="language", language="fr")
+        for form in (sound, language, sound):
+            status, _ = await write(client, "command", form, origin(client))
+        assert status == 409  # the replayed one
+        assert [(c.cmd, c.sound, c.language, c.id) for c in hub.commands] == [
+            ("sound", "narration", None, f"console-{sound['nonce']}"),
+            ("language", None, "fr", f"console-{language['nonce']}"),
+        ]
+
+    run(attack)

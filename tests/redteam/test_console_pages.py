@@ -254,3 +254,41 @@ def test_a_command_is_not_sent_before_the_link_hears_the_hubs_answers() -> None:
     link.client.connected.set()
     cmd = proto.HostCommand(cmd="next", id="console-a")
     assert asyncio.run(link.command(TABLE, cmd))[0] is False and sent == []
+
+
+def test_the_table_section_presses_what_the_hub_says_and_the_page_names_the_table() -> None:
+    """The table's sound (its ``public``) and language (its status) are the pressed buttons,
+    in the page and in each refresh; a hub that is not there presses none. The page is
+    called by the table's name (display.toml's [names]), as text, else by its id."""
+
+    async def attack(rig: Rig) -> None:
+        console, _hub, _clock, browser = rig
+        snap = table("fr")
+        snap.public["sound"] = "narration"
+        console.snapshot = lambda _table: snap
+        phone = await browser()
+        await sign_in(rig, phone)
+        raw = await (await phone.get(f"/host/{TABLE}")).text()
+        pressed = re.findall(r'data-cmd="(\w+)" data-value="(\w+)" aria-pressed="true"', raw)
+        assert pressed == [("sound", "narration"), ("language", "fr")]
+        assert f"<title>coffre · {TABLE}</title>" in raw and f"<h1>{TABLE}</h1>" in raw
+        said = await page(phone)
+        assert "Table Son Coupé Signaux seuls Signaux et voix" in said
+        assert "Langue de la table English Français" in said
+        snap.public["sound"], snap.status["language"] = "off", "en"
+        live = await (await phone.get(f"/host/{TABLE}/live")).text()
+        assert '<span id="table-now" hidden data-sound="off" data-language="en"></span>' in live
+        snap.name = "Salon <b>bleu</b>"
+        raw = await (await phone.get(f"/host/{TABLE}")).text()
+        assert "<h1>Salon &lt;b&gt;bleu&lt;/b&gt;</h1>" in raw
+        assert "<title>coffre · Salon &lt;b&gt;bleu&lt;/b&gt;</title>" in raw
+        stranger = await browser()
+        raw = await (await stranger.get(f"/host/{TABLE}")).text()
+        assert "<h1>Salon &lt;b&gt;bleu&lt;/b&gt;: host console</h1>" in raw
+        snap.status = {"state": "lost"}  # its public stays retained on the broker
+        raw = await (await phone.get(f"/host/{TABLE}")).text()
+        assert 'aria-pressed="true"' not in raw and raw.count('aria-pressed="false"') == 5
+        live = await (await phone.get(f"/host/{TABLE}/live")).text()
+        assert '<span id="table-now" hidden></span>' in live
+
+    run(attack)

@@ -17,12 +17,13 @@ from firmware.tools.simtable import TABLE, SimTable
 from tests.support.browser import start_display
 
 
-def console_display(sim: SimTable) -> tuple[Console, str]:
-    """The display's console, linked to the hub as the host user; its page's address."""
+def console_display(sim: SimTable, **display: Any) -> tuple[Console, str]:
+    """The display's console, linked to the hub as the host user; its page's address.
+    ``display``: more of the display's settings (``names``)."""
     console = Console([TABLE], MqttHubLink(sim.broker.config(HOST_USER), [TABLE]))
-    display = start_display(sim, console=console)
+    server = start_display(sim, console=console, **display)
     assert console.link is not None and console.link.client.wait_connected(10)  # type: ignore[attr-defined]
-    return console, f"{display.url}host/{TABLE}"
+    return console, f"{server.url}host/{TABLE}"
 
 
 def cli(broker: Any, action: str, station: str | None = None) -> proto.Ack:

@@ -103,6 +103,25 @@
   Array.prototype.forEach.call(document.querySelectorAll("button.cmd"), function (b) {
     b.addEventListener("click", function () { command(b.dataset.cmd, false); });
   });
+  // The table's sound and language: each button sends its host command; the one pressed
+  // is the one the hub says (when the page loads, once it said yes, at each refresh).
+  function press(name, value) {
+    Array.prototype.forEach.call(document.querySelectorAll("button.set"), function (b) {
+      if (b.dataset.cmd === name) b.setAttribute("aria-pressed", b.dataset.value === value ? "true" : "false");
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("button.set"), function (b) {
+    b.addEventListener("click", function () {
+      var fields = {cmd: b.dataset.cmd};
+      fields[b.dataset.cmd] = b.dataset.value;
+      settle();
+      post("/command", fields).then(function (d) {
+        if (d.status === 401) { location.reload(); return; }
+        if (d.ok) press(b.dataset.cmd, b.dataset.value);
+        say(d.message || (d.ok ? word("done", "Done") : word("refused", "Refused")));
+      });
+    });
+  });
   Array.prototype.forEach.call(document.querySelectorAll("button.revoke"), function (b) {
     b.addEventListener("click", function () {
       post("/revoke", {session: b.dataset.session}).then(function () { location.reload(); });
@@ -142,6 +161,9 @@
     }).then(function (text) {
       var typing = live.contains(document.activeElement) && document.activeElement.tagName === "INPUT";
       if (text !== null && !typing) live.innerHTML = text;
+      var now = document.getElementById("table-now");
+      if (now && now.dataset.sound) press("sound", now.dataset.sound);
+      if (now && now.dataset.language) press("language", now.dataset.language);
     }).catch(function () {}).then(function () { setTimeout(refresh, 2000); });
   }
   if (live) {
