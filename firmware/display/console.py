@@ -436,7 +436,7 @@ class Console:
                 command = start_command(form, command_id, self._menu(table))
             else:
                 fields = {"cmd": cmd, "id": command_id}
-                given = ("station", "code", "sound", "language")
+                given = ("station", "code", "sound", "language", "step")
                 fields.update({k: form[k] for k in given if form.get(k)})
                 # Decoded as the hub decodes it: a bad station name or code is one line here.
                 command = proto.decode_host_command(proto.encode(fields))
@@ -595,7 +595,11 @@ class Console:
         snap = self.snapshot(table)
         if not snap.hub_online:
             return {}
-        said = {"sound": snap.public.get("sound"), "language": snap.status.get("language")}
+        public = snap.public
+        said = {"sound": public.get("sound"), "language": snap.status.get("language")}
+        if public.get("game") and not public.get("over"):
+            # The step the host sees, which ``next`` carries (the hub skips only that one).
+            said["step"] = f"{public.get('round') or ''}/{public.get('phase') or ''}"
         return {k: v for k, v in said.items() if isinstance(v, str)}
 
     def _said_now(self, table: str) -> str:

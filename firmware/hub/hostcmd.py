@@ -24,6 +24,7 @@ from firmware.hub.hostmenu import (
 )
 from firmware.hub.inputs import bad_payload
 from firmware.hub.moves import NOT_SAVED, STORE_ERRORS, apply, new_table, remember
+from firmware.hub.publish import step_and_turn
 from firmware.link import protocol as proto
 from firmware.link.lang import LANGUAGES, N_
 from rules import get_game, get_info
@@ -96,6 +97,8 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
         if table is None or table.over:
             raise IllegalAction("No game running")
         if cmd.cmd == "next":
+            if cmd.step is not None and cmd.step != step_and_turn(table)[0]:
+                raise IllegalAction("The game moved on: look again")
             body = table.binding.advance(table)
             if body is None:
                 raise IllegalAction("Nothing to skip now")

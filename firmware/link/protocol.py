@@ -316,6 +316,10 @@ class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     #: ``language``: what the table speaks from now on (one of
     #: :data:`firmware.link.lang.LANGUAGES`; the hub refuses another in one line).
     language: Annotated[str, msgspec.Meta(max_length=8)] | None = None
+    #: ``next``: the round and phase the host saw (``"2/vote"``, as a station screen's
+    #: ``phase``); the hub refuses the skip once the table is elsewhere, so a second tap
+    #: (or a second host) never skips the step after the one meant. None: no check.
+    step: ShortText | None = None
 
 
 _encoder = msgspec.json.Encoder(order="deterministic")

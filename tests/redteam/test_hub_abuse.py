@@ -532,3 +532,22 @@ def test_every_player_sees_their_own_final_score(tmp_path: Path) -> None:
             station,
             lines,
         )
+
+
+def test_a_next_for_a_step_already_left_skips_nothing(tmp_path: Path) -> None:
+    """``next`` carrying the step the host saw: the first closes the vote; the same tap
+    again (a double tap, or a second host who saw the vote too) finds the table in the
+    reveal and is refused, so the first safe stays shut."""
+    rig = voting_rig(tmp_path)
+    seen = f"{rig.public()['round']}/{rig.public()['phase']}"
+    assert seen == "1/vote"
+    rig.host("next", step=seen)
+    assert rig.public()["phase"] == "reveal"
+    version, events = rig.public()["version"], len(rig.events())
+    rig.host("next", step=seen)
+    answer = rig.last(T.host_ack)
+    assert (answer["ok"], answer["message"]) == (False, "The game moved on: look again")
+    assert rig.public()["view"]["revealed"] == []
+    assert (rig.public()["version"], len(rig.events())) == (version, events)
+    rig.host("next", step="1/reveal")  # what the host sees now
+    assert len(rig.public()["view"]["revealed"]) == 1

@@ -94,10 +94,15 @@
     var fields = {cmd: name};
     if (confirmed) fields.confirm = "yes";
     else settle();
+    // Next skips the step on the page, no other: a second tap (or another host's next)
+    // lands after the table moved on and the hub refuses it.
+    var now = document.getElementById("table-now");
+    if (name === "next" && now && now.dataset.step) fields.step = now.dataset.step;
     post("/command", fields).then(function (d) {
       if (d.confirm && again) { question(d, name); return; }
       if (d.status === 401) { location.reload(); return; }
       say(d.message || (d.ok ? word("done", "Done") : word("refused", "Refused")));
+      load();  // the step it led to, at once
     });
   }
   Array.prototype.forEach.call(document.querySelectorAll("button.cmd"), function (b) {
@@ -154,8 +159,10 @@
 
   // Seats and the game: re-read every 2 s (a page's refresh does not keep a session alive).
   var live = document.getElementById("live");
-  function refresh() {
-    fetch(base + "/live", {credentials: "same-origin"}).then(function (r) {
+  function refresh() { load().then(function () { setTimeout(refresh, 2000); }); }
+  function load() {
+    if (!live) return Promise.resolve();
+    return fetch(base + "/live", {credentials: "same-origin"}).then(function (r) {
       if (r.status === 401) { location.reload(); return null; }
       return r.ok ? r.text() : null;
     }).then(function (text) {
@@ -164,7 +171,7 @@
       var now = document.getElementById("table-now");
       if (now && now.dataset.sound) press("sound", now.dataset.sound);
       if (now && now.dataset.language) press("language", now.dataset.language);
-    }).catch(function () {}).then(function () { setTimeout(refresh, 2000); });
+    }).catch(function () {});
   }
   if (live) {
     setTimeout(refresh, 2000);
