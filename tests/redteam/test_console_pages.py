@@ -254,3 +254,56 @@ def test_a_command_is_not_sent_before_the_link_hears_the_hubs_answers() -> None:
     link.client.connected.set()
     cmd = proto.HostCommand(cmd="next", id="console-a")
     assert asyncio.run(link.command(TABLE, cmd))[0] is False and sent == []
+
+
+def test_a_waiting_code_shows_beside_its_seat_and_only_a_code_the_hub_could_say() -> None:
+    """The host screen's codes, as the console's link keeps them: a station's name and
+    four digits each, anything else left out (it never reaches the page). A seat asking
+    with a code shows it, the question and Pair carrying that code; one asking without
+    (an older hub, a request not revealed yet) gets the field for the code on its glass;
+    a code for a seat that does not ask shows nowhere. In French too."""
+    screen = (
+        b'{"title": "Pair p1? 4721", "lines": [], "pairing": {"p1": "4721", "p2": "0042", '
+        b'"p3": "<b>1</b>", "../x": "1234", "p4": 1234, "p5": "12345"}}'
+    )
+    codes = console_link.pairing_codes(screen)
+    assert codes == {"p1": "4721", "p2": "0042"}
+    for garbage in (b"", b"[]", b'{"pairing": ["p1"]}', b"\xff", b'{"title": "x"}'):
+        assert console_link.pairing_codes(garbage) == {}
+    snap = table(seats={"p1": "pairing", "p2": "online", "p3": "pairing"})  # p2 asks not
+    fragment = seats_fragment(snap, codes=codes)
+    known = re.search(r'<form class="pair known" data-station="p1"[^>]*>.*?</form>', fragment)
+    assert known is not None, fragment
+    assert '<p class="hub-code"' in known.group(0) and ">4721</p>" in known.group(0)
+    assert "Same code on p1's screen?" in html.unescape(known.group(0))
+    assert '<input type="hidden" name="code" value="4721">' in known.group(0)
+    assert "0042" not in fragment and 'data-station="p2"' not in fragment
+    typed = re.search(r'<form class="pair" data-station="p3">.*?</form>', fragment)
+    assert typed is not None and 'inputmode="numeric"' in typed.group(0)
+    with speaking("fr"):
+        french = html.unescape(seats_fragment(snap, codes=codes))
+    assert "Même code sur l’écran de p1 ?" in french
+
+
+def test_pair_sends_the_code_the_page_showed() -> None:
+    """The console's Pair beside a shown code posts that station and code, as the page's
+    script does; the hub hears exactly them (it grants only the request with that code)."""
+
+    class Hearing(Hub):
+        def codes(self, table: str) -> dict[str, str]:
+            return {"p1": "4721"}
+
+    async def attack(rig: Rig) -> None:
+        console, hub, _clock, browser = rig
+        console.snapshot = lambda _t: table(seats={"p1": "pairing"})
+        client = await browser()
+        csrf = await sign_in(rig, client)
+        live = await (await client.get(f"/host/{TABLE}/live")).text()
+        shown = re.search(r'data-station="p1" data-code="([0-9]{4})"', live)
+        hidden = re.search(r'name="code" value="([0-9]{4})"', live)
+        assert shown is not None and hidden is not None and shown[1] == hidden[1] == "4721"
+        form = fields(csrf, cmd="pair", station="p1", code=hidden[1])
+        assert (await write(client, "command", form, origin(client)))[0] == 200
+        assert [(c.cmd, c.station, c.code) for c in hub.commands] == [("pair", "p1", "4721")]
+
+    run(attack, Hearing())

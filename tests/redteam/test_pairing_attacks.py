@@ -11,7 +11,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -27,6 +27,7 @@ from firmware.tools.host import status as host_status
 from tests.support.pairing import (
     SEATS,
     TABLE,
+    Asker,
     Rig,
     T,
     drain,
@@ -37,46 +38,6 @@ from tests.support.pairing import (
 )
 
 __all__ = ["rig_fixture"]  # the fixture "rig"
-
-
-@dataclass
-class Asker:
-    """Someone on the Wi-Fi who asks to pair: one key and nonce, fresh sessions."""
-
-    spy: Client
-    private: bytes = b""
-    public: bytes = b""
-    nonce: bytes = field(default_factory=lambda: os.urandom(16))
-
-    def __post_init__(self) -> None:
-        self.private, self.public = pair.keypair()
-
-    def hello(self, seat: str, session: str) -> None:
-        hello = pair.hello(session, self.public, self.nonce)
-        self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(hello))
-
-    def reveal(self, seat: str, session: str) -> None:
-        reveal = pair.reveal(session, self.nonce)
-        self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(reveal))
-
-    def reply(self, session: str, timeout: float = 5.0) -> pair.Reply | None:
-        """The hub's next reply to ``session`` (others are skipped), or None."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                msg = self.spy.inbox.get(timeout=left)
-            except queue.Empty:
-                return None
-            if msg is None or not msg.topic.endswith("/reply"):
-                continue
-            reply = pair.decode_reply(msg.payload)
-            if reply.session == session:
-                return reply
-        return None
-
-    def code(self, challenge: pair.Reply) -> str:
-        """What the hub will show once he reveals: he knows it before he does."""
-        return pair.pair_code(self.public, challenge.ca, self.nonce, pair.unb64(challenge.nonce))
 
 
 @dataclass
