@@ -20,6 +20,7 @@ from firmware.display.spectator import Snapshot
 from firmware.hub.console import phones
 from firmware.link import protocol as proto
 from firmware.link.lang import speaking
+from firmware.link.mqtt import BrokerConfig, LinkState, Message
 from tests.support.console_rig import (
     TABLE,
     Hub,
@@ -307,3 +308,20 @@ def test_pair_sends_the_code_the_page_showed() -> None:
         assert [(c.cmd, c.station, c.code) for c in hub.commands] == [("pair", "p1", "4721")]
 
     run(attack, Hearing())
+
+
+def test_the_link_keeps_the_host_screens_codes_and_forgets_them_when_it_drops() -> None:
+    """The console's link hears the table's host screen beside its answers: the codes are
+    kept per table, an answer is still an answer, and a dropped link forgets the codes
+    (the broker sends the retained screen again on reconnection)."""
+    link = console_link.MqttHubLink(BrokerConfig("127.0.0.1", 1), [TABLE])
+    topics = proto.Topics(TABLE)
+    assert topics.host_screen in link.client.subscriptions
+    inbox = link.client.inbox
+    inbox.put(Message(topics.host_screen, b'{"title": "", "pairing": {"p2": "0815"}}', True))
+    inbox.put(Message(topics.host_ack, b'{"id": "x", "ok": true, "message": "Done"}'))
+    inbox.put(None)
+    link._read()
+    assert link.codes(TABLE) == {"p2": "0815"} and link.codes("other") == {}
+    link._state(LinkState("disconnected", "Broker lost"))
+    assert link.codes(TABLE) == {}
