@@ -473,8 +473,9 @@ class Console:
         now = self.door.clock()
         self.seen.observe(snap, now)
         code = self._language(table, session)
+        codes = getattr(self.link, "codes", None)  # a link that hears the hub's host screen
         with speaking(code):
-            fragment = live_fragment(snap, self.seen, now)
+            fragment = live_fragment(snap, self.seen, now, codes(table) if codes else None)
         fragment = french_spaces(fragment) if code == "fr" else fragment
         return fragment + self._said_now(table)
 

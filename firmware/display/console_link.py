@@ -16,22 +16,30 @@ answered on ``host/ack``:
 
 Only the exact answer ``Console granted`` grants: a hub that does not know ``console``
 answers something else, and the phone is told no.
+
+The link also reads each table's retained ``host/screen`` (the host user may) for the one
+thing the console shows of it: every waiting pairing request's code (its ``pairing``),
+so the host compares it with the station's glass beside the seat. An older hub's screen
+has none: the console then asks the host to type the code on the glass.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
 from firmware.display.console_auth import REQUEST_SECONDS, Request
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
-from firmware.link.mqtt import BrokerConfig, Client
+from firmware.link.mqtt import BrokerConfig, Client, LinkState
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +56,8 @@ ANSWERS = frozenset(
         N_("Nobody answered"),
     }
 )
+#: A pairing code as the hub shows it.
+CODE = re.compile(r"[0-9]{4}")
 #: How long a command waits for the hub's answer.
 COMMAND_SECONDS = 10.0
 #: The hub answers a report within a minute (firmware/hub/console_state.py's HOLD_SECONDS).
@@ -55,18 +65,35 @@ REPORT_SECONDS = 60.0
 
 
 class MqttHubLink:
-    """Host commands over the broker, their answers matched by id."""
+    """Host commands over the broker, their answers matched by id; the pairing codes the
+    hub's host screen shows."""
 
     def __init__(self, broker: BrokerConfig, tables: Sequence[str]) -> None:
         self.topics = {t: proto.Topics(t) for t in tables}
+        self.screens = {t.host_screen: name for name, t in self.topics.items()}
         self.waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[proto.Ack]]] = {}
         self._lock = threading.Lock()
+        #: Per table: the codes of its waiting pairing requests, by seat (the host screen's).
+        self._codes: dict[str, dict[str, str]] = {}
         self.client = Client(
             broker,
             f"display-console-{uuid.uuid4().hex[:12]}",
-            [t.host_ack for t in self.topics.values()],
+            [t for tt in self.topics.values() for t in (tt.host_ack, tt.host_screen)],
+            on_state=self._state,
         )
         self._thread = threading.Thread(target=self._read, name="console-link", daemon=True)
+
+    def codes(self, table: str) -> dict[str, str]:
+        """The codes of the table's waiting pairing requests, by seat, as the hub's host
+        screen last said (none while the link is down: the broker sends the screen again
+        once it is back)."""
+        with self._lock:
+            return dict(self._codes.get(table, {}))
+
+    def _state(self, state: LinkState) -> None:
+        if not state.ok:
+            with self._lock:
+                self._codes.clear()
 
     def start(self) -> None:
         self.client.start()
@@ -78,6 +105,11 @@ class MqttHubLink:
 
     def _read(self) -> None:
         while (msg := self.client.inbox.get()) is not None:
+            table = self.screens.get(msg.topic)
+            if table is not None:
+                with self._lock:
+                    self._codes[table] = pairing_codes(msg.payload)
+                continue
             try:
                 ack = msgspec.json.decode(msg.payload, type=proto.Ack)
             except msgspec.DecodeError:
@@ -142,6 +174,23 @@ class MqttHubLink:
         cmd = proto.HostCommand(cmd="console-refuse", id=f"console-drop-{request.id}")
         if self.client.connected.is_set():
             self.client.publish(self.topics[table].host_command, payload(cmd))
+
+
+def pairing_codes(screen: bytes) -> dict[str, str]:
+    """The waiting pairing codes a host screen names (``"pairing": {"p6": "4721"}``): a
+    station's name and four digits each; anything else is left out."""
+    try:
+        said: Any = json.loads(screen)
+    except ValueError:
+        return {}
+    codes = said.get("pairing") if isinstance(said, dict) else None
+    if not isinstance(codes, dict):
+        return {}
+    return {
+        seat: code
+        for seat, code in codes.items()
+        if proto.NAME_RE.fullmatch(seat) and isinstance(code, str) and CODE.fullmatch(code)
+    }
 
 
 def payload(cmd: proto.HostCommand) -> bytes:

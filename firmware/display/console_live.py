@@ -3,10 +3,16 @@ couple of seconds by the page (``GET /host/<table>/live``, a session's read).
 
 Seats come from the hub's retained ``hub/status`` (:class:`firmware.link.protocol.SeatHealth`:
 never seen, pairing, online, offline, or the station's own trouble), in the table's seat
-order. A seat with a pairing request gets a field for the code the host reads on that
-station's glass and its two answers: ``pair`` grants the seat's request only if its code
-is that one, as ``coffre host pair p6 4721`` does. The game is the table display's own
-fragment (the public table only: the game's feed while it runs, the recap after).
+order. A seat with a pairing request shows the code the hub shows for it (the hub's host
+screen carries every waiting request's code, see
+:class:`firmware.display.console_link.MqttHubLink`), large, asks whether the station's
+glass shows the same, and gives the two answers: *Pair* sends ``pair`` with that seat and
+that code, which the hub grants only if its request still has that code (as ``coffre host
+pair p6 4721``: a request replaced since the page showed it is not paired), *Refuse*
+sends ``refuse``. With no code known (an older hub, or the station has not revealed its
+yet) the seat gets a field for the code the host reads on the station's glass instead.
+The game is the table display's own fragment (the public table only: the game's feed
+while it runs, the recap after).
 
 A seat's "last seen" is the display's own: the hub's status says only how each seat
 stands (it changes with a seat's state, never with its heartbeats, so every station need
@@ -40,6 +46,7 @@ T = {
     "pair": N_("Pair"),
     "refuse": N_("Refuse"),
     "asks": N_("asks to pair"),
+    "same": N_("Same code on {station}'s screen?"),
     "seats": N_("Seats"),
     "game": N_("The game"),
 }
@@ -77,8 +84,14 @@ class LastSeen:
             return self._seen.get((table, seat))
 
 
-def seats_fragment(snap: Snapshot, seen: LastSeen | None = None, now: float = 0.0) -> str:
-    """The seats' list (an empty hub status: the hub has said nothing yet)."""
+def seats_fragment(
+    snap: Snapshot,
+    seen: LastSeen | None = None,
+    now: float = 0.0,
+    codes: dict[str, str] | None = None,
+) -> str:
+    """The seats' list (an empty hub status: the hub has said nothing yet); ``codes``:
+    the waiting pairing codes by seat, as the hub's host screen says them."""
     esc = html.escape
     stations: dict[str, Any] = snap.status.get("stations") or {}
     if not snap.hub_online:
@@ -100,7 +113,10 @@ def seats_fragment(snap: Snapshot, seen: LastSeen | None = None, now: float = 0.
         if state != "online" and when is not None:
             said = _("{state}, last seen {ago}", state=said, ago=ago(now - when))
         answer = ""
-        if asking:
+        code = (codes or {}).get(seat) if asking else None
+        if code:
+            answer = pair_form(seat, code)
+        elif asking:
             what = _("the code on the station's screen")
             answer = (
                 f'<form class="pair" data-station="{esc(seat)}">'
@@ -119,10 +135,31 @@ def seats_fragment(snap: Snapshot, seen: LastSeen | None = None, now: float = 0.
     return f'{head}<ul class="seats">{"".join(rows)}</ul>'
 
 
-def live_fragment(snap: Snapshot, seen: LastSeen | None = None, now: float = 0.0) -> str:
-    """What the page swaps in: the seats, then the game as the table display shows it."""
+def pair_form(seat: str, code: str) -> str:
+    """A seat's request with the hub's code: the code, the question, Pair and Refuse. The
+    code rides in the form (``data-code`` too: the page's script holds back a Pair that
+    appeared under the host's finger), so Pair sends the code the host looked at."""
+    esc = html.escape
     return (
-        f'<section class="seats-part"><h2>{_(T["seats"])}</h2>{seats_fragment(snap, seen, now)}'
+        f'<form class="pair known" data-station="{esc(seat)}" data-code="{esc(code)}">'
+        f'<p class="hub-code">{esc(code)}</p>'
+        f'<p class="same">{esc(_(T["same"], station=seat))}</p>'
+        f'<input type="hidden" name="code" value="{esc(code)}">'
+        f'<div class="choice"><button type="submit" class="big">{esc(_(T["pair"]))}</button>'
+        f'<button type="button" class="refuse big">{esc(_(T["refuse"]))}</button></div></form>'
+    )
+
+
+def live_fragment(
+    snap: Snapshot,
+    seen: LastSeen | None = None,
+    now: float = 0.0,
+    codes: dict[str, str] | None = None,
+) -> str:
+    """What the page swaps in: the seats, then the game as the table display shows it."""
+    seats = seats_fragment(snap, seen, now, codes)
+    return (
+        f'<section class="seats-part"><h2>{_(T["seats"])}</h2>{seats}'
         f'</section><section class="evening"><h2>{_(T["game"])}</h2>{table_fragment(snap)}'
         "</section>"
     )

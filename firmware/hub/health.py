@@ -99,14 +99,20 @@ def asking(actor: TableActor, station: str) -> bool:
     return pending is not None and pending.granting is None
 
 
-def first_asking(actor: TableActor) -> str | None:
-    """The first seat (in seat order) whose pairing code waits for the host."""
-    ready = [
-        s
+def waiting_codes(actor: TableActor) -> dict[str, str]:
+    """Every seat whose pairing code waits for the host, in seat order, with its code
+    (a request not yet revealed has none; one being granted waits no more). The host
+    screen carries them: only host users read it (docs/pairing.md)."""
+    return {
+        s: p.code
         for s in actor.config.stations
         if (p := actor.pairing.get(s)) and p.code and p.granting is None
-    ]
-    return ready[0] if ready else None
+    }
+
+
+def first_asking(actor: TableActor) -> str | None:
+    """The first seat (in seat order) whose pairing code waits for the host."""
+    return next(iter(waiting_codes(actor)), None)
 
 
 def pairing_title(actor: TableActor) -> tuple[str, dict[str, str]] | None:

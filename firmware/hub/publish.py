@@ -391,7 +391,11 @@ class Publisher:
         title, lines = paged(title, lines, hint, page)
         shown, _lines = paged(shown, [], "", page, pages=actor.host_pages)
         actor.host_page_at = now
-        payload = proto.encode({"title": title, "lines": lines})
+        screen: dict[str, Any] = {"title": title, "lines": lines}
+        codes = health.waiting_codes(actor)
+        if codes:  # every waiting code, not only the title's: the host's console shows them
+            screen["pairing"] = codes
+        payload = proto.encode(screen)
         self.retained(actor, actor.topics.host_screen, payload)
         self._paint_panel(actor, shown, lines)
 

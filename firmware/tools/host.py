@@ -310,7 +310,8 @@ def main(args: Any) -> int:
 
 def status(broker: BrokerConfig, table: str, timeout: float) -> int:
     """``coffre host status``: the hub display's text ("Pair p6? 4721"), each seat's
-    health and when the last backup was made, from the retained ``host/screen`` and
+    health with its pairing code if one waits (every seat's, where the display shows the
+    first), and when the last backup was made, from the retained ``host/screen`` and
     ``hub/status``."""
     topics = proto.Topics(table)
     client = Client(
@@ -337,9 +338,13 @@ def status(broker: BrokerConfig, table: str, timeout: float) -> int:
     print(f"{table}: hub {hub.state}: {screen.get('title', '')}")
     for line in screen.get("lines", []):
         print(f"  {line}")
+    codes = screen.get("pairing")
+    codes = codes if isinstance(codes, dict) else {}
     for station, seat in (hub.stations or {}).items():
         line = f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else "")
-        print(line + (", a pairing request waits" if seat.asking else ""))
+        line += ", a pairing request waits" if seat.asking else ""
+        code = codes.get(station)
+        print(line + (f", code {code}" if isinstance(code, str) else ""))
     made = hub.backup
     if made is None:
         print("  last backup: none yet")

@@ -4,7 +4,6 @@ user. Screenshots go to ``$COFFRE_SHOTS`` when it is set (to be looked at)."""
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from playwright.sync_api import expect
 
 from firmware.cli import main
-from firmware.display.console import SESSION_COOKIE, Console
+from firmware.display.console import SESSION_COOKIE
 from firmware.display.console_auth import SETTLE_SECONDS
 from firmware.hub.brokerconf import HOST_USER
 from firmware.hub.hostmenu import language_key, sound_key
@@ -22,17 +21,10 @@ from firmware.link import protocol as proto
 from firmware.tools import host
 from firmware.tools.simtable import TABLE, SimTable
 from tests.support.browser import chromium, new_page
-from tests.support.console_display import cli, console_display, until
+from tests.support.console_display import PHONE, cli, console_display, granted, shot, until
 from tests.support.tables import TableFactory, director, wait_host_title
 
 GAME = "secret-identity"
-PHONE = {"width": 390, "height": 844}
-
-
-def shot(page: Any, name: str) -> None:
-    where = os.environ.get("COFFRE_SHOTS")
-    if where:
-        page.screenshot(path=str(Path(where) / f"console-{name}.png"), full_page=True)
 
 
 def ask(page: Any, sim: SimTable) -> str:
@@ -42,18 +34,6 @@ def ask(page: Any, sim: SimTable) -> str:
     code = page.locator("#code").text_content() or ""
     wait_host_title(sim, f"Console? {code}")
     return code
-
-
-def granted(console: Console) -> str:
-    """A session as the host's yes gives one (the door's own grant: the hub's side of the
-    yes is the hub's), for the browser on this machine."""
-    clock = console.door.clock
-    request, secret = console.door.ask(TABLE, "127.0.0.1")
-    request.born = clock() - SETTLE_SECONDS
-    console.door.grant(TABLE, request.code)
-    _request, token = console.door.state(secret, "127.0.0.1", "Linux")
-    assert token
-    return token
 
 
 def test_a_phone_signs_in_with_the_hosts_yes_on_the_code_the_glass_shows(

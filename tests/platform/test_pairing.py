@@ -353,3 +353,33 @@ def test_a_refused_station_asks_again_once_its_seat_has_cooled_down() -> None:
     """After a refusal the hub gives the seat no challenge for SEAT_COOLDOWN seconds; the
     station's own next ask comes no sooner, so an honest station is not told "Too soon"."""
     assert hub_pairing.SEAT_COOLDOWN <= station_pairing.AGAIN_SECONDS
+
+
+def test_every_waiting_code_is_on_the_host_screen_and_in_coffre_host_status(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """p1 asks, then p2: the hub display's title names p1's code only, but the host screen
+    (which only host users read) carries both codes, and again whenever one goes (p2
+    refused, p1 granted); `coffre host status` prints each beside its seat."""
+    screens = rig.watch(T.host_screen)
+    first, result1, _stop1, thread1 = pair_in_background(rig.station_toml("p1"))
+    code1 = first.code()
+    assert latest(screens, T.host_screen, f"Pair p1? {code1}")["pairing"] == {"p1": code1}
+    second, result2, _stop2, thread2 = pair_in_background(rig.station_toml("p2"))
+    code2 = second.code()
+    both = latest(screens, T.host_screen, f'"p2":"{code2}"')
+    assert both["pairing"] == {"p1": code1, "p2": code2}
+    assert both["title"] == f"Pair p1? {code1}"  # the glass shows the first seat's
+    assert host_status(rig.broker.config("host"), TABLE, 10) == 0
+    out = capsys.readouterr().out
+    assert f"  p1: pairing, code {code1}\n" in out and f"  p2: pairing, code {code2}\n" in out
+    assert "  p3: never-seen\n" in out
+    assert rig.host("refuse", "p2").ok
+    latest(screens, T.host_screen, f'"pairing":{{"p1":"{code1}"}}')  # p2's went, p1's stays
+    assert rig.host("pair", "p1", code=code1).ok
+    now = latest(rig.watch(T.host_screen), T.host_screen, '"title"')  # the retained one
+    assert "pairing" not in now, now  # being granted (or granted): it waits no more
+    assert "pairing" not in latest(screens, T.host_screen, '"title":"p1 paired"')
+    thread1.join(15)
+    thread2.join(15)
+    assert (result1, result2) == ([True], [False])

@@ -20,6 +20,7 @@ from firmware.display.spectator import Snapshot
 from firmware.hub.console import phones
 from firmware.link import protocol as proto
 from firmware.link.lang import speaking
+from firmware.link.mqtt import BrokerConfig, LinkState, Message
 from tests.support.console_rig import (
     TABLE,
     Hub,
@@ -292,3 +293,73 @@ def test_the_table_section_presses_what_the_hub_says_and_the_page_names_the_tabl
         assert '<span id="table-now" hidden></span>' in live
 
     run(attack)
+
+
+def test_a_waiting_code_shows_beside_its_seat_and_only_a_code_the_hub_could_say() -> None:
+    """The host screen's codes, as the console's link keeps them: a station's name and
+    four digits each, anything else left out (it never reaches the page). A seat asking
+    with a code shows it, the question and Pair carrying that code; one asking without
+    (an older hub, a request not revealed yet) gets the field for the code on its glass;
+    a code for a seat that does not ask shows nowhere. In French too."""
+    screen = (
+        b'{"title": "Pair p1? 4721", "lines": [], "pairing": {"p1": "4721", "p2": "0042", '
+        b'"p3": "<b>1</b>", "../x": "1234", "p4": 1234, "p5": "12345"}}'
+    )
+    codes = console_link.pairing_codes(screen)
+    assert codes == {"p1": "4721", "p2": "0042"}
+    for garbage in (b"", b"[]", b'{"pairing": ["p1"]}', b"\xff", b'{"title": "x"}'):
+        assert console_link.pairing_codes(garbage) == {}
+    snap = table(seats={"p1": "pairing", "p2": "online", "p3": "pairing"})  # p2 asks not
+    fragment = seats_fragment(snap, codes=codes)
+    known = re.search(r'<form class="pair known" data-station="p1"[^>]*>.*?</form>', fragment)
+    assert known is not None, fragment
+    assert '<p class="hub-code"' in known.group(0) and ">4721</p>" in known.group(0)
+    assert "Same code on p1's screen?" in html.unescape(known.group(0))
+    assert '<input type="hidden" name="code" value="4721">' in known.group(0)
+    assert "0042" not in fragment and 'data-station="p2"' not in fragment
+    typed = re.search(r'<form class="pair" data-station="p3">.*?</form>', fragment)
+    assert typed is not None and 'inputmode="numeric"' in typed.group(0)
+    with speaking("fr"):
+        french = html.unescape(seats_fragment(snap, codes=codes))
+    assert "Même code sur l’écran de p1 ?" in french
+
+
+def test_pair_sends_the_code_the_page_showed() -> None:
+    """The console's Pair beside a shown code posts that station and code, as the page's
+    script does; the hub hears exactly them (it grants only the request with that code)."""
+
+    class Hearing(Hub):
+        def codes(self, table: str) -> dict[str, str]:
+            return {"p1": "4721"}
+
+    async def attack(rig: Rig) -> None:
+        console, hub, _clock, browser = rig
+        console.snapshot = lambda _t: table(seats={"p1": "pairing"})
+        client = await browser()
+        csrf = await sign_in(rig, client)
+        live = await (await client.get(f"/host/{TABLE}/live")).text()
+        shown = re.search(r'data-station="p1" data-code="([0-9]{4})"', live)
+        hidden = re.search(r'name="code" value="([0-9]{4})"', live)
+        assert shown is not None and hidden is not None and shown[1] == hidden[1] == "4721"
+        form = fields(csrf, cmd="pair", station="p1", code=hidden[1])
+        assert (await write(client, "command", form, origin(client)))[0] == 200
+        assert [(c.cmd, c.station, c.code) for c in hub.commands] == [("pair", "p1", "4721")]
+
+    run(attack, Hearing())
+
+
+def test_the_link_keeps_the_host_screens_codes_and_forgets_them_when_it_drops() -> None:
+    """The console's link hears the table's host screen beside its answers: the codes are
+    kept per table, an answer is still an answer, and a dropped link forgets the codes
+    (the broker sends the retained screen again on reconnection)."""
+    link = console_link.MqttHubLink(BrokerConfig("127.0.0.1", 1), [TABLE])
+    topics = proto.Topics(TABLE)
+    assert topics.host_screen in link.client.subscriptions
+    inbox = link.client.inbox
+    inbox.put(Message(topics.host_screen, b'{"title": "", "pairing": {"p2": "0815"}}', True))
+    inbox.put(Message(topics.host_ack, b'{"id": "x", "ok": true, "message": "Done"}'))
+    inbox.put(None)
+    link._read()
+    assert link.codes(TABLE) == {"p2": "0815"} and link.codes("other") == {}
+    link._state(LinkState("disconnected", "Broker lost"))
+    assert link.codes(TABLE) == {}

@@ -5,18 +5,21 @@ host on the panel or the command line."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from device.factory import open_station
 from firmware.cli import main
 from firmware.hub import pairing as hub_pairing
-from firmware.hub.brokerconf import read_credentials
+from firmware.hub.brokerconf import SPECTATOR_USER, read_credentials
 from firmware.link import pairing as pair
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
 from firmware.station.service import Station
@@ -24,8 +27,10 @@ from firmware.tools.host import status as host_status
 from tests.support.pairing import (
     SEATS,
     TABLE,
+    Asker,
     Rig,
     T,
+    drain,
     latest,
     pair_in_background,
     rig_fixture,
@@ -33,46 +38,6 @@ from tests.support.pairing import (
 )
 
 __all__ = ["rig_fixture"]  # the fixture "rig"
-
-
-@dataclass
-class Asker:
-    """Someone on the Wi-Fi who asks to pair: one key and nonce, fresh sessions."""
-
-    spy: Client
-    private: bytes = b""
-    public: bytes = b""
-    nonce: bytes = field(default_factory=lambda: os.urandom(16))
-
-    def __post_init__(self) -> None:
-        self.private, self.public = pair.keypair()
-
-    def hello(self, seat: str, session: str) -> None:
-        hello = pair.hello(session, self.public, self.nonce)
-        self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(hello))
-
-    def reveal(self, seat: str, session: str) -> None:
-        reveal = pair.reveal(session, self.nonce)
-        self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(reveal))
-
-    def reply(self, session: str, timeout: float = 5.0) -> pair.Reply | None:
-        """The hub's next reply to ``session`` (others are skipped), or None."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                msg = self.spy.inbox.get(timeout=left)
-            except queue.Empty:
-                return None
-            if msg is None or not msg.topic.endswith("/reply"):
-                continue
-            reply = pair.decode_reply(msg.payload)
-            if reply.session == session:
-                return reply
-        return None
-
-    def code(self, challenge: pair.Reply) -> str:
-        """What the hub will show once he reveals: he knows it before he does."""
-        return pair.pair_code(self.public, challenge.ca, self.nonce, pair.unb64(challenge.nonce))
 
 
 @dataclass
@@ -296,3 +261,64 @@ def test_a_new_stations_first_login_is_taken(rig: Rig) -> None:
     )
     state = first_login(login)
     assert state.ok, state
+
+
+def _strings(data: Any) -> Iterator[tuple[bool, str]]:
+    """Every key (True) and string value (False) in a decoded JSON payload."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield True, str(key)
+            yield from _strings(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _strings(value)
+    elif isinstance(data, str):
+        yield False, data
+
+
+def _names_a_code(payload: bytes, codes: list[str]) -> bool:
+    """Whether a payload says one of ``codes`` as a code is said (a value of its own, or
+    "Pair p1? 4721" on a screen), or has a ``pairing`` field. Digits inside a longer
+    token (a nonce, a certificate) are not a code said."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return any(code.encode() in payload for code in codes)
+    for key, text in _strings(data):
+        if (key and text == "pairing") or any(text == c or f" {c}" in text for c in codes):
+            return True
+    return False
+
+
+def test_a_waiting_code_reaches_host_users_only(rig: Rig) -> None:
+    """A station asks to be p1 and someone on the Wi-Fi to be p3: the host user reads
+    both codes on the host screen. The enrol user (whose password is public), a station's
+    user and the spectator, each subscribed to everything, read no code: not on
+    ``public``, ``hub/status``, a screen or a reply; nor any station's request, from which
+    a code is made."""
+    host = rig.watch("#", "coffre/#", user="host-main")
+    enrol = stranger(rig)
+    enrol.subscribe(["#", "coffre/#"])
+    others = {"enrol": enrol}
+    for user in (f"{TABLE}.p2", SPECTATOR_USER):
+        others[user] = rig.watch("#", "coffre/#", user=user)
+    glass, _result, stop, thread = pair_in_background(rig.station_toml("p1"))
+    attacker = Asker(stranger(rig))
+    attacker.hello("p3", "evil")
+    challenge = attacker.reply("evil")
+    assert challenge is not None and challenge.step == "challenge"
+    attacker.reveal("p3", "evil")
+    codes = [glass.code(), attacker.code(challenge)]
+    both = latest(host, T.host_screen, f'"pairing":{{"p1":"{codes[0]}","p3":"{codes[1]}"}}')
+    assert _names_a_code(json.dumps(both).encode(), codes)  # the check can say yes
+    time.sleep(1.0)  # whatever the hub sent meanwhile reaches every listener
+    for user, client in others.items():
+        seen = drain(client)
+        topics = {m.topic for m in seen}
+        heard = pair.enrol_topic(TABLE, "p1", "reply") if user == "enrol" else T.hub_status
+        assert heard in topics, (user, topics)  # subscribed to everything it may read
+        leaked = [m.topic for m in seen if _names_a_code(m.payload, codes)]
+        assert leaked == [], (user, leaked)
+        assert not any(t.endswith("/request") for t in topics), (user, topics)
+    stop.set()
+    thread.join(15)

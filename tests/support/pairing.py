@@ -4,6 +4,7 @@ and helpers to play a station, the host and a stranger on the Wi-Fi (docs/pairin
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import threading
@@ -197,3 +198,43 @@ def drain(client: Client) -> list[Message]:
             return out
         if msg is not None:
             out.append(msg)
+
+
+@dataclass
+class Asker:
+    """Someone on the Wi-Fi who asks to pair: one key and nonce, fresh sessions."""
+
+    spy: Client
+    private: bytes = b""
+    public: bytes = b""
+    nonce: bytes = field(default_factory=lambda: os.urandom(16))
+
+    def __post_init__(self) -> None:
+        self.private, self.public = pair.keypair()
+
+    def hello(self, seat: str, session: str) -> None:
+        hello = pair.hello(session, self.public, self.nonce)
+        self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(hello))
+
+    def reveal(self, seat: str, session: str) -> None:
+        reveal = pair.reveal(session, self.nonce)
+        self.spy.publish(pair.enrol_topic(TABLE, seat, "request"), pair.encode(reveal))
+
+    def reply(self, session: str, timeout: float = 5.0) -> pair.Reply | None:
+        """The hub's next reply to ``session`` (others are skipped), or None."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                msg = self.spy.inbox.get(timeout=left)
+            except queue.Empty:
+                return None
+            if msg is None or not msg.topic.endswith("/reply"):
+                continue
+            reply = pair.decode_reply(msg.payload)
+            if reply.session == session:
+                return reply
+        return None
+
+    def code(self, challenge: pair.Reply) -> str:
+        """What the hub will show once he reveals: he knows it before he does."""
+        return pair.pair_code(self.public, challenge.ca, self.nonce, pair.unb64(challenge.nonce))

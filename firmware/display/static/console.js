@@ -158,7 +158,18 @@
   }
 
   // Seats and the game: re-read every 2 s (a page's refresh does not keep a session alive).
+  // A Pair with a code the page did not show before (a new request, a new code) waits
+  // SETTLE_MS before it answers: the host's finger may have been on its way to what was
+  // there (the panel's ok waits the same on a pairing just shown).
   var live = document.getElementById("live");
+  var SETTLE_MS = 1500;
+  function shownCodes() {
+    var out = {};
+    Array.prototype.forEach.call(live.querySelectorAll("form.pair[data-code]"), function (f) {
+      out[f.dataset.station] = f.dataset.code;
+    });
+    return out;
+  }
   function refresh() { load().then(function () { setTimeout(refresh, 2000); }); }
   function load() {
     if (!live) return Promise.resolve();
@@ -167,7 +178,15 @@
       return r.ok ? r.text() : null;
     }).then(function (text) {
       var typing = live.contains(document.activeElement) && document.activeElement.tagName === "INPUT";
-      if (text !== null && !typing) live.innerHTML = text;
+      if (text === null || typing) return;
+      var before = shownCodes();
+      live.innerHTML = text;
+      Array.prototype.forEach.call(live.querySelectorAll("form.pair[data-code]"), function (f) {
+        if (before[f.dataset.station] === f.dataset.code) return;
+        var pair = f.querySelector("button[type=submit]");
+        pair.disabled = true;
+        setTimeout(function () { pair.disabled = false; }, SETTLE_MS);
+      });
       var now = document.getElementById("table-now");
       if (now && now.dataset.sound) press("sound", now.dataset.sound);
       if (now && now.dataset.language) press("language", now.dataset.language);
