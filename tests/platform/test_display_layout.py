@@ -173,3 +173,27 @@ def test_the_sound_button_never_covers_the_idle_hint(width: int, height: int) ->
                         tab.page.evaluate("window.scrollTo(0, 0)")
     assert states == {"tap", "on", "off", "host"}, states
     assert not problems, "\n".join(problems[:20])
+
+
+def test_the_sound_button_leaves_a_phones_last_lines_readable() -> None:
+    """A phone scrolls a game's page: at its end the sound button in its corner covers no
+    fact (a seat, a line of the feed), in every game's samples, in French and English."""
+    width, height = SIZES["phone"]
+    problems = []
+    with chromium() as browser:
+        tab = StaticPage(browser, {"width": width, "height": height})
+        button = tab.page.locator("#sound")
+        for language in ("en", "fr"):
+            for sample in samples():
+                tab.show(page("t", fragment(sample.public, language), language=language))
+                if not button.is_visible():
+                    problems.append(f"{sample.name} {language}: no sound button")
+                    continue
+                tab.page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                sound_box = tab.page.evaluate(SOUND_AND_HINT.replace(
+                    ", document.querySelector('.idle .note')", ""))[0]  # fmt: skip
+                for box in tab.page.evaluate(BOXES):
+                    if crossing(sound_box, box):
+                        problems.append(f"{sample.name} {language}: {box['what']!r} under it")
+                tab.page.evaluate("window.scrollTo(0, 0)")
+    assert not problems, "\n".join(problems[:20])
