@@ -40,7 +40,7 @@ def test_each_offered_value_starts_the_game_as_dash_o_would() -> None:
                 for o in g["options"]
                 if o["name"] == option.name
             )
-            for raw, _text in offered["values"]:
+            for raw, *_text in offered["values"]:
                 fields = {
                     "game": game.id,
                     "players": str(game.max_players),
