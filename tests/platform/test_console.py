@@ -346,7 +346,8 @@ def test_the_hubs_answers_and_the_game_form_speak_the_consoles_language(
     console, url = console_display(sim)
     phone = Phone(url, granted(console))
     said = SAID[language]
-    assert said["mystery"] in phone.page()
+    # The display speaks and offers what the hub's status and public say, once it has them.
+    assert until(lambda: said["mystery"] in phone.page()), phone.page()
     assert phone.post("command", cmd="start", game=GAME, players="4") == {
         "ok": False,
         "message": said["stations"],
