@@ -4,10 +4,11 @@ Between games the hub's ``public`` lists the games the host may start (``menu``)
 with its player range and every option it declares, as the panel offers them
 (``firmware/hub/publish.py``, ``option_menu``): the values as ``-o`` reads them (JSON)
 with how each reads, or a range for a free number. So a new game appears here by itself,
-and the display never holds the rules. An option left at "default" is not sent: the hub
-fills it as it does for ``-o`` (a language option follows the table). The hub checks the
-start (a game running, too few stations, a bad option): its one-line answer is what the
-phone shows.
+and the display never holds the rules. Its texts (names, labels, how a value reads) are
+message ids, said here in the language spoken now, as the panel says them. An option
+left at "default" is not sent: the hub fills it as it does for ``-o`` (a language option
+follows the table). The hub checks the start (a game running, too few stations, a bad
+option): its one-line answer is what the phone shows.
 """
 
 from __future__ import annotations
