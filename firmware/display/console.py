@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -31,7 +31,7 @@ from firmware.display.console_live import LastSeen, ago, live_fragment
 from firmware.display.parts import french_spaces
 from firmware.display.spectator import Snapshot
 from firmware.link import protocol as proto
-from firmware.link.lang import LANGUAGES, N_, _, speaking
+from firmware.link.lang import LANGUAGES, N_, _, refusal, speaking
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ class HubLink(Protocol):
     def withdraw(self, table: str, request: Request) -> None:
         """Take a request off the hub's glass (it ended here first)."""
 
-    def command(self, table: str, cmd: proto.HostCommand) -> Awaitable[tuple[bool, str]]:
+    def command(self, table: str, cmd: proto.HostCommand) -> Awaitable[proto.Ack]:
         """Send a host command and wait for the hub's answer."""
 
 
@@ -338,6 +338,31 @@ class Console:
     def _json(data: dict[str, object], status: int = 200) -> web.Response:
         return web.json_response(data, status=status, headers=HEADERS)
 
+    def _say(
+        self,
+        table: str,
+        session: Session | None,
+        msgid: str,
+        params: Mapping[str, Any] | None = None,
+    ) -> str:
+        """One line for the phone (a message id and its fields), in the console's language."""
+        with speaking(self._language(table, session)):
+            return refusal(msgid, params) if msgid else ""
+
+    def _said(
+        self,
+        table: str,
+        session: Session | None,
+        data: dict[str, object],
+        message: str,
+        status: int = 200,
+        params: Mapping[str, Any] | None = None,
+    ) -> web.Response:
+        """A JSON answer whose ``message`` (an id, its fields in ``params``) is said in
+        the console's language."""
+        said = self._say(table, session, message, params)
+        return self._json({**data, "message": said}, status)
+
     def _write(self, request: web.Request, table: str, form: dict[str, str]) -> Session:
         """The session of a write that passes every check, else an HTTP error with one line."""
         try:
@@ -352,9 +377,9 @@ class Console:
         except Refused as err:
             line = str(err)
             status = {"Sign in first": 401, "Already done": 409}.get(line, 403)
-            raise _error(status, line) from None
+            raise _error(status, self._say(table, None, line)) from None
         if session.table != table:
-            raise _error(401, "Sign in first")
+            raise _error(401, self._say(table, None, N_("Sign in first")))
         return session
 
     # --- handlers -----------------------------------------------------------------------
@@ -383,14 +408,14 @@ class Console:
     async def _ask(self, request: web.Request) -> web.Response:
         table = self._table(request)
         if request.headers.get("Origin") != f"{request.scheme}://{request.host}":
-            return self._json({"message": "Refused: not sent from this page"}, 403)
+            return self._said(table, None, {}, N_("Refused: not sent from this page"), 403)
         waiting = self.door.shown(table)
         try:
             asked, secret = self.door.ask(table, self._address(request))
         except Refused as err:
             if waiting is not None and waiting.state != "waiting" and self.link is not None:
                 self.link.withdraw(table, waiting)  # two requests: off the hub's glass too
-            return self._json({"message": str(err)}, 429)
+            return self._said(table, None, {}, str(err), 429)
         log.info("console: %s asks for table %s's console", self._address(request), table)
         if self.link is not None:
             task = asyncio.get_running_loop().create_task(self._hear(table, asked))
@@ -423,13 +448,14 @@ class Console:
         session = self._write(request, table, form)
         cmd = form.get("cmd", "")
         if cmd not in COMMANDS:
-            return self._json({"ok": False, "message": "Unknown command"}, 400)
+            return self._said(table, session, {"ok": False}, N_("Unknown command"), 400)
         if cmd in CONFIRM and form.get("confirm") != "yes":
             question, yes = CONFIRM[cmd]
             with speaking(self._language(table, session)):
                 return self._json({"ok": False, "confirm": _(question), "yes": _(yes)})
         if self.link is None:
-            return self._json({"ok": False, "message": "The console cannot reach the hub"}, 503)
+            unreachable = N_("The console cannot reach the hub")
+            return self._said(table, session, {"ok": False}, unreachable, 503)
         command_id = f"console-{form['nonce']}"
         try:
             if cmd == "start":
@@ -440,15 +466,16 @@ class Console:
                 fields.update({k: form[k] for k in given if form.get(k)})
                 # Decoded as the hub decodes it: a bad station name or code is one line here.
                 command = proto.decode_host_command(proto.encode(fields))
-        except (BadStart, proto.ProtocolError) as err:
-            return self._json({"ok": False, "message": str(err)[:63]}, 400)
-        ok, message = await self.link.command(table, command)
-        log.info("console: session %s on %s: %s -> %s", session.id, table, cmd, ok)
-        # The hub answers in English (its message ids): said in the console's language
-        # where the catalogue has the text (one with its fields filled reads as sent).
-        with speaking(self._language(table, session)):
-            said = _(message) if message else ""
-        return self._json({"ok": ok, "message": said})
+        except BadStart as err:
+            return self._said(table, session, {"ok": False}, err.msgid, 400, err.params)
+        except proto.ProtocolError as err:
+            return self._said(table, session, {"ok": False}, str(err)[:63], 400)
+        ack = await self.link.command(table, command)
+        log.info("console: session %s on %s: %s -> %s", session.id, table, cmd, ack.ok)
+        # The hub answers in English, with the message id and fields of an answer that has
+        # fields: said in the console's language where the catalogue has the text.
+        msgid, params = (ack.msgid, ack.params) if ack.msgid else (ack.message, {})
+        return self._said(table, session, {"ok": ack.ok}, msgid, params=params)
 
     def _menu(self, table: str) -> list[Any]:
         """The games the hub offers on this table now (its ``public``'s menu)."""
@@ -460,7 +487,7 @@ class Console:
             request.cookies.get(SESSION_COOKIE), self._address(request), touch=False
         )
         if session is None or session.table != table:
-            raise _error(401, "Sign in first")
+            raise _error(401, self._say(table, None, N_("Sign in first")))
         if self.snapshot is None:
             return web.Response(text="", content_type="text/html", headers=HEADERS)
         return web.Response(
@@ -485,10 +512,10 @@ class Console:
         session = self._write(request, table, form)
         which = form.get("session", "")
         if not self.door.revoke(table, which):
-            return self._json({"ok": False, "message": "No such session"}, 404)
+            return self._said(table, session, {"ok": False}, N_("No such session"), 404)
         self._sessions_changed(table)
         log.info("console: session %s on %s revoked by %s", which, table, session.id)
-        return self._json({"ok": True, "message": "Session ended"})
+        return self._said(table, session, {"ok": True}, N_("Session ended"))
 
     async def _signout(self, request: web.Request) -> web.Response:
         table = self._table(request)
@@ -496,7 +523,7 @@ class Console:
         session = self._write(request, table, form)
         self.door.revoke(table, session.id)
         self._sessions_changed(table)
-        response = self._json({"ok": True, "message": "Signed out"})
+        response = self._said(table, session, {"ok": True}, N_("Signed out"))
         response.del_cookie(SESSION_COOKIE, path=f"/host/{table}")
         return response
 
@@ -507,7 +534,7 @@ class Console:
         session = self._write(request, table, form)
         code = form.get("language", "")
         if code and code not in LANGUAGES:
-            return self._json({"ok": False, "message": "No such language"}, 400)
+            return self._said(table, session, {"ok": False}, N_("No such language"), 400)
         session.language = code
         return self._json({"ok": True, "message": ""})
 

@@ -39,6 +39,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from firmware.link.lang import N_
 from firmware.link.limits import TokenBucket
 
 #: A request waits this long for the host's yes.
@@ -132,14 +133,14 @@ class ConsoleDoor:
             if now - ended.born > 2 * REQUEST_SECONDS:
                 del self.ended[digest]  # its browser never came back to read how it ended
         if now < self.cool_until.get(table, 0.0):
-            raise Refused("Too soon: wait a little and ask again")
+            raise Refused(N_("Too soon: wait a little and ask again"))
         waiting = self.pending.get(table)
         if waiting is not None:
             self._end(waiting, "two", now)
-            raise Refused("Two requests at once: both refused")
+            raise Refused(N_("Two requests at once: both refused"))
         bucket = self.buckets.setdefault(table, TokenBucket(BURST, REFILL, now))
         if not bucket.take(now):
-            raise Refused("Too many requests: wait a little")
+            raise Refused(N_("Too many requests: wait a little"))
         secret = secrets.token_urlsafe(32)
         code = f"{secrets.randbelow(10_000):04d}"
         request = Request(table, code, address, _digest(secret), now)
@@ -157,11 +158,11 @@ class ConsoleDoor:
         self._expire(table, now)
         request = self.pending.get(table)
         if request is None:
-            raise Refused("No console request waits")
+            raise Refused(N_("No console request waits"))
         if not hmac.compare_digest(request.code, code):
-            raise Refused("The request shows another code: not granted")
+            raise Refused(N_("The request shows another code: not granted"))
         if now - request.born < SETTLE_SECONDS:
-            raise Refused("A new request: look at its code first")
+            raise Refused(N_("A new request: look at its code first"))
         del self.pending[table]
         request.state = "granted"
         self.ended[request.secret_hash] = request
@@ -189,7 +190,7 @@ class ConsoleDoor:
         self._expire(table, now)
         request = self.pending.get(table)
         if request is None:
-            raise Refused("No console request waits")
+            raise Refused(N_("No console request waits"))
         self._end(request, "refused", now)
         return "Console request refused"
 
@@ -302,16 +303,16 @@ class ConsoleDoor:
         page's own origin, the session's CSRF token and a nonce never seen; else
         :class:`Refused`. The nonce is spent even if the hub then refuses the command."""
         if origin is None or origin != expected_origin:
-            raise Refused("Refused: not sent from this console's page")
+            raise Refused(N_("Refused: not sent from this console's page"))
         session = self.session(token, address)
         if session is None:
-            raise Refused("Sign in first")
+            raise Refused(N_("Sign in first"))
         if not csrf or not hmac.compare_digest(session.csrf, csrf):
-            raise Refused("Refused: this page is out of date, reload it")
+            raise Refused(N_("Refused: this page is out of date, reload it"))
         if not NONCE.match(nonce):
-            raise Refused("Refused: no request id")
+            raise Refused(N_("Refused: no request id"))
         if nonce in session.nonces:
-            raise Refused("Already done")
+            raise Refused(N_("Already done"))
         session.nonces[nonce] = None
         while len(session.nonces) > NONCES_KEPT:
             session.nonces.popitem(last=False)

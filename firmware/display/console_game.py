@@ -4,10 +4,11 @@ Between games the hub's ``public`` lists the games the host may start (``menu``)
 with its player range and every option it declares, as the panel offers them
 (``firmware/hub/publish.py``, ``option_menu``): the values as ``-o`` reads them (JSON)
 with how each reads, or a range for a free number. So a new game appears here by itself,
-and the display never holds the rules. An option left at "default" is not sent: the hub
-fills it as it does for ``-o`` (a language option follows the table). The hub checks the
-start (a game running, too few stations, a bad option): its one-line answer is what the
-phone shows.
+and the display never holds the rules. Its texts (names, labels, how a value reads) are
+message ids, said here in the language spoken now, as the panel says them. An option
+left at "default" is not sent: the hub fills it as it does for ``-o`` (a language option
+follows the table). The hub checks the start (a game running, too few stations, a bad
+option): its one-line answer is what the phone shows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from firmware.link import protocol as proto
-from firmware.link.lang import N_, _
+from firmware.link.lang import N_, _, refusal
 
 #: Form fields of an option are named this, then the option's name.
 PREFIX = "o."
@@ -32,17 +33,39 @@ T = {
 
 
 class BadStart(ValueError):
-    """A form that is no start; the message is the one line shown."""
+    """A form that is no start: one line, a message id with ``{fields}`` that ``params``
+    fill (said in the console's language; ``str()`` is the English line)."""
+
+    def __init__(self, msgid: str, /, **params: Any) -> None:
+        super().__init__(msgid.format(**params) if params else msgid)
+        self.msgid = msgid
+        self.params = params
+
+
+def said(text: Any, params: Any = None) -> str:
+    """A text of the hub's menu (a message id, its fields in ``params``) in the language
+    spoken now; a text no catalogue has reads as itself."""
+    return refusal(str(text), params if isinstance(params, dict) else None)
+
+
+def _values(option: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The values an option offers: each as the form sends it and as the host reads it
+    (``[raw, text]``, or ``[raw, text, fields]`` for a text with fields such as ``{n} s``)."""
+    out = []
+    for value in option.get("values") or []:
+        if isinstance(value, list) and len(value) in (2, 3):
+            out.append((str(value[0]), said(value[1], value[2] if len(value) == 3 else None)))
+    return out
 
 
 def _option_field(option: Mapping[str, Any]) -> str:
     esc = html.escape
     name = esc(f"{PREFIX}{option.get('name', '')}")
-    label = esc(str(option.get("label", option.get("name", ""))))
-    values = [v for v in option.get("values") or [] if isinstance(v, list) and len(v) == 2]
+    label = esc(said(option.get("label", option.get("name", ""))))
+    values = _values(option)
     if values:
         choices = "".join(
-            f'<option value="{esc(str(raw))}">{esc(str(text))}</option>' for raw, text in values
+            f'<option value="{esc(raw)}">{esc(text)}</option>' for raw, text in values
         )
         control = (
             f'<select name="{name}"><option value="" selected>{esc(_(T["default"]))}</option>'
@@ -77,7 +100,7 @@ def start_form(menu: Sequence[Mapping[str, Any]]) -> str:
         note = _("A game is running (or the hub has not said its games yet).")
         return f'<p class="note">{esc(note)}</p>'
     picker = "".join(
-        f'<option value="{esc(g["id"])}">{esc(str(g.get("name", g["id"])))}</option>' for g in menu
+        f'<option value="{esc(g["id"])}">{esc(said(g.get("name", g["id"])))}</option>' for g in menu
     )
     sets = []
     for index, game in enumerate(menu):
@@ -118,16 +141,18 @@ def start_command(
     each option's value itself (its answer names what it must be)."""
     if not menu:
         # The hub lists its games only between games (public's menu).
-        raise BadStart("A game is running: abort it first")
+        raise BadStart(N_("A game is running: abort it first"))
     game = next((g for g in menu if g["id"] == form.get("game")), None)
     if game is None:
-        raise BadStart("That game is not on offer now")
+        raise BadStart(N_("That game is not on offer now"))
     try:
         players = int(form.get("players", ""))
     except ValueError:
-        raise BadStart("Players must be a number") from None
-    if not int(game.get("min", 1)) <= players <= int(game.get("max", 1)):
-        raise BadStart(f"{game.get('name', game['id'])} is for {game['min']}-{game['max']} players")
+        raise BadStart(N_("Players must be a number")) from None
+    lo, hi = int(game.get("min", 1)), int(game.get("max", 1))
+    if not lo <= players <= hi:
+        name = str(game.get("name", game["id"]))  # a message id: said with the line
+        raise BadStart(N_("{game} is for {lo}-{hi} players"), game=name, lo=lo, hi=hi)
     declared = {str(o.get("name")): o for o in game.get("options") or [] if isinstance(o, dict)}
     options: dict[str, Any] = {}
     for key, raw in form.items():
@@ -135,7 +160,7 @@ def start_command(
             continue
         name = key.removeprefix(PREFIX)
         if name not in declared:
-            raise BadStart(f"No option {name}"[:63])
+            raise BadStart(N_("No option {name}"), name=name[:50])
         options[name] = _value(declared[name], raw)
     return proto.HostCommand(
         cmd="start", id=command_id, game=str(game["id"]), players=players, options=options

@@ -141,11 +141,14 @@ class MqttHubLink:
             with self._lock:
                 self.waiting.pop(cmd.id, None)
 
-    async def command(self, table: str, cmd: proto.HostCommand) -> tuple[bool, str]:
+    async def command(self, table: str, cmd: proto.HostCommand) -> proto.Ack:
+        """The hub's answer as it came (its message id and fields with it, for the console
+        to say in its own language), or one that says the hub did not answer."""
         ack = await self._send(table, cmd, COMMAND_SECONDS)
         if ack is None:
-            return False, N_("The hub did not answer: look at the table before trying again")
-        return ack.ok, ack.message
+            said = N_("The hub did not answer: look at the table before trying again")
+            return proto.Ack(cmd.id, False, said)
+        return ack
 
     async def ask(self, table: str, request: Request) -> tuple[bool, str]:
         cmd = proto.HostCommand(cmd="console", id=f"console-ask-{request.id}", code=request.code)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from firmware.hub import console, health, pairing
 from firmware.hub.actor import TableActor
@@ -53,9 +54,10 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
     # Host ids live apart from station ids (a station may be called "host").
     source_id = f"{actor.config.name}!host/{cmd.id}"
 
-    def answer(ok: bool, message: str) -> None:
-        """Every command is answered on host/ack (the command line waits)."""
-        ctx.out.answer(actor, None, proto.Ack(cmd.id, ok, message))
+    def answer(ok: bool, message: str, params: dict[str, Any] | None = None) -> None:
+        """Every command is answered on host/ack (the command line waits); a message with
+        fields carries its id and their values too, for a console to say in its language."""
+        ctx.out.answer(actor, None, proto.answer(cmd.id, ok, message, params))
 
     # Nothing stored: a pairing lives only while it waits. ``pair`` grants only the
     # request whose code the host compared (``pair p6 4721``), never "whatever waits".
@@ -120,7 +122,7 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
     except IllegalAction as exc:
         remember(ctx, batch, actor, source_id, False, exc.message, keep=True)
         ctx.out.note(actor, exc.msgid, exc.params)
-        answer(False, exc.message)
+        answer(False, exc.msgid, exc.params)
     except RulesError as exc:
         remember(ctx, batch, actor, source_id, False, str(exc)[:63], keep=True)
         ctx.out.note(actor, str(exc))

@@ -65,6 +65,8 @@ SETTLE_SECONDS = 1.5
 #: How long a grant waits for the broker to take the new password (seconds): longer, it
 #: goes out anyway and the log says the broker's reload is late.
 VERIFY_SECONDS = 10.0
+#: The host's yes or no as answered: done or not, the message id and its fields.
+Said = tuple[bool, str, dict[str, str]]
 
 
 def reload_by_path_unit() -> None:
@@ -255,19 +257,22 @@ def confirm(
     *,
     code: str | None = None,
     session: str | None = None,
-) -> tuple[bool, str]:
+) -> Said:
     """The host's yes to one request: the station's whose code is ``code`` (the command
     line), or the one whose session is ``session`` (the panel's ok on the screen)."""
     pending = actor.pairing.get(station or "")
     if station is None or pending is None or pending.code is None or pending.granting:
-        return False, f"No pairing waits for {station}" if station else "Name the station"
+        if station is None:
+            return False, N_("Name the station"), {}
+        return False, N_("No pairing waits for {station}"), {"station": station}
     if session is not None and pending.session != session:
-        return False, f"{station}: not the request shown"
+        return False, N_("{station}: not the request shown"), {"station": station}
     if session is None and code != pending.code:
         if code is None:
-            return False, f"Give the code {station} shows: pair {station} NNNN"
+            said = N_("Give the code {station} shows: pair {station} NNNN")
+            return False, said, {"station": station}
         log.warning("%s: pair %s %s: not the code asked", actor.config.name, station, code)
-        return False, f"{station} asks with another code: not paired"
+        return False, N_("{station} asks with another code: not paired"), {"station": station}
     user = station_user(actor.config.name, station)
     password = secrets.token_urlsafe(16)
     grant = pair.encode(pair.Grant(user, password, pending.ca))
@@ -275,7 +280,7 @@ def confirm(
         box = pair.b64(pair.seal(pending.public, grant))
     except pair.BoxError:  # a key no box can be sealed to (a low-order point): not a station
         _end(ctx, actor, station, N_("{station}: pairing failed"), pending)
-        return False, f"{station}: pairing failed (bad key)"
+        return False, N_("{station}: pairing failed (bad key)"), {"station": station}
     assert ctx.door is not None
     try:
         ctx.door.grant(actor.config.name, station, password)
@@ -284,7 +289,7 @@ def confirm(
             "%s: pairing %s: cannot write the broker's users: %s", actor.config.name, station, exc
         )
         _end(ctx, actor, station, N_("{station}: pairing failed"), pending)
-        return False, f"Cannot write the broker's users: {exc}"[:63]
+        return False, N_("Cannot write the broker's users: {error}"), {"error": str(exc)[:30]}
     now = ctx.clock()
     pending.granting = granting = Granting(user, box)
     pending.expires = now + VERIFY_SECONDS + 2.0  # a net: the check below wakes the hub
@@ -298,7 +303,7 @@ def confirm(
     threading.Thread(target=verify, name=f"pair-{station}", daemon=True).start()
     _restage(actor, now)
     ctx.out.all(actor)
-    return True, f"{station} paired"
+    return True, N_("{station} paired"), {"station": station}
 
 
 def _granted(ctx: HubContext, actor: TableActor, station: str, pending: Pending) -> None:
@@ -324,16 +329,18 @@ def _granted(ctx: HubContext, actor: TableActor, station: str, pending: Pending)
 
 def refuse(
     ctx: HubContext, actor: TableActor, station: str | None, *, session: str | None = None
-) -> tuple[bool, str]:
+) -> Said:
     """The host's no (to the one shown when ``station`` is None)."""
     station = station or _first(actor)
     pending = actor.pairing.get(station or "")
     if station is None or pending is None or pending.granting is not None:
-        return False, f"No pairing waits for {station}" if station else "No pairing waits"
+        if station is None:
+            return False, N_("No pairing waits"), {}
+        return False, N_("No pairing waits for {station}"), {"station": station}
     if session is not None and pending.session != session:
-        return False, f"{station}: not the request shown"
+        return False, N_("{station}: not the request shown"), {"station": station}
     _end(ctx, actor, station, N_("{station}: pairing refused"), pending)
-    return True, f"{station}: pairing refused"
+    return True, N_("{station}: pairing refused"), {"station": station}
 
 
 def tick(ctx: HubContext, actor: TableActor, now: float) -> None:

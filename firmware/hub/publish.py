@@ -573,7 +573,10 @@ def game_menu(games: list[str]) -> list[dict[str, Any]]:
 
 def option_menu(option: Option, max_players: int) -> dict[str, Any]:
     """One declared option as the host's console offers it: the values the panel offers
-    (JSON, as ``-o`` reads them, with how each reads), or a range for a free number."""
+    (JSON, as ``-o`` reads them, with how each reads), or a range for a free number.
+    Its label and each value's text are message ids, as the game declares them, for the
+    console to say in its own language: ``[raw, text]``, or ``[raw, text, fields]`` for a
+    text with fields (``["20", "{n} s", {"n": 20}]``)."""
     values: list[Any] = list(option.menu) or list(option.choices)
     if option.kind == "flag" and not values:
         values = [False, True]
@@ -583,17 +586,19 @@ def option_menu(option: Option, max_players: int) -> dict[str, Any]:
         "name": option.name,
         "kind": option.kind,
         "label": option.label,
-        "values": [[json.dumps(v), _value_text(option, v)] for v in values],
+        "values": [[json.dumps(v), *_value_text(option, v)] for v in values],
         "lo": option.lo,
         "hi": None if math.isinf(option.hi) else option.hi,
     }
 
 
-def _value_text(option: Option, value: Any) -> str:
+def _value_text(option: Option, value: Any) -> list[Any]:
+    """How one value reads, as the panel says it (firmware/hub/hostmenu.py's
+    ``option_text``): a message id, and its fields when it has some."""
     if option.kind == "seconds":
-        return "off" if value == 0 else f"{value} s"
+        return [N_("off")] if value == 0 else [N_("{n} s"), {"n": value}]
     if option.kind == "flag":
-        return "yes" if value else "no"
+        return [N_("yes") if value else N_("no")]
     if option.kind == "seat":
-        return f"Seat {int(value) + 1}"
-    return str(option.values.get(str(value), value))
+        return [N_("Seat {n}"), {"n": int(value) + 1}]
+    return [str(option.values.get(str(value), value))]

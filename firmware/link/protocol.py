@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import msgspec
@@ -175,12 +176,52 @@ class Screen(msgspec.Struct, frozen=True, omit_defaults=True):
     quiet: bool = False
 
 
-class Ack(msgspec.Struct, frozen=True):
-    """The hub's answer to one input; shown or beeped by the station at once."""
+#: A filled-in answer's field values, as an :class:`Ack` carries them (a station's name,
+#: a count: words and numbers, never a structure).
+Param = str | int | float
+
+
+class Ack(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The hub's answer to one input; shown or beeped by the station at once.
+
+    ``message`` is the line itself: a station's in its table's language, a host
+    command's in English (``coffre host`` prints it). A host command's answer with fields
+    (``Only 3 stations here``) also carries its message id and their values (``Only {n}
+    stations here``, ``{"n": 3}``), so a console says it in its own language: see
+    :func:`answer`. Left empty they are not sent: a station's ack is the same bytes as
+    ever (``message`` has no default, so it is always sent, even empty).
+    """
 
     id: str | None
     ok: bool
-    message: str = ""
+    message: str
+    msgid: str = ""
+    params: dict[str, Param] = {}
+
+
+#: The longest message id and field value an answer carries (a refusal is one line).
+ANSWER_TEXT_CHARS = 128
+
+
+def answer(id: str | None, ok: bool, msgid: str, params: Mapping[str, Any] | None = None) -> Ack:
+    """A host command's answer: ``msgid`` with its ``{fields}`` filled from ``params``
+    as the message, and, when it has fields, the id and their values too (a console
+    translates the id and fills it). Fields that are not words or numbers, or a text
+    too long for one line, leave only the English message."""
+    fields = dict(params or {})
+    try:
+        message = msgid.format(**fields) if fields else msgid
+    except (KeyError, IndexError, ValueError):
+        return Ack(id, ok, msgid)
+    plain = all(
+        isinstance(v, str | int | float)
+        and not isinstance(v, bool)
+        and len(str(v)) <= ANSWER_TEXT_CHARS
+        for v in fields.values()
+    )
+    if not fields or not plain or len(msgid) > ANSWER_TEXT_CHARS:
+        return Ack(id, ok, message)
+    return Ack(id, ok, message, msgid, fields)
 
 
 class Claim(msgspec.Struct, frozen=True):

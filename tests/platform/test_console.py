@@ -4,11 +4,17 @@ user. Screenshots go to ``$COFFRE_SHOTS`` when it is set (to be looked at)."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import expect
 
 from firmware.cli import main
@@ -304,3 +310,98 @@ def test_the_phone_sets_the_tables_sound_and_language_and_follows_the_panel(
         page.reload()  # the console speaks the table's language from the next page on
         expect(page.locator(f"{sound}[aria-pressed=true]")).to_have_text("Off")
         expect(page.locator("button.cmd")).to_have_text(["Next", "Undo", "Abort"])
+
+
+class Phone:
+    """A signed-in phone without a browser: its page and the writes its script sends
+    (the session's cookie, CSRF token, a fresh nonce, the page's own origin)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token = url, token
+        self.csrf = re.findall(r'data-csrf="([^"]+)"', self.page())[0]
+
+    def page(self) -> str:
+        got = urllib.request.Request(self.url, headers={"Cookie": f"{SESSION_COOKIE}={self.token}"})
+        with urllib.request.urlopen(got, timeout=10) as answer:
+            return str(answer.read().decode())
+
+    def post(self, path: str, **fields: str) -> dict[str, Any]:
+        form = {"csrf": self.csrf, "nonce": os.urandom(12).hex(), **fields}
+        origin = "/".join(self.url.split("/")[:3])
+        sent = urllib.request.Request(
+            f"{self.url}/{path}",
+            data=urllib.parse.urlencode(form).encode(),
+            headers={"Cookie": f"{SESSION_COOKIE}={self.token}", "Origin": origin},
+        )
+        try:
+            with urllib.request.urlopen(sent, timeout=20) as answer:
+                said: dict[str, Any] = json.load(answer)
+        except urllib.error.HTTPError as err:
+            said = json.load(err)
+        return said
+
+
+#: What the console says, by the table's language: the form's words for an option and
+#: its values, the hub's answers with fields, the console's own refusals.
+SAID = {
+    "en": {
+        "mystery": '<span>Secret no.</span><select name="o.mystery">'
+        '<option value="" selected>default</option>'
+        '<option value="&quot;keys&quot;">by key</option>'
+        '<option value="&quot;dealt&quot;">dealt</option></select>',
+        "stations": "Only 3 stations here",
+        "pair": "No pairing waits for p2",
+        "players": "Secret Identity is for 3-8 players",
+        "unknown": "Unknown command",
+        "session": "No such session",
+    },
+    "fr": {
+        "mystery": '<span>Numéros</span><select name="o.mystery">'
+        '<option value="" selected>par défaut</option>'
+        '<option value="&quot;keys&quot;">par clé</option>'
+        '<option value="&quot;dealt&quot;">tirés</option></select>',
+        "stations": "Seulement 3 stations ici",
+        "pair": "Aucun appairage en attente pour p2",
+        "players": "Secret Identity se joue de 3 à 8 joueurs",
+        "unknown": "Commande inconnue",
+        "session": "Session inconnue",
+    },
+}
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_the_hubs_answers_and_the_game_form_speak_the_consoles_language(
+    make_table: TableFactory, language: str
+) -> None:
+    """The hub's answers with fields (too many players for the stations, no pairing
+    waiting for that seat), the form's option labels and values and the console's own
+    refusals are in the console's language; the host's command line still prints the
+    hub's English line; a session that picks another language hears that one."""
+    sim = make_table(players=3, language=language)
+    console, url = console_display(sim)
+    phone = Phone(url, granted(console))
+    said = SAID[language]
+    # The display speaks and offers what the hub's status and public say, once it has them.
+    assert until(lambda: said["mystery"] in phone.page()), phone.page()
+    assert phone.post("command", cmd="start", game=GAME, players="4") == {
+        "ok": False,
+        "message": said["stations"],
+    }
+    assert phone.post("command", cmd="pair", station="p2", code="1234") == {
+        "ok": False,
+        "message": said["pair"],
+    }
+    refused = phone.post("command", cmd="start", game=GAME, players="9")
+    assert refused == {"ok": False, "message": said["players"]}
+    assert phone.post("command", cmd="dance")["message"] == said["unknown"]
+    assert phone.post("revoke", session="00000000")["message"] == said["session"]
+    assert sim.watch.public.get("game") is None  # none of it started anything
+
+    cmd = proto.HostCommand(cmd="start", id="cli-too-many", game=GAME, players=4)
+    ack = host.send(sim.broker.config(HOST_USER), TABLE, cmd)
+    assert host.describe(TABLE, cmd, ack) == f"{TABLE}: start refused: Only 3 stations here"
+
+    other = "en" if language == "fr" else "fr"
+    assert phone.post("language", language=other)["ok"] is True
+    answer = phone.post("command", cmd="start", game=GAME, players="4")
+    assert answer["message"] == SAID[other]["stations"]

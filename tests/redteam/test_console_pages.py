@@ -254,7 +254,7 @@ def test_a_command_is_not_sent_before_the_link_hears_the_hubs_answers() -> None:
     link.client.publish = lambda _topic, payload, **_kw: sent.append(payload)  # type: ignore[method-assign,assignment,misc]
     link.client.connected.set()
     cmd = proto.HostCommand(cmd="next", id="console-a")
-    assert asyncio.run(link.command(TABLE, cmd))[0] is False and sent == []
+    assert asyncio.run(link.command(TABLE, cmd)).ok is False and sent == []
 
 
 def test_the_table_section_presses_what_the_hub_says_and_the_page_names_the_table() -> None:

@@ -15,6 +15,7 @@ from firmware.hub.events import ClaimDecided, Connected, Tick
 from firmware.hub.inputs import BAD_SEQUENCE
 from firmware.hub.service import Hub
 from firmware.link import protocol as proto
+from firmware.link.lang import catalogue, refusal, speaking
 from firmware.link.mqtt import BrokerConfig, Message
 from tests.support.hubrig import KEYS, TABLE, Clock, Rig, T, voting_rig
 
@@ -144,6 +145,47 @@ def test_every_malformed_host_command_with_an_id_is_answered(
     assert len(acks) == 1 and acks[0]["ok"] is False
     assert acks[0]["id"] == command_id
     assert rig.hub.actors[TABLE].table is None
+
+
+def test_a_host_refusal_with_fields_carries_its_id_and_fields_and_french_has_it(
+    tmp_path: Path,
+) -> None:
+    """A host command's refusal with fields (too many players, a pairing that does not
+    wait, a game with no binding) is the English line plus its message id and fields, and
+    the French catalogue has that id (a console says it in French); one without fields and
+    a station's ack are the same bytes as ever (no id, no fields)."""
+    rig = Rig(tmp_path)
+    rig.start(players=4)
+    rig.host("pair", station="p2", code="1234")
+    rig.host("refuse", station="p3")
+    rig.host("start", game="chess", players=3)
+    said = host_acks(rig)[-4:]
+    assert [(a["ok"], a["message"]) for a in said] == [
+        (False, "Only 3 stations here"),
+        (False, "No pairing waits for p2"),
+        (False, "No pairing waits for p3"),
+        (False, "No table binding for chess"),
+    ]
+    assert [(a["msgid"], a["params"]) for a in said] == [
+        ("Only {n} stations here", {"n": 3}),
+        ("No pairing waits for {station}", {"station": "p2"}),
+        ("No pairing waits for {station}", {"station": "p3"}),
+        ("No table binding for {game}", {"game": "chess"}),
+    ]
+    french = catalogue("fr")
+    for ack in said:
+        assert french.gettext(ack["msgid"]) != ack["msgid"], ack
+        with speaking("fr"):
+            assert refusal(ack["msgid"], ack["params"]) != ack["message"], ack
+    rig.host("next")
+    assert host_acks(rig)[-1] == {
+        "id": f"h:{rig.commands}",
+        "ok": False,
+        "message": "No game running",
+    }
+    rig.start()
+    ack = rig.mystery("p1", 2)
+    assert ack == {"id": ack["id"], "ok": True, "message": ""}
 
 
 # --- station status flapping ---------------------------------------------------------------

@@ -10,6 +10,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -27,6 +28,9 @@ class Hub:
 
     def __init__(self) -> None:
         self.commands: list[proto.HostCommand] = []
+        #: How it answers each command (its message id and fields too, as the hub's
+        #: answer with fields carries them).
+        self.answers = proto.answer(None, True, "")
         self.asked: dict[str, tuple[Request, asyncio.Future[tuple[bool, str]]]] = {}
         self.withdrawn: list[Request] = []
 
@@ -38,9 +42,9 @@ class Hub:
     def withdraw(self, table: str, request: Request) -> None:
         self.withdrawn.append(request)
 
-    async def command(self, table: str, cmd: proto.HostCommand) -> tuple[bool, str]:
+    async def command(self, table: str, cmd: proto.HostCommand) -> proto.Ack:
         self.commands.append(cmd)
-        return True, ""
+        return msgspec.structs.replace(self.answers, id=cmd.id)
 
     @property
     def glass(self) -> Request | None:
