@@ -55,7 +55,14 @@ def test_a_language_the_table_has_not_is_refused_in_one_line(
     hub, sent = make_hub(tmp_path, language="fr")
     command = {"id": "cli-1", "cmd": "language", "language": language}
     deliver(hub, T.host_command, {k: v for k, v in command.items() if v is not None})
-    assert acks(sent)["cli-1"] == {"id": "cli-1", "ok": False, "message": "Language: one of en, fr"}
+    assert acks(sent)["cli-1"] == {
+        "id": "cli-1",
+        "ok": False,
+        "message": "Language: one of en, fr",
+        # a console says it in its own language from these
+        "msgid": "Language: one of {choices}",
+        "params": {"choices": "en, fr"},
+    }
     assert hub.actors["t"].language == "fr"
     assert hub.store.get_setting(language_key("t")) is None
 
