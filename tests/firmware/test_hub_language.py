@@ -5,7 +5,6 @@ not, and taken back with a batch the disk rolls back."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from firmware.hub.hostmenu import language_key
 from firmware.hub.moves import NOT_SAVED
-from tests.support.hub import T, deliver, make_hub
+from tests.support.hub import T, deliver, full_at_next_commit, make_hub
 
 
 def acks(sent: list[tuple[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -98,14 +97,7 @@ def test_a_batch_the_disk_rolls_back_takes_the_language_back(
     """The setting is written but the batch's commit fails (a full card): the answer says
     not saved and the table speaks what the store still says, not what was asked."""
     hub, sent = make_hub(tmp_path, language="fr")
-    real = hub.store.commit
-
-    def full() -> None:
-        monkeypatch.setattr(hub.store, "commit", real)
-        hub.store.rollback()
-        raise sqlite3.OperationalError("database or disk is full")
-
-    monkeypatch.setattr(hub.store, "commit", full)
+    full_at_next_commit(hub, monkeypatch)
     deliver(hub, T.host_command, {"id": "cli-1", "cmd": "language", "language": "en"})
     assert acks(sent)["cli-1"] == {"id": "cli-1", "ok": False, "message": NOT_SAVED}
     assert hub.actors["t"].language == "fr"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from firmware.hub.config import TableConfig
 from firmware.hub.service import Hub
@@ -78,3 +81,16 @@ def four_seat_hub(tmp_path: Path, clock: Clock) -> tuple[Hub, list[tuple[str, An
 def screens(sent: list[tuple[str, Any]], station: str) -> list[dict[str, Any]]:
     """Every screen sent to ``station``, oldest first."""
     return [p for t, p in sent if t == T.station(station, "screen")]
+
+
+def full_at_next_commit(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub's next commit fails as on a full card: written, rolled back, refused; the
+    commits after it work again."""
+    real = hub.store.commit
+
+    def full() -> None:
+        monkeypatch.setattr(hub.store, "commit", real)
+        hub.store.rollback()
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(hub.store, "commit", full)
