@@ -405,3 +405,48 @@ def test_the_hubs_answers_and_the_game_form_speak_the_consoles_language(
     assert phone.post("language", language=other)["ok"] is True
     answer = phone.post("command", cmd="start", game=GAME, players="4")
     assert answer["message"] == SAID[other]["stations"]
+
+
+#: A phone, a small tablet held upright, a tablet on its side.
+SCREENS = [PHONE, {"width": 820, "height": 1180}, {"width": 1180, "height": 820}]
+
+
+def test_the_console_reads_on_a_phone_and_a_tablet_without_sideways_scrolling(
+    make_table: TableFactory,
+) -> None:
+    """During a game, in French and English, upright and on its side: the page never
+    scrolls sideways, no control runs past the screen's edge, and on a tablet the page
+    keeps a readable column (no line of text wider than 700 px)."""
+    sim = make_table(players=3)
+    console, url = console_display(sim)
+    sim.host({"cmd": "start", "game": GAME, "players": 3})
+    sim.watch.wait(lambda p: p.get("game") == GAME)
+    problems = []
+    token = granted(console)  # one phone: its session's language is the one picked
+    with chromium() as browser:
+        for screen in SCREENS:
+            for language in ("en", "fr"):
+                page = new_page(browser, screen)
+                page.context.add_cookies([{"name": SESSION_COOKIE, "value": token, "url": url}])
+                page.goto(url)
+                with page.expect_navigation():  # the page reloads in the language picked
+                    page.select_option("#language", language)
+                where = f"{screen['width']}x{screen['height']} {language}"
+                wide = page.evaluate("document.documentElement.scrollWidth")
+                if wide > screen["width"]:
+                    problems.append(f"{where}: {wide} px wide")
+                boxes = page.locator(
+                    "main button:visible, main select:visible, main p"
+                ).evaluate_all(
+                    "els => els.map(e => [e.textContent.slice(0, 30),"
+                    " e.getBoundingClientRect().toJSON()])"
+                )
+                for text, box in boxes:
+                    if box["right"] > screen["width"] + 0.5 or box["left"] < -0.5:
+                        problems.append(f"{where}: {text!r} past the edge {box}")
+                    if box["width"] > 700:
+                        problems.append(f"{where}: {text!r} {box['width']:.0f} px wide")
+                if language == "en" and screen is not PHONE:
+                    shot(page, f"tablet-{screen['width']}")
+                page.close()
+    assert not problems, "\n".join(problems[:20])
