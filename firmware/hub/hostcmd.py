@@ -79,15 +79,16 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
         answer(*prior)  # a resent command: the first answer again, nothing redone
         return
     try:
-        if cmd.cmd == "sound":
-            hears = set_sound(ctx, batch, actor, cmd.sound)
-            remember(ctx, batch, actor, source_id, True, hears, keep=True)
-            answer(True, hears)
-            return
-        if cmd.cmd == "language":
-            speaks = set_language(ctx, batch, actor, cmd.language)
-            remember(ctx, batch, actor, source_id, True, speaks, keep=True)
-            answer(True, speaks)
+        if cmd.cmd in ("sound", "language"):
+            # "Sound: cues+speech": the setting as the glass names it, which a console
+            # says in its own language.
+            if cmd.cmd == "sound":
+                setting = set_sound(ctx, batch, actor, cmd.sound)
+            else:
+                setting = set_language(ctx, batch, actor, cmd.language)
+            message = proto.answer(cmd.id, True, *setting).message
+            remember(ctx, batch, actor, source_id, True, message, keep=True)
+            answer(True, *setting)
             return
         if cmd.cmd == "start":
             start(ctx, batch, actor, cmd)
@@ -137,7 +138,9 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
         answer(False, "Hub error: see its log")
 
 
-def set_sound(ctx: HubContext, batch: Batch, actor: TableActor, sound: str | None) -> str:
+def set_sound(
+    ctx: HubContext, batch: Batch, actor: TableActor, sound: str | None
+) -> tuple[str, dict[str, Any]]:
     """What the table hears from now on, kept in the store (a restarted hub keeps it):
     published in ``public`` (the TV obeys it) and, when off, on every seat's screen as
     ``quiet`` (no station buzzes a turn). Any time, a game running or not."""
@@ -147,12 +150,15 @@ def set_sound(ctx: HubContext, batch: Batch, actor: TableActor, sound: str | Non
     batch.touch(actor)  # a batch rolled back reads the setting back from the store
     actor.menu.sound = sound
     log.info("%s: sound %s, set by the host", actor.config.name, sound)
-    ctx.out.note(actor, N_("Sound: {name}"), {"name": SOUND_NAMES[sound]})
+    said = N_("Sound: {name}"), {"name": SOUND_NAMES[sound]}
+    ctx.out.note(actor, *said)
     ctx.out.all(actor)
-    return f"Sound: {sound}"
+    return said
 
 
-def set_language(ctx: HubContext, batch: Batch, actor: TableActor, language: str | None) -> str:
+def set_language(
+    ctx: HubContext, batch: Batch, actor: TableActor, language: str | None
+) -> tuple[str, dict[str, Any]]:
     """What the table speaks from now on (its stations, the hub's glass, the TV through the
     hub's status), kept in the store beside the hub.toml language it overrides: a
     restarted hub keeps it, and a hub.toml edited to another language wins again (see
@@ -165,9 +171,10 @@ def set_language(ctx: HubContext, batch: Batch, actor: TableActor, language: str
     batch.touch(actor)  # a batch rolled back reads the setting back from the store
     actor.menu.language = language
     log.info("%s: language %s, set by the host", actor.config.name, language)
-    ctx.out.note(actor, N_("Language: {name}"), {"name": LANGUAGE_NAMES[language]})
+    said = N_("Language: {name}"), {"name": LANGUAGE_NAMES[language]}
+    ctx.out.note(actor, *said)
     ctx.out.all(actor)
-    return f"Language: {language}"
+    return said
 
 
 def start(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.HostCommand) -> None:

@@ -209,8 +209,11 @@ def answer(id: str | None, ok: bool, msgid: str, params: Mapping[str, Any] | Non
     translates the id and fills it). Fields that are not words or numbers, or a text
     too long for one line, leave only the English message."""
     fields = dict(params or {})
+    # A field that is a message id itself reads in English without its "|context" suffix
+    # (the catalogues' convention: "off|sound" reads "off").
+    english = {k: v.split("|", 1)[0] if isinstance(v, str) else v for k, v in fields.items()}
     try:
-        message = msgid.format(**fields) if fields else msgid
+        message = msgid.format(**english) if fields else msgid
     except (KeyError, IndexError, ValueError):
         return Ack(id, ok, msgid)
     plain = all(

@@ -32,7 +32,13 @@ def test_the_command_sets_every_screen_and_a_late_copy_is_answered_not_redone(
     language at once."""
     hub, sent = make_hub(tmp_path, language="en")
     deliver(hub, T.host_command, {"id": "cli-1", "cmd": "language", "language": "fr"})
-    assert acks(sent)["cli-1"] == {"id": "cli-1", "ok": True, "message": "Language: fr"}
+    assert acks(sent)["cli-1"] == {
+        "id": "cli-1",
+        "ok": True,
+        "message": "Language: French",
+        "msgid": "Language: {name}",  # a console says it in its own language
+        "params": {"name": "French"},
+    }
     assert spoken(sent) == "fr"
     idle = [p for t, p in sent if t == T.station("p1", "screen")][-1]
     assert idle["lines"] == ["Station p1", "On attend l'hôte"], idle
@@ -41,7 +47,7 @@ def test_the_command_sets_every_screen_and_a_late_copy_is_answered_not_redone(
     assert spoken(sent) == "en"
     sent.clear()
     deliver(hub, T.host_command, {"id": "cli-1", "cmd": "language", "language": "fr"})
-    assert acks(sent)["cli-1"] == {"id": "cli-1", "ok": True, "message": "Language: fr"}
+    assert acks(sent)["cli-1"] == {"id": "cli-1", "ok": True, "message": "Language: French"}
     assert not [p for t, p in sent if t == T.hub_status]  # nothing changed, nothing published
     assert hub.actors["t"].language == "en"
     assert hub.store.get_setting(language_key("t")) == "en over en"

@@ -32,7 +32,7 @@ def test_a_late_copy_of_an_old_sound_command_is_answered_not_redone(tmp_path: Pa
     assert public(sent)["sound"] == "off"
     sent.clear()
     deliver(hub, T.host_command, {"id": "cli-1", "cmd": "sound", "sound": "narration"})
-    assert acks(sent)["cli-1"] == {"id": "cli-1", "ok": True, "message": "Sound: narration"}
+    assert acks(sent)["cli-1"] == {"id": "cli-1", "ok": True, "message": "Sound: cues+speech"}
     assert not [p for t, p in sent if t == T.public]  # nothing changed, nothing published
     assert hub.store.get_setting(sound_key("t")) == "off"
     assert hub.actors["t"].menu.sound == "off"

@@ -286,11 +286,11 @@ def test_the_phone_sets_the_tables_sound_and_language_and_follows_the_panel(
         expect(page.locator(f"{language}[aria-pressed=true]")).to_have_text("Français")
         page.click(f"{sound}[data-value=narration]")
         sim.watch.wait(lambda p: p.get("sound") == "narration")
-        expect(page.locator("#said")).to_have_text("Sound: narration")
+        expect(page.locator("#said")).to_have_text("Son : signaux+voix")
         expect(page.locator(f"{sound}[aria-pressed=true]")).to_have_text("Signaux et voix")
         page.click(f"{language}[data-value=en]")
         sim.watch.wait_hub(lambda s: s.get("language") == "en", "the hub speaks English")
-        expect(page.locator("#said")).to_have_text("Language: en")
+        expect(page.locator("#said")).to_have_text("Langue : anglais")
         expect(page.locator(f"{language}[aria-pressed=true]")).to_have_text("English")
         assert until(
             lambda: all(

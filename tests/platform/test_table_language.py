@@ -59,7 +59,7 @@ def test_the_command_line_sets_the_language_and_a_restarted_hub_keeps_it(
     speaks(sim, "fr")
     assert run_host(capsys, config, "--table", TABLE, "language", "en") == (
         0,
-        f"{TABLE}: language done: Language: en",
+        f"{TABLE}: language done: Language: English",
         "",
     )
     speaks(sim, "en")

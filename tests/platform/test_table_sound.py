@@ -46,7 +46,7 @@ def test_the_command_line_sets_the_sound_and_a_restarted_hub_keeps_it(
     sound_is(sim, "cues")
     assert run_host(capsys, config, "--table", TABLE, "sound", "narration") == (
         0,
-        f"{TABLE}: sound done: Sound: narration",
+        f"{TABLE}: sound done: Sound: cues+speech",
         "",
     )
     sound_is(sim, "narration")
