@@ -369,11 +369,12 @@ class Publisher:
             title, lines = actor.menu.title(), actor.menu.lines(now)
         if actor.message and now - actor.message_at > NOTE_SECONDS:
             actor.message = ""  # a note is news, not a fixture: it gives its line back
-        note = actor.menu.prompt(now) or (
-            refusal(actor.message, actor.message_params) if actor.message else ""
-        )
-        if note:
-            title = note  # the title, so no seat's line on the track is ever hidden
+        prompt = actor.menu.prompt(now)  # "back again: undo", what the next press does
+        note = prompt or (refusal(actor.message, actor.message_params) if actor.message else "")
+        if prompt or (note and not title.startswith(LAST_MARK)):
+            # The title, so no seat's line on the track is ever hidden; but a clock in its
+            # last seconds stays over a note (which lasts as long as they do).
+            title = note
         shout = health.host_title(
             actor, noted=bool(note), now=now
         )  # a pairing code, the seats not ready

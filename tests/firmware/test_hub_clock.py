@@ -130,6 +130,14 @@ def test_the_hub_display_counts_a_reveal_delay_down(tmp_path: Path) -> None:
         (int(m[1]), t.startswith(LAST_MARK)) for t in titles if (m := re.search(r" (\d+)s$", t))
     ]
     assert said == expected, titles
+    # A note (the host turns the sound off) takes the title, but not from the last seconds.
+    rig.host("next")  # the next safe, its delay from the first second again
+    rig.host("sound", sound="off")
+    assert rig.last(T.host_screen)["title"] == "Sound: off"
+    clock.now += 8.0 - LAST_SECONDS + 0.5
+    rig.hub._tick()
+    rig.host("sound", sound="cues")
+    assert rig.last(T.host_screen)["title"].startswith(LAST_MARK), rig.last(T.host_screen)
     # Every seat sees the same seconds, and what they lead to.
     assert [lines[-2] for lines in seats] == [f"Next safe in {n}s" for n in range(8, 0, -1)]
 
