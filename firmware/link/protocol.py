@@ -260,7 +260,7 @@ class SeatHealth(msgspec.Struct, frozen=True, omit_defaults=True):
     asking: bool = False
 
 
-class BackupStamp(msgspec.Struct, frozen=True):
+class BackupStamp(msgspec.Struct, frozen=True, omit_defaults=True):
     """When the hub's last ``coffre backup`` was made (firmware/hub/backup.py writes it
     beside the store): Unix seconds, the archive's file name without its folder, its size
     in bytes. Only a time and a name: the archive itself never leaves the hub this way."""
@@ -268,6 +268,9 @@ class BackupStamp(msgspec.Struct, frozen=True):
     at: Annotated[int, msgspec.Meta(ge=0, le=2**40)]
     name: ShortText
     size: Annotated[int, msgspec.Meta(ge=0, le=2**50)]
+    #: Sealed with a key the hub showed on its glass (the console asked for it): the
+    #: console offers it for download (firmware/hub/backup_request.py).
+    sealed: bool = False
 
 
 class HubStatus(msgspec.Struct, frozen=True):
