@@ -41,7 +41,7 @@ REQUEST = "request"
 MAX_REQUEST = 512
 #: How many sealed archives the folder keeps (the newest).
 KEEP = 3
-PREFIX, SUFFIX = "coffre-backup-", ".sealed"
+PREFIX, SUFFIX = proto.SEALED_BACKUP
 
 
 class Request(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -92,12 +92,6 @@ def _remove(path: Path, folder: int) -> None:
         os.unlink(path.name, dir_fd=folder)
 
 
-def archive_name(now: datetime.datetime | None = None) -> str:
-    """``coffre-backup-<host>-<date>-<time>.sealed``: names sort as their times do."""
-    when = (now or datetime.datetime.now()).strftime("%Y-%m-%d-%H%M%S")
-    return f"{PREFIX}{socket.gethostname()}-{when}{SUFFIX}"
-
-
 def make_sealed(
     folder: Path,
     key: str,
@@ -136,6 +130,12 @@ def make_sealed(
     return folder / name, manifest
 
 
+def archive_name(now: datetime.datetime | None = None) -> str:
+    """``coffre-backup-<host>-<date>-<time>.sealed``: names sort as their times do."""
+    when = (now or datetime.datetime.now()).strftime("%Y-%m-%d-%H%M%S")
+    return f"{PREFIX}{socket.gethostname()}-{when}{SUFFIX}"
+
+
 def rotate(at: int, keep: int) -> list[str]:
     """Remove the sealed archives beyond the newest ``keep`` in the folder ``at``: plain
     files of this user's only (one the hub's user left there is neither counted nor
@@ -151,32 +151,3 @@ def rotate(at: int, keep: int) -> list[str]:
     for name in gone:
         os.unlink(name, dir_fd=at)
     return gone
-
-
-def newest(folder: Path) -> tuple[str, int] | None:
-    """The display's side: the newest sealed archive in ``folder`` (a plain file, not a
-    link) as a name and an open descriptor the caller closes; None when there is none.
-    Never a name from elsewhere: only the folder's own listing."""
-    try:
-        at = os.open(folder, safefiles.DIR_FLAGS)
-    except OSError:
-        return None
-    try:
-        found = []
-        for name in os.listdir(at):
-            if name.startswith(PREFIX) and name.endswith(SUFFIX):
-                info = os.stat(name, dir_fd=at, follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode):
-                    found.append((info.st_mtime_ns, name))
-        for _, name in sorted(found, reverse=True):
-            try:
-                fd = safefiles.open_existing(folder / name, at=at)
-            except OSError:
-                continue  # swapped for a link since the listing: refused, try the next
-            if fd is not None:
-                if stat.S_ISREG(os.fstat(fd).st_mode):
-                    return name, fd
-                os.close(fd)
-        return None
-    finally:
-        os.close(at)

@@ -273,6 +273,11 @@ class BackupStamp(msgspec.Struct, frozen=True, omit_defaults=True):
     sealed: bool = False
 
 
+#: How root names the console's sealed backups (``coffre-backup-<host>-<when>.sealed``,
+#: firmware/hub/backup_request.py); the display serves the newest so named.
+SEALED_BACKUP = ("coffre-backup-", ".sealed")
+
+
 class HubStatus(msgspec.Struct, frozen=True):
     """The hub's retained status (LWT ``lost``); ``claim`` names the owner (absent from an
     older hub; stations and displays ignore it).
@@ -324,6 +329,7 @@ HostCmd = Literal[
     "console-end",
     "sound",
     "language",
+    "backup",
 ]
 #: The commands only the display's console sends for a phone (a sign-in request, the
 #: report of its signed-in phones); the others a host may type (``coffre host``).

@@ -6,15 +6,29 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
+from device.mock import MockDisplay
 from firmware.cli import main
+from firmware.display.sealed_backup import newest
 from firmware.hub import backup_request as br
 from firmware.hub.backup import BackupError, read_backup
 from firmware.hub.backup_stamp import last_backup
+from firmware.hub.config import load_hub
+from firmware.hub.events import Tick
 from firmware.hub.sealed import SealError, new_key, read_key, shown
+from firmware.link.render import render_lines
+from tests.support.hubrig import Clock, Rig
+from tests.support.hubrig import T as T_HUB
+from tests.support.pairing import Rig as PairingRig
+from tests.support.pairing import T, drain, latest, rig_fixture
+
+__all__ = ["rig_fixture"]  # the fixture "rig": a real hub on mosquitto, with a panel
 
 
 def _hub(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
@@ -185,6 +199,15 @@ def test_a_link_at_the_request_is_refused_by_both_sides(
     os.link(other, request)
     assert _make(store, broker, etc, request) == 64
     assert "hard link" in capsys.readouterr().err
+    if os.geteuid() == 0:  # a request someone else owns (an id no account has): as root
+        br.ask(backups, br.Request(key=new_key(), table="main"))
+        os.chown(request, 40002, 40012)
+        assert _make(store, broker, etc, request) == 64
+        assert "not its folder owner's" in capsys.readouterr().err
+        assert not request.exists()
+    os.mkfifo(request)  # a fifo: refused, not waited on
+    assert _make(store, broker, etc, request) == 64
+    assert "not a plain file" in capsys.readouterr().err
     assert list(backups.glob("*.sealed")) == []
 
 
@@ -198,16 +221,138 @@ def test_root_keeps_the_newest_three_and_leaves_the_hub_users_files(
     target.write_text("mine")
     planted = backups / "coffre-backup-zzz-9999.sealed"
     planted.symlink_to(target)
+    theirs = backups / "coffre-backup-hub-user.sealed"  # a plain file, not root's
+    theirs.write_bytes(b"the hub user's")
+    os.chown(theirs, 40002 if os.geteuid() == 0 else os.getuid(), -1)
+    os.utime(theirs, (0, 0))
     names = iter(f"coffre-backup-h-{n}.sealed" for n in range(5))
     monkeypatch.setattr(br, "archive_name", lambda: next(names))
     for n in range(5):
         br.ask(backups, br.Request(key=new_key(), table="main"))
         assert _make(store, broker, etc, backups / br.REQUEST) == 0
-        os.utime(backups / f"coffre-backup-h-{n}.sealed", ns=(n * 10**9, n * 10**9))
-        newest = br.newest(backups)
-        assert newest is not None
-        os.close(newest[1])
-        assert newest[0] == f"coffre-backup-h-{n}.sealed"
-    kept = sorted(p.name for p in backups.glob("*.sealed") if not p.is_symlink())
+        when = (n + 1) * 10**9  # their order, by time; the hub user's file is older
+        os.utime(backups / f"coffre-backup-h-{n}.sealed", ns=(when, when))
+        served = newest(backups)  # what the display would serve
+        assert served is not None
+        os.close(served[1])
+        assert served[0] == f"coffre-backup-h-{n}.sealed"
+    kept = sorted(p.name for p in backups.glob("coffre-backup-h-*.sealed"))
     assert kept == [f"coffre-backup-h-{n}.sealed" for n in (2, 3, 4)]
     assert target.read_text() == "mine" and planted.is_symlink()
+    if os.geteuid() == 0:  # root removes only its own archives
+        assert theirs.read_bytes() == b"the hub user's"
+
+
+# --- the whole flow on a real hub and broker ----------------------------------------------
+
+
+def _glass(rig: PairingRig) -> Image.Image:
+    """What the hub display shows once the hub has handled everything so far."""
+    time.sleep(0.3)
+    painter = rig.hub.out.painter
+    assert painter is not None and painter.wait_idle(5)
+    display = rig.panel.display
+    assert isinstance(display, MockDisplay) and display.last is not None
+    return display.last.copy()
+
+
+def _wait(what: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.05)
+
+
+def test_the_host_asks_root_makes_the_glass_shows_the_key_and_no_topic_carries_it(
+    rig: PairingRig, tmp_path: Path
+) -> None:
+    """``backup`` from a host user: the hub writes the request, root (here: this user) makes
+    the sealed archive, the hub's status says so at once and the panel's glass shows the key
+    until ok. A host user reading every topic of the table (host/screen, public,
+    hub/status, host/ack) never sees the key in any form; a second ask is refused for
+    ten minutes; the key restores the store the hub was running."""
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    spy = rig.watch("coffre/#")  # read at the end: everything a host user heard
+    statuses = rig.watch(T.hub_status)
+    said = rig.host("backup")
+    assert not said.ok and said.message == "No backup folder: see [backup] in hub.toml"
+    rig.hub.out.backups.folder = backups  # as hub.toml's [backup] dir
+    said = rig.host("backup")
+    assert said.ok and said.message == "Backup asked: the key shows on the hub"
+    request = backups / br.REQUEST
+    assert request.is_file()
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "hub.toml").write_text("[store]\npath = 'hub.sqlite3'\n")
+    assert rig.broker.conf_dir is not None
+    args = ["--store", str(rig.hub.store.path), "--broker-dir", str(rig.broker.conf_dir)]
+    assert main(["backup", "--requested", str(request), *args, "--etc", str(etc)]) == 0
+    latest(statuses, T.hub_status, '"sealed":true')
+    asked = rig.hub.out.backups.asked
+    assert asked is not None
+    key = asked.key
+    on_glass = render_lines("Backup key", [*shown(key), "ok: written down"])
+    _wait(lambda: _glass(rig).tobytes() == on_glass.tobytes())
+    refused = rig.host("backup")
+    assert not refused.ok and refused.message == "Next backup in 10 min"
+    assert refused.msgid == "Next backup in {minutes} min"
+    rig.panel.press("ok")  # on the glass for less than 1.5 s? then held; again later
+    time.sleep(1.6)
+    rig.panel.press("ok")
+    _wait(lambda: _glass(rig).tobytes() != on_glass.tobytes())
+    assert rig.hub.out.backups.asked is None, "forgotten once written down"
+    time.sleep(0.3)
+    heard = b"".join(m.topic.encode() + m.payload for m in drain(spy))
+    assert b"sealed" in heard and b"Backup asked" in heard
+    for form in (key, *shown(key), " ".join(shown(key)), key.lower()):
+        assert form.encode() not in heard, f"{form} went over the broker"
+    (archive,) = backups.glob("*.sealed")
+    assert _restore(archive, tmp_path, " ".join(shown(key))) == 0
+    with sqlite3.connect(tmp_path / "fresh" / "hub.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+
+
+def test_asks_are_limited_resent_ones_answered_once_and_a_silent_root_forgets_the_key(
+    tmp_path: Path,
+) -> None:
+    """The hub's side, its clock moved by hand: one ask per ten minutes whoever asks (a
+    console session cannot fill the card), a command sent again with its id answered again
+    and not asked twice, and a key forgotten when root never makes the backup (the glass
+    says it failed). hub.toml's [backup] dir names the folder."""
+    hub_toml = tmp_path / "hub.toml"
+    hub_toml.write_text('[backup]\ndir = "/var/lib/coffre/backups"\n[[table]]\nname = "t"\n'
+                        'stations = ["p1", "p2", "p3"]\n')  # fmt: skip
+    assert load_hub(hub_toml).backup_dir == Path("/var/lib/coffre/backups")
+    clock = Clock()
+    rig = Rig(tmp_path, clock=clock)
+    rig.connected()
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    rig.hub.out.backups.folder = backups
+
+    def ask(cmd_id: str) -> dict[str, object]:
+        rig.deliver(T_HUB.host_command, {"cmd": "backup", "id": cmd_id})
+        answer: dict[str, object] = rig.last(T_HUB.host_ack)
+        assert answer["id"] == cmd_id
+        return answer
+
+    assert ask("a")["message"] == "Backup asked: the key shows on the hub"
+    first = (backups / br.REQUEST).read_bytes()
+    asked = rig.hub.out.backups.asked
+    assert asked is not None and asked.key.encode() in first
+    assert asked.key not in repr(asked)
+    assert ask("a")["ok"] is True, "the same command again: the same answer"
+    assert (backups / br.REQUEST).read_bytes() == first, "and no second request"
+    clock.now += 9 * 60
+    later = ask("b")
+    assert later["ok"] is False and later["message"] == "Next backup in 1 min"
+    assert (backups / br.REQUEST).read_bytes() == first
+    clock.now += 61  # ten minutes on, root never made it: the key is gone
+    rig.hub.submit(Tick())
+    assert rig.hub.out.backups.asked is None
+    assert rig.last(T_HUB.host_screen)["title"] == "Backup failed"
+    (backups / br.REQUEST).unlink()
+    assert ask("c")["ok"] is True
+    assert (backups / br.REQUEST).read_bytes() != first, "a new key"
+    rig.close()
