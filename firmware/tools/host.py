@@ -350,5 +350,6 @@ def status(broker: BrokerConfig, table: str, timeout: float) -> int:
         print("  last backup: none yet")
     else:
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(made.at))
-        print(f"  last backup: {when} ({made.name}, {made.size} bytes)")
+        sealed = ", sealed: its key was on the hub's glass" if made.sealed else ""
+        print(f"  last backup: {when} ({made.name}, {made.size} bytes{sealed})")
     return 0

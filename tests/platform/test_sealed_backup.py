@@ -23,6 +23,7 @@ from firmware.hub.config import load_hub
 from firmware.hub.events import Tick
 from firmware.hub.sealed import SealError, new_key, read_key, shown
 from firmware.link.render import render_lines
+from firmware.tools.host import status as host_status
 from tests.support.hubrig import Clock, Rig
 from tests.support.hubrig import T as T_HUB
 from tests.support.pairing import Rig as PairingRig
@@ -264,7 +265,7 @@ def _wait(what: Callable[[], bool], timeout: float = 15.0) -> None:
 
 
 def test_the_host_asks_root_makes_the_glass_shows_the_key_and_no_topic_carries_it(
-    rig: PairingRig, tmp_path: Path
+    rig: PairingRig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``backup`` from a host user: the hub writes the request, root (here: this user) makes
     the sealed archive, the hub's status says so at once and the panel's glass shows the key
@@ -289,6 +290,12 @@ def test_the_host_asks_root_makes_the_glass_shows_the_key_and_no_topic_carries_i
     args = ["--store", str(rig.hub.store.path), "--broker-dir", str(rig.broker.conf_dir)]
     assert main(["backup", "--requested", str(request), *args, "--etc", str(etc)]) == 0
     latest(statuses, T.hub_status, '"sealed":true')
+    capsys.readouterr()
+    assert host_status(rig.broker.config("host"), T.table, 10) == 0  # coffre host status
+    (archive,) = backups.glob("*.sealed")
+    size = archive.stat().st_size
+    said = f"({archive.name}, {size} bytes, sealed: its key was on the hub's glass)\n"
+    assert said in capsys.readouterr().out
     asked = rig.hub.out.backups.asked
     assert asked is not None
     key = asked.key
@@ -307,7 +314,6 @@ def test_the_host_asks_root_makes_the_glass_shows_the_key_and_no_topic_carries_i
     assert b"sealed" in heard and b"Backup asked" in heard
     for form in (key, *shown(key), " ".join(shown(key)), key.lower()):
         assert form.encode() not in heard, f"{form} went over the broker"
-    (archive,) = backups.glob("*.sealed")
     assert _restore(archive, tmp_path, " ".join(shown(key))) == 0
     with sqlite3.connect(tmp_path / "fresh" / "hub.sqlite3") as db:
         assert db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
