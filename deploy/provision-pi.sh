@@ -222,6 +222,9 @@ backend = "real"
 [pairing]
 broker_dir = "/etc/mosquitto/coffre"   # stations pair with the host's ok (docs/pairing.md)
 
+[backup]
+dir = "/var/lib/coffre/backups"   # the console asks root for sealed backups (docs/backup.md)
+
 [[table]]
 name = "$table"
 stations = [${quoted%, }]
@@ -273,17 +276,22 @@ progress "systemd units ${units[*]} (enabled, not started)"
 for unit in "${units[@]}"; do
   install -m 0644 "$src/deploy/systemd/$unit.service" /etc/systemd/system/
 done
-if [ "$role" = hub ]; then  # pairing: the broker reloads when the hub adds a station's user
+if [ "$role" = hub ]; then  # pairing: the broker reloads when the hub adds a station's user;
+  # the console's backups: root makes the sealed backup the hub asks for
   install -m 0644 "$src/deploy/systemd/coffre-broker-reload.path" \
-    "$src/deploy/systemd/coffre-broker-reload.service" /etc/systemd/system/
+    "$src/deploy/systemd/coffre-broker-reload.service" \
+    "$src/deploy/systemd/coffre-backup.path" "$src/deploy/systemd/coffre-backup.service" \
+    /etc/systemd/system/
 fi
 systemctl daemon-reload 2>/dev/null || true
 for unit in "${units[@]}"; do
   systemctl enable "$unit.service" 2>/dev/null || echo "  (no systemd running: enable $unit.service later)"
 done
 if [ "$role" = hub ]; then
-  systemctl enable --now coffre-broker-reload.path 2>/dev/null \
-    || echo "  (no systemd running: enable coffre-broker-reload.path later)"
+  for watch in coffre-broker-reload coffre-backup; do
+    systemctl enable --now "$watch.path" 2>/dev/null \
+      || echo "  (no systemd running: enable $watch.path later)"
+  done
 fi
 
 if [ "$role" = hub ]; then

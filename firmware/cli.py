@@ -320,6 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--broker-dir", default="/etc/mosquitto/coffre", help="broker-config's folder"
     )
     backup.add_argument("--etc", default="/etc/coffre", help="the hub's config folder")
+    backup.add_argument(
+        "--requested",
+        default=None,
+        metavar="REQUEST",
+        help="the hub's request file (the console asked): a sealed backup beside it "
+        "(coffre-backup.service runs this)",
+    )
     restore = sub.add_parser("restore", help="put a backup back (on a fresh hub, say)")
     restore.add_argument("archive", help="the file coffre backup wrote")
     restore.add_argument(
@@ -334,6 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("--etc", default=None, help="where the configs go (/etc/coffre)")
     restore.add_argument(
         "--force", action="store_true", help="replace an existing store (kept beside, renamed)"
+    )
+    restore.add_argument(
+        "--key-file",
+        default=None,
+        help="a sealed backup's key, in a file (default: asked on the terminal)",
     )
 
     doctor = sub.add_parser(

@@ -19,6 +19,7 @@ address = "http://coffre-hub.local:8080/"  # what a phone opens (its QR code is 
 [console]                         # optional: the host's console under /host (docs/host-guide.md)
 username = "host"                 # a host user: host-<table> for one table, host for all
 password_file = "/etc/coffre/host.password"
+backups = "/var/lib/coffre/backups"  # optional: the sealed backups a phone may download
 ```
 
 Without ``[console]`` the display serves no ``/host``: the spectator user may send nothing.
@@ -46,6 +47,8 @@ class _Http(msgspec.Struct, forbid_unknown_fields=True):
 class _Console(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     username: str
     password_file: str
+    #: The hub's [backup] dir: the console offers its newest sealed backup to download.
+    backups: str | None = None
 
 
 class _DisplayFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -78,6 +81,8 @@ class DisplaySettings:
     address: str = ""
     #: The host user the console sends host commands as (None: no console).
     console: BrokerConfig | None = None
+    #: Where the sealed backups the console serves are (None: none to download).
+    backups: Path | None = None
 
 
 def load_display(path: str | Path) -> DisplaySettings:
@@ -122,6 +127,7 @@ def load_display(path: str | Path) -> DisplaySettings:
         {t: n.strip() for t, n in settings.names.items()},
         address if not address or address.endswith("/") else address + "/",
         console,
+        Path(settings.console.backups) if settings.console and settings.console.backups else None,
     )
 
 

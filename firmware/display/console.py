@@ -17,10 +17,12 @@ import asyncio
 import html
 import json
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -29,6 +31,7 @@ from firmware.display.console_auth import ConsoleDoor, Refused, Request, Session
 from firmware.display.console_game import BadStart, games, start_command, start_form
 from firmware.display.console_live import LastSeen, ago, live_fragment
 from firmware.display.parts import french_spaces
+from firmware.display.sealed_backup import newest
 from firmware.display.spectator import Snapshot
 from firmware.link import protocol as proto
 from firmware.link.lang import LANGUAGES, N_, _, refusal, speaking
@@ -53,7 +56,7 @@ HEADERS = {
 #: dialog (``window.confirm``): a browser may suppress a page's dialogs (a host who
 #: ticked "don't let this page create more dialogs"; an in-app browser), and then the
 #: yes never came and the undo or abort silently never went.
-COMMANDS = ("start", "next", "undo", "abort", "pair", "refuse", "sound", "language")
+COMMANDS = ("start", "next", "undo", "abort", "pair", "refuse", "sound", "language", "backup")
 CONFIRM = {
     "undo": (N_("Undo the last move?"), N_("Yes, undo")),
     "abort": (N_("Abort the game? It cannot be resumed."), N_("Yes, abort")),
@@ -93,10 +96,16 @@ T = {
     "ask": N_("Ask for the console"),
     "care": N_("Backups"),
     "backup": N_(
-        "A backup holds the table's keys and every password: take it on the hub, "
-        "onto a USB stick, not through this page:"
+        "Or on the hub, onto a USB stick: not sealed, it holds the table's keys and every password:"
     ),
     "restore": N_("To put one back (it replaces the hub's files), on the hub:"),
+    "make": N_("Make a backup"),
+    "sealed": N_(
+        "The hub makes it sealed: its key shows on the hub's screen only. Write it down: "
+        "putting the backup back needs it."
+    ),
+    "download": N_("Download the sealed backup"),
+    "unseal": N_("To put a sealed one back, on the hub (it asks for the key):"),
     "last": N_("Last backup: {ago} ({name})"),
     "none": N_("No backup made yet"),
     "table": N_("Table"),
@@ -106,6 +115,7 @@ T = {
 #: The commands the backups part shows (docs/backup.md).
 BACKUP = "sudo coffre backup --out /media/usb/coffre-hub.tar.gz"
 RESTORE = "sudo coffre restore /media/usb/coffre-hub.tar.gz"
+UNSEAL = "sudo coffre restore coffre-backup-….sealed"
 
 
 def last_backup(status: dict[str, Any], wall: float) -> str:
@@ -166,8 +176,12 @@ class Console:
         tables: Sequence[str],
         link: HubLink | None,
         door: ConsoleDoor | None = None,
+        backups: Path | None = None,
     ) -> None:
         self.tables = list(tables)
+        #: Where root writes the sealed backups the console asks for (display.toml's
+        #: [console] backups; None: none to download).
+        self.backups = backups
         #: The table display's snapshot of a table (set by the display that serves this).
         self.snapshot: Callable[[str], Snapshot] | None = None
         self.link = link
@@ -228,6 +242,7 @@ class Console:
             web.post("/host/{table}/revoke", self._revoke),
             web.post("/host/{table}/signout", self._signout),
             web.post("/host/{table}/language", self._set_language),
+            web.get("/host/{table}/backup", self._download),
         ]
 
     # --- the host's side -------------------------------------------------------------
@@ -477,6 +492,41 @@ class Console:
         msgid, params = (ack.msgid, ack.params) if ack.msgid else (ack.message, {})
         return self._said(table, session, {"ok": ack.ok}, msgid, params=params)
 
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        """The newest sealed backup in the backups folder, for a session: never a name from
+        the request, never through a link (firmware/hub/backup_request.py ``newest``)."""
+        table = self._table(request)
+        if self._session(request, table) is None:
+            raise _error(401, self._say(table, None, N_("Sign in first")))
+        site = request.headers.get("Sec-Fetch-Site", "same-origin")
+        origin = request.headers.get("Origin")
+        if site not in ("same-origin", "none") or origin not in (None, self._origin(request)):
+            raise _error(403, self._say(table, None, N_("Refused: not sent from this page")))
+        found = newest(self.backups) if self.backups is not None else None
+        if found is None:
+            text = self._say(table, None, N_("No sealed backup yet"))
+            raise web.HTTPNotFound(text=text, headers=HEADERS)
+        name, fd = found
+        with os.fdopen(fd, "rb") as sealed:
+            response = web.StreamResponse(
+                headers={
+                    **HEADERS,
+                    "Content-Type": "application/octet-stream",
+                    "Content-Disposition": f'attachment; filename="{name}"',
+                }
+            )
+            response.content_length = os.fstat(sealed.fileno()).st_size
+            await response.prepare(request)
+            while chunk := sealed.read(1 << 16):
+                await response.write(chunk)
+        await response.write_eof()
+        log.info("console: table %s: %s downloaded by %s", table, name, self._address(request))
+        return response
+
+    @staticmethod
+    def _origin(request: web.Request) -> str:
+        return f"{request.scheme}://{request.host}"
+
     def _menu(self, table: str) -> list[Any]:
         """The games the hub offers on this table now (its ``public``'s menu)."""
         return games(self.snapshot(table).public) if self.snapshot is not None else []
@@ -563,7 +613,8 @@ class Console:
         )
         table_language = LANGUAGE_NAMES.get(self._language(table), "")
         said = last_backup(self.snapshot(table).status, time.time()) if self.snapshot else ""
-        last = f'<p class="last-backup">{esc(said)}</p>' if said else ""
+        last = f'<p class="last-backup">{esc(said)}</p>'
+        sealed = "" if self._sealed(table) else " hidden"
         language = (
             f'<label class="language"><span>{esc(_(T["language"]))}</span>'
             f'<select id="language"><option value="">'
@@ -584,6 +635,11 @@ class Console:
             f"{start_form(self._menu(table))}</section>"
             f"{self._settings(table)}"
             f'<section class="care"><h2>{esc(_(T["care"]))}</h2>{last}'
+            f'<button class="backup big" data-cmd="backup">{esc(_(T["make"]))}</button>'
+            f'<p class="said" role="status"></p><p>{esc(_(T["sealed"]))}</p>'
+            f'<p id="download"{sealed}><a class="big" href="/host/{esc(table)}/backup" download>'
+            f"{esc(_(T['download']))}</a></p>"
+            f"<p>{esc(_(T['unseal']))}</p><pre><code>{esc(UNSEAL)}</code></pre>"
             f"<p>{esc(_(T['backup']))}</p><pre><code>{esc(BACKUP)}</code></pre>"
             f"<p>{esc(_(T['restore']))}</p><pre><code>{esc(RESTORE)}</code></pre></section>"
             f'<section class="sessions"><h2>{esc(_(T["phones"]))}</h2><ul>{rows}</ul>'
@@ -630,11 +686,25 @@ class Console:
             said["step"] = f"{public.get('round') or ''}/{public.get('phase') or ''}"
         return {k: v for k, v in said.items() if isinstance(v, str)}
 
+    def _sealed(self, table: str) -> str:
+        """The sealed backup the hub's status names, if this display has one to serve."""
+        if self.snapshot is None or self.backups is None:
+            return ""
+        stamp = self.snapshot(table).status.get("backup")
+        sealed = isinstance(stamp, dict) and stamp.get("sealed") is True
+        return str(stamp.get("name", "")) if sealed and isinstance(stamp, dict) else ""
+
     def _said_now(self, table: str) -> str:
         """The table's sound and language for the page's refresh to press (a change from
-        the panel, ``coffre host`` or another phone shows within a refresh)."""
+        the panel, ``coffre host`` or another phone shows within a refresh), and its last
+        backup (the download shows once a sealed one is there)."""
+        care = {"backup": self._sealed(table)}
+        if self.snapshot is not None:
+            care["last"] = last_backup(self.snapshot(table).status, time.time())
         said = "".join(
-            f' data-{k}="{html.escape(v, quote=True)}"' for k, v in self._now(table).items()
+            f' data-{k}="{html.escape(v, quote=True)}"'
+            for k, v in {**self._now(table), **care}.items()
+            if v
         )
         return f'<span id="table-now" hidden{said}></span>'
 

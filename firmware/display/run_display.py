@@ -32,7 +32,8 @@ def serve(args: Any, stop: threading.Event) -> int:
         from firmware.display.console import Console
         from firmware.display.console_link import MqttHubLink
 
-        console = Console(settings.tables, MqttHubLink(settings.console, settings.tables))
+        link = MqttHubLink(settings.console, settings.tables)
+        console = Console(settings.tables, link, backups=settings.backups)
     display = Display(
         settings.broker,
         settings.tables,

@@ -93,6 +93,8 @@ class TableActor:
     #: When to send the whole table again after another hub claimed it and left: what it
     #: published before it saw this hub's claim may have landed after this hub's repaint.
     repaint_due: float | None = None
+    #: When to look again for the sealed backup this table's host asked (firmware.hub.backup_ask).
+    backup_due: float | None = None
 
     @property
     def language(self) -> str:
@@ -155,6 +157,8 @@ def next_wake(actors: Iterable[TableActor], now: float) -> float | None:
             dues.append(a.echo_due)
         if a.repaint_due is not None:
             dues.append(a.repaint_due)
+        if a.backup_due is not None:
+            dues.append(a.backup_due)
         if a.holding and a.hold_until is not None:
             dues.append(a.hold_until)
         status = a.status_due()

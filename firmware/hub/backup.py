@@ -39,9 +39,10 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Protocol, cast
 
 from firmware.hub import safefiles
+from firmware.hub.sealed import MAGIC, Opened, Sealer, SealError, is_sealed
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -138,9 +139,31 @@ def make_backup(
 ) -> Manifest:
     """Write the backup file ``out`` (0600); the parts that are None or absent are skipped,
     except the store: a backup without the games is refused."""
+    manifest, entries = collect(
+        store=store, broker_dir=broker_dir, etc_dir=etc_dir, version=version
+    )
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as raw:
+        write_archive(raw, manifest, entries)
+    out.chmod(0o600)
+    return manifest
+
+
+#: One file of a backup: its entry name, its bytes, its mode.
+Member = tuple[str, bytes, int]
+
+
+def collect(
+    *,
+    store: Path | None,
+    broker_dir: Path | None = BROKER_DIR,
+    etc_dir: Path | None = ETC_DIR,
+    version: str = "unknown",
+) -> tuple[Manifest, list[Member]]:
+    """What a backup holds: its manifest and its files (see :func:`make_backup`)."""
     if store is None or not store.is_file():
         raise BackupError(f"no store at {store}: nothing to back up (see [store] in hub.toml)")
-    entries: list[tuple[str, bytes, int]] = [(f"store/{store.name}", _copy_store(store), 0o600)]
+    entries: list[Member] = [(f"store/{store.name}", _copy_store(store), 0o600)]
     parts = {"store": str(store)}
     for part, folder in (("broker", broker_dir), ("etc", etc_dir)):
         if folder is None or not folder.is_dir():
@@ -167,12 +190,14 @@ def make_backup(
             for n, d, m in entries
         ],
     )
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    return manifest, entries
+
+
+def write_archive(raw: BinaryIO | Sealer, manifest: Manifest, entries: list[Member]) -> None:
+    """The gzip'd tar of a backup, into ``raw`` (a file, or a :class:`Sealer` over one)."""
     # ustar: plain headers only (restore refuses extended ones, see _Tar)
-    with (
-        os.fdopen(fd, "wb") as raw,
-        tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.USTAR_FORMAT) as tar,
-    ):
+    fileobj = cast(BinaryIO, raw)  # a Sealer writes as a file does
+    with tarfile.open(fileobj=fileobj, mode="w:gz", format=tarfile.USTAR_FORMAT) as tar:
         for name, data, mode in [(MANIFEST, manifest.to_json(), 0o600), *entries]:
             info = tarfile.TarInfo(name)
             info.size, info.mode = len(data), mode
@@ -181,8 +206,6 @@ def make_backup(
                 tar.addfile(info, io.BytesIO(data))
             except ValueError as exc:
                 raise BackupError(f"cannot back up {name}: {exc}") from None
-    out.chmod(0o600)
-    return manifest
 
 
 # --- restore ------------------------------------------------------------------------------
@@ -380,13 +403,21 @@ def _scan(
     archive: Path,
     check: Callable[[list[Entry]], None],
     sink: Callable[[Entry], _Sink],
+    key: str | None = None,
 ) -> Manifest:
     """Read ``archive`` once: its manifest (first), ``check`` on it, then each member into
     ``sink`` with its size and checksum checked against the manifest. Any fault: BackupError
     naming the archive; a member the manifest does not list is refused unread."""
     try:
         with archive.open("rb") as raw:
-            tar = _Tar(raw)
+            sealed = is_sealed(raw.read(len(MAGIC)))
+            raw.seek(0)
+            if sealed and key is None:
+                raise BackupError("it is sealed: give the key the hub showed when it was made")
+            if key is not None and not sealed:
+                raise BackupError("it is not sealed: restore it without a key")
+            # A sealed one is opened as it is read, each chunk checked before it is used.
+            tar = _Tar(cast(BinaryIO, Opened(raw, key)) if key is not None else raw)
             first = tar.next()
             if first is None or first[0] != MANIFEST:
                 raise BackupError(f"{MANIFEST} is not its first member")
@@ -421,7 +452,7 @@ def _scan(
         raise BackupError(f"{archive} does not exist") from None
     except _DestinationError as exc:
         raise BackupError(str(exc)) from None
-    except BackupError as exc:
+    except (BackupError, SealError) as exc:
         raise BackupError(f"{archive}: {exc}") from None
     except EOFError:
         raise BackupError(f"{archive} is cut short") from None
@@ -431,9 +462,10 @@ def _scan(
         raise BackupError(f"cannot read {archive}: {exc.strerror}") from None
 
 
-def read_backup(archive: Path) -> Manifest:
-    """The manifest of a backup, every member read and checked, nothing written."""
-    return _scan(archive, lambda entries: None, lambda entry: _Discard())
+def read_backup(archive: Path, key: str | None = None) -> Manifest:
+    """The manifest of a backup (sealed: opened with ``key``), every member read and
+    checked, nothing written."""
+    return _scan(archive, lambda entries: None, lambda entry: _Discard(), key)
 
 
 class _DestinationError(BackupError):
@@ -797,6 +829,7 @@ def restore_backup(
     config: Path | None = None,
     force: bool = False,
     owners: Owners | None = None,
+    key: str | None = None,
 ) -> Restored:
     """Put a backup's files in this hub's places: the store where this hub's ``config``
     (hub.toml) says, the broker's and the hub's configs in BROKER_DIR and ETC_DIR, unless
@@ -805,7 +838,8 @@ def restore_backup(
     Every member is read and checked before any file takes its name; a refusal writes
     nothing. An existing store is only replaced with ``force``, and kept beside, renamed.
     ``owners``: give each file the owner provisioning gives it (as root); None leaves them
-    to whoever runs this, with provisioning's modes.
+    to whoever runs this, with provisioning's modes. ``key``: a sealed archive's (the
+    console's, firmware/hub/sealed.py), opened chunk by chunk as it is read.
     """
     if store is None:
         try:
@@ -815,7 +849,7 @@ def restore_backup(
     places = Places(store, broker_dir or BROKER_DIR, etc_dir or ETC_DIR)
     stage = _Stage(places, owners, force)
     try:
-        manifest = _scan(archive, stage.check, stage.sink)
+        manifest = _scan(archive, stage.check, stage.sink, key)
         stage.commit()
     except BaseException:
         stage.abandon()

@@ -33,14 +33,20 @@ def stamp_path(store: Path) -> Path:
     return store.with_name(store.name + SUFFIX)
 
 
-def record_backup(out: Path, store: Path, *, at: float | None = None) -> proto.BackupStamp:
+def record_backup(
+    out: Path, store: Path, *, at: float | None = None, sealed: bool = False
+) -> proto.BackupStamp:
     """Note beside ``store`` that the backup ``out`` was just made: 0644, owned as the
-    store is (root writes it, the hub reads it). UnsafeFile when a link is in the way."""
+    store is (root writes it, the hub reads it). UnsafeFile when a link is in the way.
+    ``sealed``: the console asked for it, and may offer it for download."""
     name = out.name
     if len(name) > MAX_NAME:  # its start and its end tell two archives apart
         name = name[: MAX_NAME // 2 - 1] + "…" + name[-(MAX_NAME // 2) :]
     stamp = proto.BackupStamp(
-        at=int(time.time() if at is None else at), name=name, size=out.stat().st_size
+        at=int(time.time() if at is None else at),
+        name=name,
+        size=out.stat().st_size,
+        sealed=sealed,
     )
     owner = os.stat(store)
     ids = (owner.st_uid, owner.st_gid) if os.geteuid() == 0 else None

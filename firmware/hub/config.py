@@ -21,6 +21,9 @@ Hub (``/etc/coffre/hub.toml``); top-level keys come before the first ``[section]
     [pairing]
     broker_dir = "/etc/mosquitto/coffre"  # stations pair (docs/pairing.md); leave out: no pairing
 
+    [backup]
+    dir = "/var/lib/coffre/backups"  # the console asks for sealed backups (docs/backup.md)
+
     [[table]]
     name = "main"
     stations = ["p1", "p2", "p3", "p4", "p5"]
@@ -138,6 +141,11 @@ class _Pairing(msgspec.Struct, forbid_unknown_fields=True):
     broker_dir: str | None = None
 
 
+class _Backup(msgspec.Struct, forbid_unknown_fields=True):
+    #: Where the hub asks root for a sealed backup, and root writes it (None: no asking).
+    dir: str | None = None
+
+
 class _HubFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     table: list[_Table]
     keyset: str | None = None
@@ -145,6 +153,7 @@ class _HubFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     store: _Store = msgspec.field(default_factory=_Store)
     panel: _Panel = msgspec.field(default_factory=_Panel)
     pairing: _Pairing = msgspec.field(default_factory=_Pairing)
+    backup: _Backup = msgspec.field(default_factory=_Backup)
 
 
 #: Advice for keys that are valid somewhere else in the file.
@@ -166,6 +175,8 @@ class HubSettings:
     panel_pins: Path | None = None
     #: broker-config's folder, for pairing (docs/pairing.md); None: stations cannot pair.
     pairing_dir: Path | None = None
+    #: Where the console's backups are asked for and made (docs/backup.md); None: not at all.
+    backup_dir: Path | None = None
 
 
 def load_hub(path: str | Path) -> HubSettings:
@@ -212,4 +223,5 @@ def load_hub(path: str | Path) -> HubSettings:
         keyset=Path(hub.keyset) if hub.keyset else None,
         panel_pins=Path(hub.panel.pins) if hub.panel.pins else None,
         pairing_dir=Path(hub.pairing.broker_dir) if hub.pairing.broker_dir else None,
+        backup_dir=Path(hub.backup.dir) if hub.backup.dir else None,
     )

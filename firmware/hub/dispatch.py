@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from firmware.hub import console, hostcmd, inputs, moves, ownership, pairing
+from firmware.hub import backup_ask, console, hostcmd, inputs, moves, ownership, pairing
 from firmware.hub import panel as host_panel
 from firmware.hub.actor import NOTE_SECONDS, page_turn
 from firmware.hub.context import Batch, HubContext
@@ -119,6 +119,7 @@ class Dispatcher:
         now = ctx.clock()
         released: list[Item] = []
         ctx.out.look_backup()
+        backup_ask.tick(ctx, now)  # the host's backup made: its key on the glass
         for actor in ctx.live():
             if ctx.out.behind_backup(actor):  # a backup was made: every status says so
                 ctx.out.all(actor)

@@ -115,6 +115,11 @@ def first_asking(actor: TableActor) -> str | None:
     return next(iter(waiting_codes(actor)), None)
 
 
+def code_waits(actor: TableActor) -> bool:
+    """Whether a code the host must answer (a pairing's, a phone's) has the glass."""
+    return pairing_title(actor) is not None or actor.console.waiting is not None
+
+
 def pairing_title(actor: TableActor) -> tuple[str, dict[str, str]] | None:
     """The hub display's title while a code waits for the host: ("Pair {station}? {code}")."""
     station = first_asking(actor)

@@ -1,5 +1,5 @@
-"""Host commands (start, next, undo, abort, sound, language), from ``host/command`` or the
-panel's menu.
+"""Host commands (start, next, undo, abort, sound, language, backup), from ``host/command``
+or the panel's menu.
 
 A command is deduplicated on its id like a station's input, every one is answered on
 ``host/ack`` (the command line waits for it) and shows a short note on the hub display.
@@ -11,7 +11,7 @@ import logging
 import os
 from typing import Any
 
-from firmware.hub import console, health, pairing
+from firmware.hub import backup_ask, console, health, pairing
 from firmware.hub.actor import TableActor
 from firmware.hub.bindings import bound_games
 from firmware.hub.cardsets import own_card_set
@@ -66,6 +66,9 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
         return
     if cmd.cmd == "refuse":
         answer(*pairing.refuse(ctx, actor, cmd.station))
+        return
+    if cmd.cmd == "backup":  # made by root, its key on the glass (firmware/hub/backup_ask.py)
+        ctx.out.answer(actor, None, backup_ask.command(ctx, actor, cmd))
         return
     # A phone's request for the console is answered when the host has said yes or no; the
     # display's report of its phones when the host ends one (firmware/hub/console.py).

@@ -4,7 +4,7 @@ switches tables from the menu), and its display says when the hub's own link is 
 
 from __future__ import annotations
 
-from firmware.hub import console, pairing
+from firmware.hub import backup_ask, console, pairing
 from firmware.hub.actor import TableActor
 from firmware.hub.context import Batch, HubContext
 from firmware.hub.hostcmd import host_command
@@ -24,6 +24,8 @@ def pressed(ctx: HubContext, batch: Batch, button: str) -> None:
     if pairing.panel(ctx, actor, button):  # "Pair p6? 4721": ok pairs it, back refuses it
         return
     if console.panel(ctx, actor, button):  # "Console? 4721": ok grants it, back refuses it
+        return
+    if backup_ask.panel(ctx, actor, button):  # the backup's key: ok once written down
         return
     table = actor.table
     if table is not None and table.over and actor.menu.dismissed is not table:

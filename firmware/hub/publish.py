@@ -29,6 +29,7 @@ import msgspec
 from device.panel import Panel
 from firmware.hub import backup_stamp, health
 from firmware.hub.actor import NOTE_SECONDS, PAGE_SECONDS, TableActor
+from firmware.hub.backup_state import Backups
 from firmware.hub.bindings.common import LAST_MARK, LAST_SECONDS, host_hint, seconds_shown
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
@@ -134,6 +135,8 @@ class Publisher:
         self._stamp = ""
         #: Per table: the backup stamp its last hub status carried.
         self._told: dict[str, proto.BackupStamp | None] = {}
+        #: The backup the host asked for, and its key while the glass shows it.
+        self.backups = Backups()
 
     def look_backup(self) -> bool:
         """Whether the last backup's stamp changed since last looked at (one lstat: the
@@ -398,6 +401,9 @@ class Publisher:
             screen["pairing"] = codes
         payload = proto.encode(screen)
         self.retained(actor, actor.topics.host_screen, payload)
+        key = self.backups.glass(code_waits=health.code_waits(actor))  # never in host/screen
+        if key is not None:
+            shown, lines = _("Backup key"), [*key, _("ok: written down")]
         self._paint_panel(actor, shown, lines)
 
     def _paint_panel(self, actor: TableActor, title: str, lines: list[str]) -> None:

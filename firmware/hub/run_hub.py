@@ -69,6 +69,7 @@ def serve(args: Any, stop: threading.Event, commit_delay: Callable[[], float] | 
             panel=panel,
             take_over=[t for arg in args.take_over for t in arg.split(",") if t],
             door=BrokerDoor(settings.pairing_dir) if settings.pairing_dir else None,
+            backup_dir=settings.backup_dir,
             commit_delay=commit_delay,
         )
     except HubRefused as exc:  # another hub on the store, a table the key set cannot seat

@@ -89,6 +89,7 @@ class Hub:
         take_over: Collection[str] = (),
         door: Door | None = None,
         commit_delay: Callable[[], float] | None = None,
+        backup_dir: Path | None = None,
     ) -> None:
         """``door``: the broker's users, for stations that pair (None: this hub cannot
         pair; a station that asks is told so). ``commit_delay``: the store's (a bench's)."""
@@ -101,6 +102,8 @@ class Hub:
             self._setup(broker, tables, store_path, keys, panel, client_id, clock, commit_delay)
         except (StoreError, ValueError, sqlite3.Error, OSError) as exc:
             raise HubRefused(f"hub: cannot start: {exc}") from None
+        #: Where root makes the backups the console asks for (firmware/hub/backup_ask.py).
+        self.out.backups.folder = backup_dir
 
     def _setup(
         self,

@@ -263,7 +263,7 @@ class SeatHealth(msgspec.Struct, frozen=True, omit_defaults=True):
     asking: bool = False
 
 
-class BackupStamp(msgspec.Struct, frozen=True):
+class BackupStamp(msgspec.Struct, frozen=True, omit_defaults=True):
     """When the hub's last ``coffre backup`` was made (firmware/hub/backup.py writes it
     beside the store): Unix seconds, the archive's file name without its folder, its size
     in bytes. Only a time and a name: the archive itself never leaves the hub this way."""
@@ -271,6 +271,14 @@ class BackupStamp(msgspec.Struct, frozen=True):
     at: Annotated[int, msgspec.Meta(ge=0, le=2**40)]
     name: ShortText
     size: Annotated[int, msgspec.Meta(ge=0, le=2**50)]
+    #: Sealed with a key the hub showed on its glass (the console asked for it): the
+    #: console offers it for download (firmware/hub/backup_request.py).
+    sealed: bool = False
+
+
+#: How root names the console's sealed backups (``coffre-backup-<host>-<when>.sealed``,
+#: firmware/hub/backup_request.py); the display serves the newest so named.
+SEALED_BACKUP = ("coffre-backup-", ".sealed")
 
 
 class HubStatus(msgspec.Struct, frozen=True):
@@ -324,6 +332,7 @@ HostCmd = Literal[
     "console-end",
     "sound",
     "language",
+    "backup",
 ]
 #: The commands only the display's console sends for a phone (a sign-in request, the
 #: report of its signed-in phones); the others a host may type (``coffre host``).

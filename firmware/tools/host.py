@@ -175,8 +175,8 @@ def build_command(args: Any) -> proto.HostCommand:
             raise ConfigError("console-ok needs the code on the phone: console-ok 4721")
     if args.action == "console-end" and station is None:
         raise ConfigError("console-end needs the phone's id (console-sessions lists them) or all")
-    if args.action == "console-sessions" and station is not None:
-        raise ConfigError("console-sessions takes nothing more")
+    if args.action in ("console-sessions", "backup") and station is not None:
+        raise ConfigError(f"{args.action} takes nothing more")
     if args.action == "pair" and (station is None or code is None):
         # The code binds the yes to the request the host compared, not to whatever asks
         # for the seat by the time the command lands.
@@ -350,5 +350,6 @@ def status(broker: BrokerConfig, table: str, timeout: float) -> int:
         print("  last backup: none yet")
     else:
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(made.at))
-        print(f"  last backup: {when} ({made.name}, {made.size} bytes)")
+        sealed = ", sealed: its key was on the hub's glass" if made.sealed else ""
+        print(f"  last backup: {when} ({made.name}, {made.size} bytes{sealed})")
     return 0

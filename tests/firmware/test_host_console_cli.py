@@ -39,6 +39,11 @@ def test_the_hubs_list_of_phones_and_ending_one() -> None:
     assert build_command(args("console-end", "all")).station == "all"
 
 
+def test_a_backup_is_asked_with_nothing_more() -> None:
+    cmd = build_command(args("backup"))
+    assert (cmd.cmd, cmd.station, cmd.code) == ("backup", None, None)
+
+
 @pytest.mark.parametrize(
     ("given", "line"),
     [
@@ -52,6 +57,7 @@ def test_the_hubs_list_of_phones_and_ending_one() -> None:
             "console-end needs the phone's id (console-sessions lists them) or all",
         ),
         (args("console-sessions", "a1b2c3d4"), "console-sessions takes nothing more"),
+        (args("backup", "now"), "backup takes nothing more"),
     ],
 )
 def test_a_mistake_is_one_line(given: Any, line: str) -> None:

@@ -256,3 +256,18 @@ def test_a_rerun_marks_the_old_and_new_lines(tmp_path: Path) -> None:
     assert '    - username = "main.p1"' in listing
     assert '    + username = "side.p2"' in listing
     assert '    - id = "p1"' in listing and '    + id = "p2"' in listing
+
+
+def test_a_hub_asks_root_for_backups_in_its_own_folder(tmp_path: Path) -> None:
+    """The console's backups: hub.toml names the folder the hub's unit makes, the backup
+    path and service units are installed, and the path unit is enabled and started."""
+    import tomllib
+
+    run = _provision(tmp_path, "hub", "--stations", "p1,p2", "--keep-hostname")
+    assert run.returncode == 0, run.stderr
+    hub_toml = tmp_path / "up" / "etc" / "coffre" / "hub.toml"
+    assert tomllib.loads(hub_toml.read_text())["backup"] == {"dir": "/var/lib/coffre/backups"}
+    units = tmp_path / "up" / "etc" / "systemd" / "system"
+    for name in ("coffre-backup.path", "coffre-backup.service"):
+        assert (units / name).read_bytes() == (ROOT / "deploy" / "systemd" / name).read_bytes()
+    assert "systemctl enable --now coffre-backup.path" in (tmp_path / "calls").read_text()

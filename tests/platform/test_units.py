@@ -42,15 +42,20 @@ HARDENING = {
 
 def service(name: str) -> dict[str, list[str]]:
     """The [Service] settings of a shipped unit (repeatable keys keep every value)."""
+    return _section(UNITS / f"coffre-{name}.service", "[Service]")
+
+
+def _section(unit: Path, wanted: str) -> dict[str, list[str]]:
+    """One section's settings of a unit file."""
     settings: dict[str, list[str]] = {}
     section = ""
-    for raw in (UNITS / f"coffre-{name}.service").read_text().splitlines():
+    for raw in unit.read_text().splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("["):
             section = line
-        elif section == "[Service]":
+        elif section == wanted:
             key, _, value = line.partition("=")
             settings.setdefault(key, []).append(value)
     return settings
@@ -62,7 +67,7 @@ class Unit:
     def __init__(self, name: str, root: Path, config: Path) -> None:
         self.settings = service(name)
         one = {k: v[-1] for k, v in self.settings.items()}
-        state = one["StateDirectory"]
+        state = one["StateDirectory"].split()[0]  # the first: its working directory
         assert one["WorkingDirectory"] == f"/var/lib/{state}"  # systemd makes it writable
         self.workdir = root / "var" / "lib" / state
         self.workdir.mkdir(parents=True, mode=int(one["StateDirectoryMode"], 8))
@@ -180,3 +185,40 @@ def test_hub_and_station_boot_under_the_units(tls_broker: TlsBroker, tmp_path: P
     assert "Traceback" not in hub_err + station_err
     # journald adds its own timestamp: the lines start with the level.
     assert all(line.split()[0] in ("INFO", "WARNING") for line in station_err.splitlines())
+
+
+def test_roots_backup_starts_on_the_hubs_request_in_the_hubs_own_folder(tmp_path: Path) -> None:
+    """coffre-backup.path watches the request file the hub writes in the folder its unit
+    makes (a StateDirectory of the hub's: coffre's, 0700) and provisioning names in
+    hub.toml's [backup] dir; it starts coffre-backup.service, a sandboxed root oneshot that
+    runs ``coffre backup --requested`` on that very file and writes only in /var/lib/coffre.
+    Both parse as systemd reads them; provisioning installs and enables the path."""
+    watched = _section(UNITS / "coffre-backup.path", "[Path]")["PathExists"]
+    assert len(watched) == 1
+    request = Path(watched[0])
+    backup = {k: v[-1] for k, v in _section(UNITS / "coffre-backup.service", "[Service]").items()}
+    assert backup["Type"] == "oneshot" and "User" not in backup  # root: it reads ca.key
+    exec_start = backup["ExecStart"].split()
+    assert exec_start == ["/opt/coffre/venv/bin/coffre", "backup", "--requested", str(request)]
+    hub = service("hub")
+    folders = [f"/var/lib/{d}" for d in hub["StateDirectory"][-1].split()]
+    assert str(request.parent) in folders, "the hub's own folder: systemd makes it, coffre's"
+    assert hub["StateDirectoryMode"][-1] == "0700" and hub["User"][-1] == "coffre"
+    script = (ROOT / "deploy" / "provision-pi.sh").read_text()
+    assert f'[backup]\ndir = "{request.parent}"' in script
+    assert '"$src/deploy/systemd/coffre-backup.path"' in script
+    assert "for watch in coffre-broker-reload coffre-backup" in script
+    for key in ("NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "UMask"):
+        assert backup[key] == HARDENING[key], key
+    assert backup["ReadWritePaths"] == "/var/lib/coffre" and backup["PrivateNetwork"] == "true"
+    if shutil.which("systemd-analyze"):  # both parse as systemd reads them
+        for name in ("coffre-backup.path", "coffre-backup.service"):
+            text = (UNITS / name).read_text()
+            (tmp_path / name).write_text(text.replace("/opt/coffre/venv/bin/coffre", "/bin/true"))
+        run = subprocess.run(
+            ["systemd-analyze", "verify", str(tmp_path / "coffre-backup.path")],
+            capture_output=True,
+            text=True,
+        )
+        problems = [line for line in run.stderr.splitlines() if "coffre-backup" in line]
+        assert not problems, problems

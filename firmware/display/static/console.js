@@ -12,7 +12,10 @@
   try { words = JSON.parse(main.dataset.words || "{}"); } catch (e) { words = {}; }
   function word(key, fallback) { return words[key] || fallback; }
 
-  function say(text) { if (said) said.textContent = text || ""; }
+  function say(text, place) {
+    var line = (place && place.querySelector(".said")) || said;
+    if (line) line.textContent = text || "";
+  }
 
   function nonce() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
@@ -90,7 +93,7 @@
     });
     again.querySelector("button.no").addEventListener("click", settle);
   }
-  function command(name, confirmed) {
+  function command(name, confirmed, place) {
     var fields = {cmd: name};
     if (confirmed) fields.confirm = "yes";
     else settle();
@@ -101,12 +104,12 @@
     post("/command", fields).then(function (d) {
       if (d.confirm && again) { question(d, name); return; }
       if (d.status === 401) { location.reload(); return; }
-      say(d.message || (d.ok ? word("done", "Done") : word("refused", "Refused")));
+      say(d.message || (d.ok ? word("done", "Done") : word("refused", "Refused")), place);
       load();  // the step it led to, at once
     });
   }
-  Array.prototype.forEach.call(document.querySelectorAll("button.cmd"), function (b) {
-    b.addEventListener("click", function () { command(b.dataset.cmd, false); });
+  Array.prototype.forEach.call(document.querySelectorAll("button.cmd, button.backup"), function (b) {
+    b.addEventListener("click", function () { command(b.dataset.cmd, false, b.closest(".care")); });
   });
   // The table's sound and language: each button sends its host command; the one pressed
   // is the one the hub says (when the page loads, once it said yes, at each refresh).
@@ -190,6 +193,9 @@
       var now = document.getElementById("table-now");
       if (now && now.dataset.sound) press("sound", now.dataset.sound);
       if (now && now.dataset.language) press("language", now.dataset.language);
+      var download = document.getElementById("download"), last = document.querySelector(".last-backup");
+      if (download && now) download.hidden = !now.dataset.backup;  // a sealed one is there
+      if (last && now && now.dataset.last !== undefined) last.textContent = now.dataset.last;
     }).catch(function () {});
   }
   if (live) {
