@@ -116,12 +116,19 @@ def screenshot(page: Any) -> Image.Image:
     return Image.open(io.BytesIO(data)).convert("RGB")
 
 
+def count(page: Any, what: str) -> int:
+    """One of the table page's own counts (display.js: ``fits``, ``kept``)."""
+    return int(page.evaluate(f"document.documentElement.dataset.{what} || 0"))
+
+
 def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> dict[str, float]:
     """Hub publish -> DOM change, in ms, with ``tables`` tables on one display process.
 
     A mosquitto with ``tables`` tables' users (TLS, ACL); the hub user publishes real
     ``public`` payloads round-robin; one browser page per table records when each version
-    lands in its DOM. Returns count, p50, p99 and max (numbers to print, not to assert).
+    lands in its DOM. Returns count, p50, p99 and max (numbers to print, not to assert), and
+    how many times the pages fitted their type in all while the updates came (``fits``, the
+    pages' own count; each may fit once more when its updates stop).
     """
     import json
     import time
@@ -165,6 +172,7 @@ def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> di
                 page.goto(f"{display.url}table/{name}")
                 pages[name] = page
             time.sleep(0.5)
+            fitted = [count(p, "fits") for p in pages.values()]
             for k in range(updates):
                 name = names[k % tables]
                 payload = dict(publics[k % len(publics)], version=1000 + k)
@@ -175,6 +183,8 @@ def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> di
             for name, page in pages.items():
                 wait_version(page, last[name])
             seen = {name: page.evaluate("window.__seen") for name, page in pages.items()}
+            fits = sum(count(p, "fits") for p in pages.values()) - sum(fitted)
+            kept = sum(count(p, "kept") for p in pages.values())
     finally:
         display.stop()
         hub.stop()
@@ -193,6 +203,8 @@ def display_latency(workdir: Path, *, tables: int = 8, updates: int = 200) -> di
     return {
         "updates": float(len(sent)),
         "seen": float(len(delays)),
+        "fits": float(fits),
+        "kept": float(kept),
         "p50_ms": pct(0.50),
         "p99_ms": pct(0.99),
         "max_ms": delays[-1],

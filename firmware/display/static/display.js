@@ -42,7 +42,7 @@
 
   // The body's height when the type was last fitted (0: not fitted at this screen size),
   // and the smallest type that fit allowed.
-  var fitted = 0, least = 0;
+  var fitted = 0, least = 0, fits = 0, kept = 0;
 
   // The largest root font size (every size in the stylesheet is in rem or em) that fits,
   // between the floor and LARGEST times the stylesheet's. A page's height grows about as
@@ -50,6 +50,8 @@
   // a window round it (each step is a layout: six or seven in all, not a dozen).
   function fit() {
     fitted = 0;
+    fits += 1;  // how often the page fitted its type, and kept it (data-fits, data-kept)
+    root.dataset.fits = String(fits);
     root.style.fontSize = "";
     if (!wide.matches) return;
     var base = parseFloat(window.getComputedStyle(root).fontSize);
@@ -99,7 +101,7 @@
     settle = window.setTimeout(settled, SETTLE);
     if (!wide.matches || !fitted) { fit(); return; }
     if (!overflows()) {
-      if (height() > fitted * SHRUNK) return;
+      if (height() > fitted * SHRUNK) { root.dataset.kept = String(++kept); return; }
     } else if (parseFloat(root.style.fontSize) <= least + 0.01) {
       trim();  // already the smallest type: only the feed can give room
       return;
