@@ -5,27 +5,26 @@ glass speak it at once. A station's credentials cannot send it."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from firmware.cli import main
 from firmware.hub.hostmenu import language_key
-from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.tools.simtable import TABLE, SimTable
-from tests.support.tables import TableFactory, host_toml, run_host, spy, wait_host_title
+from tests.support.tables import (
+    TableFactory,
+    host_lines,
+    host_toml,
+    run_host,
+    spy,
+    stored_setting,
+    until,
+    wait_host_title,
+)
 
 WAITING = {"en": "Waiting for the host", "fr": "On attend l'hôte"}
-
-
-def until(ready: Callable[[], object], what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
 
 
 def speaks(sim: SimTable, language: str) -> None:
@@ -41,11 +40,7 @@ def speaks(sim: SimTable, language: str) -> None:
 
 
 def stored(sim: SimTable) -> str | None:
-    store = Store(sim.store_path)
-    try:
-        return store.get_setting(language_key(TABLE))
-    finally:
-        store.close()
+    return stored_setting(sim, language_key(TABLE))
 
 
 def test_the_command_line_sets_the_language_and_a_restarted_hub_keeps_it(
@@ -79,10 +74,6 @@ def test_a_language_the_table_has_not_is_one_line(
     status = main(["host", "--table", "t1", "--broker", "127.0.0.1", "language", *words])
     assert status == 78
     assert capsys.readouterr().err.strip() == "coffre: language takes one of en, fr: language en"
-
-
-def host_lines(sim: SimTable) -> list[str]:
-    return list(sim.watch.host.get("lines") or [])
 
 
 def test_the_panel_language_row_asks_the_hub_which_keeps_it(make_table: TableFactory) -> None:

@@ -6,8 +6,6 @@ station buzzes a turn)."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +13,18 @@ import pytest
 
 from firmware.cli import main
 from firmware.hub.hostmenu import sound_key
-from firmware.hub.store import Store
 from firmware.link import protocol as proto
 from firmware.tools.simtable import TABLE, SimTable
-from tests.support.tables import TableFactory, host_toml, run_host, spy, wait_host_title
+from tests.support.tables import (
+    TableFactory,
+    host_lines,
+    host_toml,
+    run_host,
+    spy,
+    stored_setting,
+    until,
+    wait_host_title,
+)
 
 GAME = "identites-cryptees"  # one seat to play at a time: its station buzzes
 
@@ -28,11 +34,7 @@ def sound_is(sim: SimTable, level: str) -> None:
 
 
 def stored(sim: SimTable) -> str | None:
-    store = Store(sim.store_path)
-    try:
-        return store.get_setting(sound_key(TABLE))
-    finally:
-        store.close()
+    return stored_setting(sim, sound_key(TABLE))
 
 
 def test_the_command_line_sets_the_sound_and_a_restarted_hub_keeps_it(
@@ -82,14 +84,6 @@ def test_a_raw_sound_command_without_a_setting_is_refused(make_table: TableFacto
     assert sim.watch.public["sound"] == "cues"
 
 
-def until(ready: Callable[[], object], what: str, timeout: float = 10.0) -> None:
-    """Wait until ``ready()`` is true (the hub and the stations are other threads)."""
-    deadline = time.monotonic() + timeout
-    while not ready():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
-
-
 def waited_on(sim: SimTable) -> list[str]:
     """The stations whose screen says the table waits on them."""
     return [n for n, st in sim.stations.items() if st.screen is not None and st.screen.turn]
@@ -124,10 +118,6 @@ def test_off_makes_every_seat_quiet_and_no_station_buzzes_its_turn(
     sim.host(start)
     until(lambda: sim.controls(seat).beeps.count("turn") == 2, "the turn buzz again")
     assert all(sim.controls(n).beeps.count("turn") == 0 for n in sim.names if n != seat)
-
-
-def host_lines(sim: SimTable) -> list[str]:
-    return list(sim.watch.host.get("lines") or [])
 
 
 def test_the_panel_sound_row_sets_it_and_the_glass_shows_it(make_table: TableFactory) -> None:

@@ -226,3 +226,25 @@ def run_host(capsys: pytest.CaptureFixture[str], config: Path, *args: str) -> tu
     status = main(["host", "--config", str(config), *args])
     out, err = capsys.readouterr()
     return status, out.strip(), err.strip()
+
+
+def until(ready: Callable[[], object], what: str, timeout: float = 10.0) -> None:
+    """Wait until ``ready()`` is true (asked every 20 ms); fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def host_lines(sim: SimTable) -> list[str]:
+    """The hub display's lines as its host screen last said them."""
+    return list(sim.watch.host.get("lines") or [])
+
+
+def stored_setting(sim: SimTable, key: str) -> str | None:
+    """A table setting as the hub's store holds it (the hub may be stopped)."""
+    store = Store(sim.store_path)
+    try:
+        return store.get_setting(key)
+    finally:
+        store.close()
