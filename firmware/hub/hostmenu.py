@@ -73,19 +73,23 @@ def game_name(game_id: str) -> str:
     return _(get_info(game_id).name)
 
 
+def value_text(option: Option, value: Any) -> tuple[str, dict[str, Any]]:
+    """How one option's value reads, as a message id and its fields ("{n} s", n=5): the
+    panel says it at once, the console's menu carries it to say in its own language. A
+    value the game does not name reads as itself."""
+    if option.kind == "seconds":
+        return (N_("off"), {}) if value == 0 else (N_("{n} s"), {"n": value})
+    if option.kind == "flag":
+        return (N_("yes") if value else N_("no")), {}
+    if option.kind == "seat":
+        return N_("Seat {n}"), {"n": int(value) + 1}
+    return str(option.values.get(str(value), value)), {}
+
+
 def option_text(option: Option, value: Any) -> str:
     """One option as the host reads it ("Countdown: 5 s", "Window: off", "Legion: yes")."""
-    if option.kind == "seconds":
-        shown = _("off") if value == 0 else _("{n} s", n=value)
-    elif option.kind == "flag":
-        shown = _("yes") if value else _("no")
-    elif option.kind == "seat":
-        shown = _("Seat {n}", n=int(value) + 1)
-    elif str(value) in option.values:
-        shown = _(option.values[str(value)])
-    else:
-        shown = str(value)
-    return _("{option}: {value}", option=_(option.label), value=shown)
+    msgid, params = value_text(option, value)
+    return _("{option}: {value}", option=_(option.label), value=_(msgid, **params))
 
 
 def scroll(cursor: int, count: int) -> tuple[int, str]:

@@ -33,7 +33,7 @@ from firmware.hub.backup_state import Backups
 from firmware.hub.bindings.common import LAST_MARK, LAST_SECONDS, host_hint, seconds_shown
 from firmware.hub.bindings.numbered import numbered
 from firmware.hub.claim import Verdict
-from firmware.hub.hostmenu import SOUND_NAMES
+from firmware.hub.hostmenu import SOUND_NAMES, value_text
 from firmware.hub.table import Table
 from firmware.hub.throttle import Throttle
 from firmware.link import protocol as proto
@@ -593,19 +593,12 @@ def option_menu(option: Option, max_players: int) -> dict[str, Any]:
         "name": option.name,
         "kind": option.kind,
         "label": option.label,
-        "values": [[json.dumps(v), *_value_text(option, v)] for v in values],
+        "values": [[json.dumps(v), *_said(*value_text(option, v))] for v in values],
         "lo": option.lo,
         "hi": None if math.isinf(option.hi) else option.hi,
     }
 
 
-def _value_text(option: Option, value: Any) -> list[Any]:
-    """How one value reads, as the panel says it (firmware/hub/hostmenu.py's
-    ``option_text``): a message id, and its fields when it has some."""
-    if option.kind == "seconds":
-        return [N_("off")] if value == 0 else [N_("{n} s"), {"n": value}]
-    if option.kind == "flag":
-        return [N_("yes") if value else N_("no")]
-    if option.kind == "seat":
-        return [N_("Seat {n}"), {"n": int(value) + 1}]
-    return [str(option.values.get(str(value), value))]
+def _said(msgid: str, params: dict[str, Any]) -> list[Any]:
+    """A value's text as the menu carries it: ``[msgid]``, or ``[msgid, fields]``."""
+    return [msgid, params] if params else [msgid]
