@@ -683,7 +683,7 @@ class Console:
         said = {"sound": public.get("sound"), "language": snap.status.get("language")}
         if public.get("game") and not public.get("over"):
             # The step the host sees, which ``next`` carries (the hub skips only that one).
-            said["step"] = f"{public.get('round') or ''}/{public.get('phase') or ''}"
+            said["step"] = proto.step(public.get("round"), public.get("phase"))
         return {k: v for k, v in said.items() if isinstance(v, str)}
 
     def _sealed(self, table: str) -> str:

@@ -486,7 +486,7 @@ def step_and_turn(table: Table) -> tuple[str, int | None]:
     turn = ctx["to_play"]
     if table.over or not isinstance(turn, int) or isinstance(turn, bool):
         turn = None
-    return f"{ctx['round'] or ''}/{ctx['phase'] or ''}", turn
+    return proto.step(ctx["round"], ctx["phase"]), turn
 
 
 def final_ranking(table: Table) -> list[str]:

@@ -340,6 +340,12 @@ CONSOLE_ONLY = ("console", "console-report")
 HOST_ACTIONS: tuple[str, ...] = tuple(c for c in get_args(HostCmd) if c not in CONSOLE_ONLY)
 
 
+def step(round_: object, phase: object) -> str:
+    """The round and phase a table is in, as one word ("2/vote"): a station screen's
+    ``phase`` and what ``next`` may carry (the hub and the console build it alike)."""
+    return f"{round_ or ''}/{phase or ''}"
+
+
 class HostCommand(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A host command: start a game, next, undo, abort; pair or refuse a station; ask for,
     grant or refuse the host's console; set what the table hears and the language it
