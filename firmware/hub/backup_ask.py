@@ -97,7 +97,7 @@ def panel(ctx: HubContext, actor: TableActor, button: str) -> bool:
     takes it off and forgets it; the other buttons wait. True if the press was for it."""
     backups = ctx.out.backups
     asked = backups.asked
-    if asked is None or backups.glass(code_waits=health.code_waits(actor)) is None:
+    if asked is None or backups.glass(lambda: health.code_waits(actor)) is None:
         return False
     assert asked.shown_at is not None
     if button == "ok" and ctx.clock() - asked.shown_at >= SETTLE_SECONDS:

@@ -4,6 +4,7 @@ answers the ``backup`` command and the panel's ok."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,9 +41,10 @@ class Backups:
     asked: Asked | None = None
     last: float | None = None
 
-    def glass(self, *, code_waits: bool) -> list[str] | None:
+    def glass(self, code_waits: Callable[[], bool]) -> list[str] | None:
         """The key's two lines for the panel while it shows, unless a code the host must
-        answer first (a pairing's, a phone's) has the glass."""
-        if self.asked is None or self.asked.shown_at is None or code_waits:
+        answer first (a pairing's, a phone's) has the glass: ``code_waits`` is asked only
+        then (the host screen is drawn at every input; a key shows once in a while)."""
+        if self.asked is None or self.asked.shown_at is None or code_waits():
             return None
         return shown(self.asked.key)

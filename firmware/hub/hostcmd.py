@@ -89,9 +89,9 @@ def host_command(ctx: HubContext, batch: Batch, actor: TableActor, cmd: proto.Ho
                 setting = set_sound(ctx, batch, actor, cmd.sound)
             else:
                 setting = set_language(ctx, batch, actor, cmd.language)
-            message = proto.answer(cmd.id, True, *setting).message
-            remember(ctx, batch, actor, source_id, True, message, keep=True)
-            answer(True, *setting)
+            ack = proto.answer(cmd.id, True, *setting)
+            remember(ctx, batch, actor, source_id, True, ack.message, keep=True)
+            ctx.out.answer(actor, None, ack)
             return
         if cmd.cmd == "start":
             start(ctx, batch, actor, cmd)

@@ -401,7 +401,7 @@ class Publisher:
             screen["pairing"] = codes
         payload = proto.encode(screen)
         self.retained(actor, actor.topics.host_screen, payload)
-        key = self.backups.glass(code_waits=health.code_waits(actor))  # never in host/screen
+        key = self.backups.glass(lambda: health.code_waits(actor))  # never in host/screen
         if key is not None:
             shown, lines = _("Backup key"), [*key, _("ok: written down")]
         self._paint_panel(actor, shown, lines)
