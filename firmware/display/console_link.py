@@ -26,13 +26,10 @@ has none: the console then asks the host to type the code on the glass.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 import threading
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 
@@ -40,6 +37,7 @@ from firmware.display.console_auth import REQUEST_SECONDS, Request
 from firmware.link import protocol as proto
 from firmware.link.lang import N_
 from firmware.link.mqtt import BrokerConfig, Client, LinkState
+from firmware.link.protocol import pairing_codes
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +54,6 @@ ANSWERS = frozenset(
         N_("Nobody answered"),
     }
 )
-#: A pairing code as the hub shows it.
-CODE = re.compile(r"[0-9]{4}")
 #: How long a command waits for the hub's answer.
 COMMAND_SECONDS = 10.0
 #: The hub answers a report within a minute (firmware/hub/console_state.py's HOLD_SECONDS).
@@ -177,23 +173,6 @@ class MqttHubLink:
         cmd = proto.HostCommand(cmd="console-refuse", id=f"console-drop-{request.id}")
         if self.client.connected.is_set():
             self.client.publish(self.topics[table].host_command, payload(cmd))
-
-
-def pairing_codes(screen: bytes) -> dict[str, str]:
-    """The waiting pairing codes a host screen names (``"pairing": {"p6": "4721"}``): a
-    station's name and four digits each; anything else is left out."""
-    try:
-        said: Any = json.loads(screen)
-    except ValueError:
-        return {}
-    codes = said.get("pairing") if isinstance(said, dict) else None
-    if not isinstance(codes, dict):
-        return {}
-    return {
-        seat: code
-        for seat, code in codes.items()
-        if proto.NAME_RE.fullmatch(seat) and isinstance(code, str) and CODE.fullmatch(code)
-    }
 
 
 def payload(cmd: proto.HostCommand) -> bytes:

@@ -467,3 +467,25 @@ def salvage_id(payload: bytes, *, longest: int = INPUT_ID_CHARS) -> str | None:
 
 #: An id in raw bytes: printable ASCII without quotes or escapes (what real ids are).
 _RAW_ID = re.compile(rb'"id"\s*:\s*"([\x20-\x21\x23-\x5b\x5d-\x7e]{1,64})"')
+
+
+#: A pairing code as the hub shows it (four digits).
+PAIR_CODE_RE = re.compile(r"[0-9]{4}")
+
+
+def pairing_codes(screen: bytes) -> dict[str, str]:
+    """The waiting pairing codes a host screen names (``"pairing": {"p6": "4721"}``): a
+    station's name and four digits each; anything else is left out (the console shows
+    them, ``coffre host status`` prints them)."""
+    try:
+        said: Any = msgspec.json.decode(screen)
+    except msgspec.DecodeError:
+        return {}
+    codes = said.get("pairing") if isinstance(said, dict) else None
+    if not isinstance(codes, dict):
+        return {}
+    return {
+        seat: code
+        for seat, code in codes.items()
+        if NAME_RE.fullmatch(seat) and isinstance(code, str) and PAIR_CODE_RE.fullmatch(code)
+    }

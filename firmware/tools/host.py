@@ -338,13 +338,12 @@ def status(broker: BrokerConfig, table: str, timeout: float) -> int:
     print(f"{table}: hub {hub.state}: {screen.get('title', '')}")
     for line in screen.get("lines", []):
         print(f"  {line}")
-    codes = screen.get("pairing")
-    codes = codes if isinstance(codes, dict) else {}
+    codes = proto.pairing_codes(got.get(topics.host_screen, b""))
     for station, seat in (hub.stations or {}).items():
         line = f"  {station}: {seat.state}" + (f" ({seat.reason})" if seat.reason else "")
         line += ", a pairing request waits" if seat.asking else ""
         code = codes.get(station)
-        print(line + (f", code {code}" if isinstance(code, str) else ""))
+        print(line + (f", code {code}" if code else ""))
     made = hub.backup
     if made is None:
         print("  last backup: none yet")
