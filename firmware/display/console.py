@@ -387,7 +387,7 @@ class Console:
                 csrf=form.get("csrf", ""),
                 nonce=form.get("nonce", ""),
                 origin=request.headers.get("Origin"),
-                expected_origin=f"{request.scheme}://{request.host}",
+                expected_origin=self._origin(request),
             )
         except Refused as err:
             line = str(err)
@@ -422,7 +422,7 @@ class Console:
 
     async def _ask(self, request: web.Request) -> web.Response:
         table = self._table(request)
-        if request.headers.get("Origin") != f"{request.scheme}://{request.host}":
+        if request.headers.get("Origin") != self._origin(request):
             return self._said(table, None, {}, N_("Refused: not sent from this page"), 403)
         waiting = self.door.shown(table)
         try:
@@ -494,7 +494,7 @@ class Console:
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
         """The newest sealed backup in the backups folder, for a session: never a name from
-        the request, never through a link (firmware/hub/backup_request.py ``newest``)."""
+        the request, never through a link (firmware/display/sealed_backup.py ``newest``)."""
         table = self._table(request)
         if self._session(request, table) is None:
             raise _error(401, self._say(table, None, N_("Sign in first")))
@@ -525,6 +525,7 @@ class Console:
 
     @staticmethod
     def _origin(request: web.Request) -> str:
+        """This page's own origin, which every write and the download must come from."""
         return f"{request.scheme}://{request.host}"
 
     def _menu(self, table: str) -> list[Any]:
